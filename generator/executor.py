@@ -1,0 +1,141 @@
+"""Host side of the worker boundary: one worker process per commit, spoken to in JSON lines.
+
+The host never imports project code. Each worker runs `generator/worker/boot.py` under the
+project's interpreter with a fixed PYTHONHASHSEED, in a temporary working directory, with
+the checkout's import roots on its path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .model import Checkout, ChangeSet, SetupError
+
+BOOT = Path(__file__).parent / "worker" / "boot.py"
+INIT_TIMEOUT = 120.0
+
+
+class WorkerError(RuntimeError):
+    """The worker process died or answered with an error."""
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    python: str
+    call_timeout: float = 1.0
+    sequence_timeout: float = 6.0
+    memory_mb: int = 2048
+
+
+class Worker:
+    """A worker process importing one commit's code."""
+
+    def __init__(self, checkout: Checkout, changes: ChangeSet, side: str, hash_seed: int,
+                 options: WorkerOptions) -> None:
+        self.checkout = checkout
+        self.side = side
+        self.hash_seed = hash_seed
+        self._tmp = tempfile.mkdtemp(prefix=f"difforacle-{side}-")
+        self._stderr = open(Path(self._tmp) / "worker.stderr", "w+b")  # noqa: SIM115 - closed in close()
+        env = _worker_environment(checkout, hash_seed, self._tmp)
+        try:
+            self._process = subprocess.Popen(
+                [options.python, "-X", "faulthandler", str(BOOT)], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=self._stderr, cwd=self._tmp, env=env)
+        except OSError as exc:
+            self.close()
+            raise SetupError(f"cannot start the interpreter {options.python!r}: {exc.strerror}; "
+                             "pass --python PATH to one that can import the project") from None
+        units, lines = _change_maps(checkout, changes, side)
+        reply = self.request({
+            "cmd": "init", "roots": [str(r) for r in checkout.import_roots], "modules": list(changes.modules),
+            "units": units, "lines": lines, "call_timeout": options.call_timeout,
+            "sequence_timeout": options.sequence_timeout, "memory_mb": options.memory_mb,
+        }, timeout=INIT_TIMEOUT)
+        self.catalog: dict = reply["catalog"]
+
+    def request(self, message: dict, timeout: float | None = None) -> dict:
+        if self._process.poll() is not None:
+            raise WorkerError(f"{self.side} worker exited: {self._stderr_tail()}")
+        assert self._process.stdin and self._process.stdout
+        try:
+            self._process.stdin.write((json.dumps(message) + "\n").encode())
+            self._process.stdin.flush()
+            line = self._process.stdout.readline()
+        except (BrokenPipeError, OSError) as exc:
+            raise WorkerError(f"{self.side} worker is gone ({exc}): {self._stderr_tail()}") from None
+        if not line:
+            raise WorkerError(f"{self.side} worker exited: {self._stderr_tail()}")
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            raise WorkerError(f"{self.side} worker failed: {reply.get('error')}\n{reply.get('traceback', '')}")
+        return reply
+
+    def run(self, sequences: Sequence[list[dict]], random_seed: int, *, isolate: bool = False,
+            callees: bool = False, lines: bool = False, disabled_observers: Sequence[str] = ()) -> list[dict]:
+        reply = self.request({"cmd": "run", "sequences": list(sequences), "random_seed": random_seed,
+                              "isolate": isolate, "callees": callees, "lines": lines,
+                              "disabled_observers": list(disabled_observers)})
+        return reply["results"]
+
+    def close(self) -> None:
+        process = getattr(self, "_process", None)
+        if process is not None and process.poll() is None:
+            try:
+                assert process.stdin
+                process.stdin.write(b'{"cmd": "quit"}\n')
+                process.stdin.close()
+                process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                process.kill()
+                process.wait()
+        self._stderr.close()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def _stderr_tail(self) -> str:
+        self._stderr.flush()
+        self._stderr.seek(0)
+        text = self._stderr.read()[-2000:].decode("utf-8", "replace").strip()
+        return text or "no error output"
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _worker_environment(checkout: Checkout, hash_seed: int, tmp: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "COV_CORE"))}
+    env.update({
+        "PYTHONHASHSEED": str(hash_seed),
+        "PYTHONPATH": os.pathsep.join(str(r) for r in checkout.import_roots),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "HOME": tmp,
+        "TMPDIR": tmp,
+        "PYTHONIOENCODING": "utf-8",
+    })
+    return env
+
+
+def _change_maps(checkout: Checkout, changes: ChangeSet, side: str) -> tuple[list, dict]:
+    """The changed function/method units that exist on `side`, and absolute file -> changed lines."""
+    absent = "added" if side == "base" else "removed"
+    units = sorted({(u.module, u.qualname) for u in changes.units
+                    if u.kind in ("function", "method") and u.status != absent})
+    lines: dict[str, list[int]] = {}
+    for change in changes.files:
+        path = change.base_path if side == "base" else change.head_path
+        found = change.base_lines if side == "base" else change.head_lines
+        if path and found:
+            lines[str(checkout.root / path)] = sorted(found)
+    return [list(u) for u in units], lines

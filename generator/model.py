@@ -1,0 +1,155 @@
+"""Plain data types at the edges of the engine's pipeline stages.
+
+Every stage (workspace, changes, catalog, explore, compare, render, report) takes and
+returns these types, so stages can be tested and replaced one at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+
+class SetupError(Exception):
+    """A usage or setup problem the user must fix (exit status 2, one-line message)."""
+
+
+# ---------------------------------------------------------------- workspace
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """One commit checked out as a worktree, with the folders that go on sys.path."""
+
+    ref: str
+    sha: str
+    root: Path
+    import_roots: tuple[Path, ...]
+
+
+# ---------------------------------------------------------------- changes
+
+UnitKind = Literal["module", "class", "function", "method"]
+ChangeStatus = Literal["modified", "added", "removed"]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A changed AST unit: a function, method, class or module-level code.
+
+    `qualname` is the dotted name inside the module (`Cache.__setitem__`, `parse`),
+    `<module>` for module-level statements. Lines are 1-based and inclusive, on the
+    side the unit exists (head for added/modified, base for removed).
+    """
+
+    module: str
+    qualname: str
+    kind: UnitKind
+    status: ChangeStatus
+    path: str  # repository-relative, posix
+    start: int
+    end: int
+
+    @property
+    def target(self) -> str:
+        return f"{self.module}:{self.qualname}"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """Lines changed in one Python file: removed/modified lines on base, added/modified on head."""
+
+    base_path: str | None  # None when the file was added
+    head_path: str | None  # None when the file was deleted
+    module: str | None  # dotted module name (head's, or base's for deleted files)
+    base_lines: frozenset[int]
+    head_lines: frozenset[int]
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """The merge-base..head diff mapped onto Python modules and units."""
+
+    merge_base: str
+    files: tuple[FileChange, ...]
+    units: tuple[Unit, ...]
+    skipped: tuple[str, ...] = ()  # non-Python, binary or non-importable files, for the report
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        return tuple(sorted({f.module for f in self.files if f.module}))
+
+
+# ---------------------------------------------------------------- sequences
+
+# An argument is either a reference to the value made by an earlier statement, or a
+# literal in the tagged form of generator.worker.literals (e.g. ["int", 3], ["str", "a"]).
+Arg = dict  # {"ref": int} | {"lit": list}
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One call: `op` is an operation id from the catalog (`mod:Qual.name` or a dunder form)."""
+
+    op: str
+    args: tuple[Arg, ...] = ()
+    kwargs: tuple[tuple[str, Arg], ...] = ()
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "args": list(self.args), "kwargs": dict(self.kwargs)}
+
+    @staticmethod
+    def from_json(data: dict) -> Statement:
+        return Statement(data["op"], tuple(data["args"]), tuple(sorted(data["kwargs"].items())))
+
+
+# ---------------------------------------------------------------- findings
+
+DifferenceKind = Literal["return", "exception", "state", "observer", "api"]
+
+
+@dataclass
+class Difference:
+    """One behavioural difference, grouped: `count` sequences showed it, `statements` is the shown one."""
+
+    id: str
+    kind: DifferenceKind
+    target: str  # "pkg.mod:Qual.name"
+    path: str | None
+    line: int | None
+    base: str  # human-readable value on base
+    head: str  # human-readable value on head
+    test: str  # pytest source: passes on base, fails on head
+    key: str  # observation key that differs (see generator.compare)
+    statements: list[Statement] = field(default_factory=list)
+    count: int = 1
+
+
+@dataclass
+class Coverage:
+    changed_lines: int = 0
+    changed_lines_covered: int = 0
+    uncovered: dict[str, list[int]] = field(default_factory=dict)
+
+
+@dataclass
+class Stats:
+    sequences: int = 0
+    seconds: float = 0.0
+    sequences_per_second: float = 0.0
+    kept: int = 0
+    replayed: int = 0
+    candidates: int = 0
+    masked_keys: int = 0
+    crashed: int = 0
+
+
+@dataclass
+class Report:
+    base: str
+    head: str
+    differences: list[Difference] = field(default_factory=list)
+    coverage: Coverage = field(default_factory=Coverage)
+    stats: Stats = field(default_factory=Stats)
+    notes: list[str] = field(default_factory=list)

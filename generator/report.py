@@ -1,0 +1,269 @@
+"""The Report's outside forms: JSON (schema `difforacle.report/1`), markdown, and test files.
+
+The JSON form is the contract with `bot` and other readers, so it is validated against the
+shipped schema before it is written. Every output is deterministic (no timestamps), so runs
+can be compared and re-published without spurious changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from dataclasses import asdict
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+
+from jsonschema import Draft202012Validator
+
+from generator.model import Coverage, Difference, Report, Stats
+
+SCHEMA_ID = "difforacle.report/1"
+
+_VALUE_LIMIT = 200  # characters of a base/head value shown in markdown
+_SLUG_LIMIT = 60
+_HEADLINE_STATS = ("sequences", "seconds", "sequences_per_second")
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def report_to_json(report: Report) -> dict:
+    """The report as plain JSON data; `statements` becomes a count, the sequence itself stays internal."""
+    return {
+        "schema": SCHEMA_ID,
+        "base": report.base,
+        "head": report.head,
+        "differences": [_difference_to_json(d) for d in report.differences],
+        "coverage": _coverage_to_json(report.coverage),
+        "stats": _stats_to_json(report.stats),
+        "notes": list(report.notes),
+    }
+
+
+def _difference_to_json(difference: Difference) -> dict:
+    return {
+        "id": difference.id,
+        "kind": difference.kind,
+        "target": difference.target,
+        "path": difference.path,
+        "line": difference.line,
+        "base": difference.base,
+        "head": difference.head,
+        "test": difference.test,
+        "count": difference.count,
+        "statements": len(difference.statements),
+        "key": difference.key,
+    }
+
+
+def _coverage_to_json(coverage: Coverage) -> dict:
+    # Sorted so the same coverage always serializes the same way.
+    return {
+        "changed_lines": coverage.changed_lines,
+        "changed_lines_covered": coverage.changed_lines_covered,
+        "uncovered": {path: sorted(set(lines)) for path, lines in sorted(coverage.uncovered.items())},
+    }
+
+
+def _stats_to_json(stats: Stats) -> dict:
+    # Timings are rounded: more digits are noise and make reports needlessly differ.
+    data = asdict(stats)
+    data["seconds"] = round(stats.seconds, 2)
+    data["sequences_per_second"] = round(stats.sequences_per_second, 2)
+    return data
+
+
+def load_schema() -> dict:
+    """The `difforacle.report/1` JSON Schema, read from the package data (a fresh copy each call)."""
+    text = (files("generator") / "schemas" / "report-1.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    schema = load_schema()
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def validate_report(data: dict) -> None:
+    """Raise `jsonschema.ValidationError` if `data` is not a valid `difforacle.report/1` document."""
+    _validator().validate(data)
+
+
+def write_json(report: Report, path: str | os.PathLike[str]) -> None:
+    """Validate, then write the JSON report atomically so readers never see half a file."""
+    data = report_to_json(report)
+    validate_report(data)
+    _write_atomic(Path(path), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write UTF-8 text through a temporary file in the same folder and `os.replace` it into place.
+
+    The temporary file is made with `os.open(..., 0o666)` so the result gets the usual
+    umask-derived permissions rather than the private ones of `tempfile`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(descriptor, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+# ---------------------------------------------------------------- markdown
+
+
+def render_markdown(report: Report) -> str:
+    """A human-readable report for a PR comment or job summary; deterministic for the same report."""
+    blocks = [
+        f"## difforacle: {_short_sha(report.base)}..{_short_sha(report.head)}",
+        _verdict(len(report.differences)),
+        _coverage_markdown(report.coverage),
+        *(_difference_markdown(d) for d in report.differences),
+        _stats_markdown(report.stats),
+    ]
+    if report.notes:
+        blocks.append("### Notes\n\n" + "\n".join(_bullet(note) for note in report.notes))
+    return "\n\n".join(blocks) + "\n"
+
+
+def write_markdown(report: Report, path: str | os.PathLike[str]) -> None:
+    """Write `render_markdown(report)` atomically."""
+    _write_atomic(Path(path), render_markdown(report))
+
+
+def _short_sha(sha: str) -> str:
+    # Only hex object names are shortened: a ref name like "feature/x" must stay whole.
+    return sha[:7] if re.fullmatch(r"[0-9a-f]{8,}", sha) else sha
+
+
+def _verdict(count: int) -> str:
+    if count == 0:
+        return "No behavioural differences in the changed code."
+    noun = "difference" if count == 1 else "differences"
+    return f"**{count} behavioural {noun}** in the changed code."
+
+
+def _coverage_markdown(coverage: Coverage) -> str:
+    covered, total = coverage.changed_lines_covered, coverage.changed_lines
+    line = f"Changed-line coverage: covered {covered} of {total} changed lines"
+    if total:
+        line += f" ({100 * covered // total}%)"  # floored: never shows 100% with lines missing
+    uncovered = [(path, lines) for path, lines in sorted(coverage.uncovered.items()) if lines]
+    if not uncovered:
+        return line + "."
+    listing = "\n".join(f"- {_code(path)}: {compress_lines(lines)}" for path, lines in uncovered)
+    return f"{line}. Not covered:\n\n{listing}"
+
+
+def compress_lines(lines: list[int]) -> str:
+    """`[3, 10, 11, 12, 14]` -> `"3, 10-12, 14"`: short enough to read in a comment."""
+    runs: list[list[int]] = []
+    for number in sorted(set(lines)):
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    return ", ".join(str(start) if start == end else f"{start}-{end}" for start, end in runs)
+
+
+def _difference_markdown(difference: Difference) -> str:
+    parts = [
+        f"### {difference.kind}: {_code(difference.target)}",
+        _location(difference),
+        f"- base: {_value(difference.base)}\n- head: {_value(difference.head)}",
+    ]
+    if difference.count > 1:
+        parts.append(f"Seen in {difference.count} sequences.")
+    parts.append(_fenced(difference.test, "python"))
+    return "\n\n".join(parts)
+
+
+def _location(difference: Difference) -> str:
+    if difference.path is None:
+        return "Location unknown."
+    if difference.line is None:
+        return _code(difference.path)
+    return _code(f"{difference.path}:{difference.line}")
+
+
+def _value(text: str) -> str:
+    """A base/head value as inline code, on one line and cut to about `_VALUE_LIMIT` characters."""
+    if not text:
+        return "*(empty)*"
+    flat = text.replace("\r\n", "\n").replace("\n", "\\n")
+    if len(flat) > _VALUE_LIMIT:
+        flat = flat[:_VALUE_LIMIT] + "…"
+    return _code(flat)
+
+
+def _code(text: str) -> str:
+    """Inline code that survives any backticks in `text` (CommonMark: a longer fence, padded if needed)."""
+    fence = "`" * (_longest_backtick_run(text) + 1)
+    padded = text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" "))
+    pad = " " if padded and text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _fenced(text: str, language: str) -> str:
+    """A fenced code block longer than any backtick run inside, so the test's own text cannot close it."""
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def _stats_markdown(stats: Stats) -> str:
+    rate = stats.sequences_per_second
+    if not rate and stats.seconds > 0:
+        rate = stats.sequences / stats.seconds
+    headline = f"{stats.sequences} sequences in {stats.seconds:.2f} s ({rate:.1f} sequences per second)."
+    others = [
+        f"{name.replace('_', ' ')} {value}"
+        for name, value in asdict(stats).items()
+        if name not in _HEADLINE_STATS
+    ]
+    return f"### Stats\n\n{headline}" + (f"\nOther counters: {', '.join(others)}." if others else "")
+
+
+def _bullet(text: str) -> str:
+    # Continuation lines are indented so a multi-line note stays inside its bullet.
+    return "- " + text.strip().replace("\n", "\n  ")
+
+
+# ---------------------------------------------------------------- test files
+
+
+def write_tests(report: Report, directory: str | os.PathLike[str]) -> list[Path]:
+    """Write each difference's test to its own file; other files in `directory` are left alone."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for number, difference in enumerate(report.differences, start=1):
+        path = folder / difference_filename(number, difference)
+        _write_atomic(path, difference.test.rstrip() + "\n")
+        paths.append(path)
+    return paths
+
+
+def difference_filename(number: int, difference: Difference) -> str:
+    """`test_difforacle_<nnn>_<slug>.py`: pytest collects it, and the name says what differs."""
+    return f"test_difforacle_{number:03d}_{_slug(f'{difference.kind}_{difference.target}')}.py"
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    return slug[:_SLUG_LIMIT].rstrip("_") or "difference"

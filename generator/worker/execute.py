@@ -1,0 +1,120 @@
+"""Running one call sequence and recording what every statement did. Standard library only.
+
+A sequence is a list of statements `{"op", "args", "kwargs"}` whose arguments are literals
+or references to earlier statements' values. After each statement the worker records the
+return value or the exception, and the state and observers of every object the statement
+touched (its receiver, its object arguments, its result).
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+from collections.abc import Callable
+from typing import Any
+
+from . import literals
+from .observe import Observer, StatementTimeout, exception_leaf, primitive_leaf, state_digest, type_name
+from .resolve import Missing, Resolver, Unbindable
+from .tracer import ChangeTracer
+
+HUGE = 10**12
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise StatementTimeout()
+
+
+class SequenceRunner:
+    def __init__(self, resolver: Resolver, observer: Observer, tracer: ChangeTracer,
+                 call_timeout: float, random_seed: int) -> None:
+        self.resolver = resolver
+        self.observer = observer
+        self.tracer = tracer
+        self.call_timeout = call_timeout
+        self.random_seed = random_seed
+        self.on_statement: Callable[[int], None] = lambda index: None
+        signal.signal(signal.SIGALRM, _on_alarm)
+
+    def run(self, statements: list[dict], want_callees: bool = False) -> dict:
+        """Execute `statements`; return status, observations and feedback for the generator."""
+        random.seed(self.random_seed)
+        values: list[Any] = []
+        result: dict[str, Any] = {"status": "ok", "obs": {}, "types": [], "digests": {}, "reusable": []}
+        if want_callees:
+            result["callees"] = []
+        self.tracer.hit = False
+        self.tracer.start()
+        try:
+            for index, statement in enumerate(statements):
+                self.tracer.statement = index
+                self.on_statement(index)
+                status = self._step(index, statement, values, result, want_callees)
+                if status != "ok":
+                    result["status"] = status
+                    break
+        finally:
+            self.tracer.stop()
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        result["n"] = len(values)
+        result["hit"] = self.tracer.hit
+        return result
+
+    def _step(self, index: int, statement: dict, values: list, result: dict, want_callees: bool) -> str:
+        obs = result["obs"]
+        try:
+            op = self.resolver.resolve(statement["op"])
+            args = [_argument(a, values) for a in statement["args"]]
+            kwargs = {k: _argument(a, values) for k, a in statement["kwargs"].items()}
+            self.resolver.check_binding(op, args, kwargs)
+        except Missing as exc:
+            obs[f"{index}/!"] = ["API", "missing", str(exc)]
+            return "missing"
+        except Unbindable as exc:
+            obs[f"{index}/!"] = ["API", "signature", str(exc)]
+            return "unbindable"
+        if want_callees:
+            result["callees"].append(op.callee(args))
+        signal.setitimer(signal.ITIMER_REAL, self.call_timeout)
+        try:
+            try:
+                value = op.call(args, kwargs)
+            except StatementTimeout:
+                raise
+            except BaseException as exc:  # SystemExit and KeyboardInterrupt from the SUT included
+                obs[f"{index}/!"] = exception_leaf(exc)
+                return "exception"
+            values.append(value)
+            self._observe(index, statement, value, values, result)
+        except StatementTimeout:
+            obs[f"{index}/!"] = ["E", "Timeout", f"statement exceeded {self.call_timeout:g}s"]
+            return "timeout"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        return "ok"
+
+    def _observe(self, index: int, statement: dict, value: Any, values: list, result: dict) -> None:
+        obs = result["obs"]
+        prefix = f"{index}/{index}"
+        self.observer.snapshot(obs, prefix, value)
+        leaf = primitive_leaf(value)
+        huge = leaf is not None and leaf[0] in ("i", "i~", "s~", "b~") and (
+            leaf[0] != "i" or abs(value) > HUGE)
+        result["types"].append(_mro(value))
+        result["reusable"].append(value is not None and not huge)
+        result["digests"][str(index)] = state_digest(obs, prefix)
+        touched = sorted({a["ref"] for a in (*statement["args"], *statement["kwargs"].values()) if "ref" in a})
+        for ref in touched:
+            if primitive_leaf(values[ref]) is None:
+                self.observer.snapshot(obs, f"{index}/{ref}", values[ref])
+                result["digests"][f"{index}/{ref}"] = state_digest(obs, f"{index}/{ref}")
+
+
+def _argument(arg: dict, values: list) -> Any:
+    if "ref" in arg:
+        return values[arg["ref"]]
+    return literals.decode(arg["lit"])
+
+
+def _mro(value: Any) -> list[str]:
+    return [type_name(k) for k in type(value).__mro__ if k is not object][:8]

@@ -1,0 +1,264 @@
+"""Stable, comparable snapshots of values and object states (the regression oracles).
+
+A snapshot is flat: a dict from an *observation key* to a *leaf*. Keys read as Python
+access paths so the renderer can turn one back into an assertion:
+
+    "<stmt>/<var>"     the value made by statement <var>, observed after statement <stmt>
+    ".name"            public attribute            ":name"   property observer
+    ".name()"          zero-argument observer      "[k]"     item (k is a repr of int/str)
+    "@len" "@list" "@str" "@repr"                  len(x), list(x), str(x), repr(x)
+    "<stmt>/!"         the exception statement <stmt> raised
+
+Leaves are JSON lists led by a tag (see `leaf`): no memory addresses, no id(), set
+elements sorted, floats as repr text (compared with a tolerance by the host, see
+generator.compare). Standard library only.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import inspect
+import re
+import types
+from collections.abc import Collection, Iterator
+from itertools import islice
+from typing import Any
+
+from .purity import is_observer_candidate, name_suggests_mutation
+
+MAX_ITEMS = 20
+MAX_STR = 400
+MAX_DEPTH = 3
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+                  types.ModuleType, types.MethodWrapperType, types.WrapperDescriptorType)
+
+
+class StatementTimeout(BaseException):
+    """Raised by the per-statement alarm; a BaseException so `except Exception` in the SUT misses it."""
+
+
+def type_name(t: type) -> str:
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def clean_text(text: str, limit: int = 300) -> str:
+    """Text with memory addresses masked and a bounded length."""
+    text = ADDRESS.sub("0x?", text)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def exception_leaf(exc: BaseException) -> list:
+    try:
+        message = str(exc)
+    except Exception:  # a broken __str__ is still an observation
+        message = "<unprintable>"
+    return ["E", type(exc).__qualname__, clean_text(message)]
+
+
+def primitive_leaf(value: Any) -> list | None:
+    """The leaf of a primitive value, or None for anything else."""
+    t = type(value)
+    if value is None:
+        return ["n"]
+    if t is bool:
+        return ["t", value]
+    if t is int:
+        if -(2**62) < value < 2**62:
+            return ["i", value]
+        return ["i~", value.bit_length(), hash(value)]  # int hashing is not randomized
+    if t is float:
+        return ["f", repr(value)]
+    if t is str:
+        if len(value) <= MAX_STR:
+            return ["s", value]
+        return ["s~", len(value), _digest(value.encode("utf-8", "surrogatepass")), value[:60]]
+    if t is bytes:
+        if len(value) <= MAX_STR:
+            return ["b", value.hex()]
+        return ["b~", len(value), _digest(value)]
+    if t is complex:
+        return ["c", repr(value)]
+    return None
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()[:16]
+
+
+class Observer:
+    """Snapshots values into a flat dict; caches the observers of each type."""
+
+    def __init__(self) -> None:
+        self._observers: dict[type, list[tuple[str, str]]] = {}
+        self.disabled: set[str] = set()  # type names whose observers must not run
+
+    def snapshot(self, out: dict, key: str, value: Any, depth: int = MAX_DEPTH,
+                 with_observers: bool = True) -> None:
+        self._snap(out, key, value, depth, with_observers, set())
+
+    def _snap(self, out: dict, key: str, value: Any, depth: int, with_observers: bool, seen: set) -> None:
+        leaf = primitive_leaf(value)
+        if leaf is not None:
+            out[key] = leaf
+            return
+        if isinstance(value, enum.Enum):
+            out[key] = ["enum", f"{type(value).__qualname__}.{value.name}"]
+            return
+        if isinstance(value, CALLABLE_TYPES) or inspect.isroutine(value):
+            name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
+            out[key] = ["fn", f"{getattr(value, '__module__', '')}.{name}"]
+            return
+        if id(value) in seen:
+            out[key] = ["cycle"]
+            return
+        if depth <= 0:
+            out[key] = ["T", type_name(type(value))]
+            return
+        seen.add(id(value))
+        try:
+            self._snap_container_or_object(out, key, value, depth, with_observers, seen)
+        finally:
+            seen.discard(id(value))
+
+    def _snap_container_or_object(self, out: dict, key: str, value: Any, depth: int,
+                                  with_observers: bool, seen: set) -> None:
+        tname = type_name(type(value))
+        if isinstance(value, (list, tuple)):
+            out[key] = [type(value).__name__ if type(value) in (list, tuple) else tname, len(value)]
+            for i, item in enumerate(value[:MAX_ITEMS]):
+                self._snap(out, f"{key}[{i}]", item, depth - 1, False, seen)
+        elif isinstance(value, dict):
+            keys = list(islice(value.keys(), MAX_ITEMS))
+            out[key] = ["dict" if type(value) is dict else tname, len(value), [_key_text(k) for k in keys]]
+            for k in keys:
+                if primitive_leaf(k) is not None and type(k) in (int, str, bool):
+                    self._snap(out, f"{key}[{k!r}]", value[k], depth - 1, False, seen)
+        elif isinstance(value, (set, frozenset)):
+            out[key] = ["set", len(value), sorted(_key_text(k) for k in islice(value, 200))]
+        elif isinstance(value, types.GeneratorType):
+            items = list(islice(value, MAX_ITEMS))
+            out[key] = ["gen", len(items)]
+            for i, item in enumerate(items):
+                self._snap(out, f"{key}[{i}]", item, depth - 1, False, seen)
+        elif isinstance(value, BaseException):
+            out[key] = exception_leaf(value)
+        else:
+            out[key] = ["T", tname]
+            self._snap_attributes(out, key, value, depth, seen)
+            if with_observers and tname not in self.disabled:
+                self._snap_observers(out, key, value, depth, seen)
+
+    def _snap_attributes(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
+        attributes = getattr(value, "__dict__", None)
+        names = [n for n in attributes if not n.startswith("_")] if isinstance(attributes, dict) else []
+        for klass in type(value).__mro__:
+            slots = klass.__dict__.get("__slots__", ())
+            names.extend(s for s in ((slots,) if isinstance(slots, str) else slots) if not s.startswith("_"))
+        for name in sorted(set(names))[:MAX_ITEMS]:
+            try:
+                attr = getattr(value, name)
+            except AttributeError:
+                continue
+            self._snap(out, f"{key}.{name}", attr, depth - 1, False, seen)
+
+    def _snap_observers(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
+        for suffix, name in self.observers_of(type(value)):
+            first: dict = {}
+            second: dict = {}
+            for target in (first, second):
+                try:
+                    result = _call_observer(value, suffix, name)
+                except StatementTimeout:
+                    raise
+                except BaseException as exc:  # an observer that raises is an observation too
+                    target[""] = exception_leaf(exc)
+                    continue
+                self._snap(target, "", result, min(depth - 1, 2), False, seen)
+            if first != second:
+                out[key + suffix] = ["unstable"]
+                continue
+            for sub, leaf in first.items():
+                out[key + suffix + sub] = leaf
+
+    def observers_of(self, t: type) -> list[tuple[str, str]]:
+        """(key suffix, name) of each observer of type `t`, decided once per type."""
+        if t not in self._observers:
+            self._observers[t] = _find_observers(t)
+        return self._observers[t]
+
+
+def _key_text(k: Any) -> str:
+    leaf = primitive_leaf(k)
+    if leaf is not None:
+        return repr(leaf)
+    if isinstance(k, tuple):
+        return "(" + ",".join(_key_text(x) for x in k) + ")"
+    return type_name(type(k))
+
+
+def _call_observer(value: Any, suffix: str, name: str) -> Any:
+    if suffix == "@len":
+        return len(value)
+    if suffix == "@list":
+        return list(islice(iter(value), MAX_ITEMS))
+    if suffix == "@str":
+        return clean_text(str(value), MAX_STR)
+    if suffix == "@repr":
+        return clean_text(repr(value), MAX_STR)
+    if suffix.startswith(":"):
+        return getattr(value, name)
+    return getattr(value, name)()
+
+
+def _defined_in_python(t: type, name: str) -> Any:
+    """The function behind `t.name` if some class other than `object` defines it."""
+    for klass in t.__mro__:
+        if name in klass.__dict__:
+            return None if klass is object else klass.__dict__[name]
+    return None
+
+
+def _find_observers(t: type) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for name in sorted(dir(t)):
+        if name.startswith("_"):
+            continue
+        try:
+            attr = inspect.getattr_static(t, name)
+        except AttributeError:
+            continue
+        if isinstance(attr, property):
+            if attr.fget is not None and is_observer_candidate(t, attr.fget):
+                found.append((f":{name}", name))
+        elif isinstance(attr, types.FunctionType) and _takes_no_arguments(attr):
+            if not name_suggests_mutation(name) and is_observer_candidate(t, attr):
+                found.append((f".{name}()", name))
+    if issubclass(t, Collection) and not issubclass(t, Iterator):
+        for suffix, dunder in (("@len", "__len__"), ("@list", "__iter__")):
+            func = _defined_in_python(t, dunder)
+            if func is not None and is_observer_candidate(t, func):
+                found.append((suffix, dunder))
+    for suffix, dunder in (("@str", "__str__"), ("@repr", "__repr__")):
+        func = _defined_in_python(t, dunder)
+        if func is not None and isinstance(func, types.FunctionType) and is_observer_candidate(t, func):
+            if dunder == "__str__" or _defined_in_python(t, "__str__") is not func:
+                found.append((suffix, dunder))
+    return found
+
+
+def _takes_no_arguments(func: types.FunctionType) -> bool:
+    try:
+        params = list(inspect.signature(func).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+
+
+def state_digest(observations: dict, prefix: str) -> str:
+    """A digest of everything observed under `prefix`, for the host's redundancy filter."""
+    size = len(prefix)
+    items = sorted((k[size:], repr(v)) for k, v in observations.items()
+                   if k.startswith(prefix) and (len(k) == size or k[size] in ".:[@"))
+    return _digest(repr(items).encode("utf-8", "surrogatepass"))

@@ -1,0 +1,139 @@
+"""Turning an operation id (`pkg.mod:Qual.name`) into something callable, on this commit.
+
+Resolution happens in each worker against its own commit, so an operation generated on
+base that no longer exists on head surfaces here as `Missing` (an API change) and a call
+its signature no longer accepts as `Unbindable`. Standard library only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# Dunder methods called through their operator so that reflection and NotImplemented
+# behave as in user code; the renderer uses the same table for the source form.
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+    "__gt__": operator.gt, "__ge__": operator.ge, "__getitem__": operator.getitem,
+    "__setitem__": operator.setitem, "__delitem__": operator.delitem,
+    "__contains__": lambda a, b: b in a, "__len__": len, "__iter__": lambda a: list(iter(a)),
+    "__str__": str, "__repr__": repr, "__bool__": bool, "__add__": operator.add,
+    "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv,
+    "__floordiv__": operator.floordiv, "__mod__": operator.mod, "__and__": operator.and_,
+    "__or__": operator.or_, "__xor__": operator.xor, "__neg__": operator.neg, "__abs__": abs,
+    "__int__": int, "__float__": float, "__hash__": hash,
+}
+
+
+class Missing(Exception):
+    """The operation's name does not exist on this commit."""
+
+
+class Unbindable(Exception):
+    """The operation exists but its signature rejects the arguments."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A resolved operation: how to call it and which unit it belongs to."""
+
+    op_id: str
+    kind: str  # "function" | "constructor" | "method" | "static"
+    obj: Any  # the function, the class, or the class owning the method
+    name: str  # attribute name for methods
+
+    def call(self, args: list, kwargs: dict) -> Any:
+        if self.kind == "method":
+            receiver, rest = args[0], args[1:]
+            if self.name in OPERATORS and not kwargs:
+                return OPERATORS[self.name](receiver, *rest)
+            return getattr(receiver, self.name)(*rest, **kwargs)
+        if self.kind == "static":
+            return getattr(self.obj, self.name)(*args, **kwargs)
+        return self.obj(*args, **kwargs)
+
+    def callee(self, args: list) -> str:
+        """The `mod:Qual` of the code that runs, following dynamic dispatch on the receiver."""
+        if self.kind == "method" and args:
+            for klass in type(args[0]).__mro__:
+                if self.name in klass.__dict__:
+                    return f"{klass.__module__}:{klass.__qualname__}.{self.name}"
+        return self.op_id
+
+
+class Resolver:
+    def __init__(self) -> None:
+        self._ops: dict[str, Operation] = {}
+        self._signatures: dict[Any, inspect.Signature | None] = {}
+
+    def resolve(self, op_id: str) -> Operation:
+        op = self._ops.get(op_id)
+        if op is None:
+            op = self._ops[op_id] = _resolve(op_id)
+        return op
+
+    def check_binding(self, op: Operation, args: list, kwargs: dict) -> None:
+        """Raise Unbindable if the signature on this commit rejects the call."""
+        if op.kind == "method":
+            func = getattr(type(args[0]), op.name, None) if args else None
+            if func is None:
+                raise Missing(f"{type(args[0]).__qualname__ if args else '?'} has no attribute {op.name!r}")
+        elif op.kind == "static":
+            func = getattr(op.obj, op.name)
+        else:
+            func = op.obj
+        signature = self._signature(func)
+        if signature is None:
+            return
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise Unbindable(str(exc)) from None
+
+    def _signature(self, func: Any) -> inspect.Signature | None:
+        try:
+            return self._signatures[func]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable callable
+            return None
+        try:
+            signature = inspect.signature(func)
+        except (TypeError, ValueError):
+            signature = None
+        self._signatures[func] = signature
+        return signature
+
+
+def _resolve(op_id: str) -> Operation:
+    module_name, _, qualname = op_id.partition(":")
+    try:
+        owner: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise Missing(f"module {module_name} cannot be imported: {exc}") from None
+    parts = qualname.split(".")
+    for part in parts[:-1]:
+        owner = getattr(owner, part, None)
+        if owner is None:
+            raise Missing(f"{module_name} has no {qualname}")
+    name = parts[-1]
+    try:
+        static = inspect.getattr_static(owner, name)
+    except AttributeError:
+        raise Missing(f"{module_name} has no {qualname}") from None
+    target = getattr(owner, name)
+    if isinstance(owner, type):
+        if isinstance(static, (staticmethod, classmethod)):
+            return Operation(op_id, "static", owner, name)
+        if isinstance(target, type):
+            return Operation(op_id, "constructor", target, name)
+        return Operation(op_id, "method", owner, name)
+    if isinstance(target, type):
+        return Operation(op_id, "constructor", target, name)
+    if not callable(target):
+        raise Missing(f"{op_id} is not callable")
+    return Operation(op_id, "function", target, name)

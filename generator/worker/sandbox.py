@@ -1,0 +1,153 @@
+"""Fork isolation for sequences: limits, guards, output capture and crash/hang detection.
+
+The worker process imports the project once; each batch of sequences runs in a forked
+child with resource limits, an audit hook that refuses new processes and network
+connections, and bounded stdout/stderr. A child that exits, segfaults or hangs costs one
+sequence: the parent notes which statement it was on (a shared counter) and carries on
+with the rest of the batch in a new child. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import resource
+import select
+import signal
+import struct
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+OUTPUT_LIMIT = 64 * 1024
+BLOCKED_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+                            "os.fork", "os.forkpty", "pty.spawn", "socket.connect", "socket.sendto",
+                            "os.kill", "os.killpg"})
+
+
+class BoundedSink:
+    """A text stream that keeps the first OUTPUT_LIMIT characters and drops the rest."""
+
+    def __init__(self) -> None:
+        self.kept = 0
+
+    def write(self, text: str) -> int:
+        self.kept = min(OUTPUT_LIMIT, self.kept + len(text))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event in BLOCKED_EVENTS:
+        raise PermissionError(f"difforacle sandbox: {event} is not allowed while generating tests")
+
+
+def _enter_child(memory_mb: int, cpu_seconds: int) -> None:
+    """Limits and guards that only the forked child gets (audit hooks cannot be removed)."""
+    limits = [(resource.RLIMIT_CPU, cpu_seconds), (resource.RLIMIT_FSIZE, 32 * 1024 * 1024),
+              (resource.RLIMIT_NPROC, 256)]
+    if memory_mb:
+        limits.append((resource.RLIMIT_AS, memory_mb * 1024 * 1024))
+    for limit, value in limits:
+        try:
+            hard = resource.getrlimit(limit)[1]
+            resource.setrlimit(limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
+        except (ValueError, OSError):
+            pass
+    sys.stdout = sys.stderr = BoundedSink()  # type: ignore[assignment]
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the protocol's stdin is not the project's
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the child
+    sys.addaudithook(_audit)
+
+
+class ForkRunner:
+    """Runs sequences in forked children and streams back one result per sequence."""
+
+    def __init__(self, memory_mb: int, sequence_timeout: float) -> None:
+        self.memory_mb = memory_mb
+        self.sequence_timeout = sequence_timeout
+        self._progress = mmap.mmap(-1, 8)  # shared with children: (sequence, statement) in progress
+
+    def run(self, items: list[Any], work: Callable[[Any], dict], isolate: bool) -> list[dict]:
+        results: list[dict] = []
+        while len(results) < len(items):
+            pending = items[len(results):len(results) + 1] if isolate else items[len(results):]
+            results.extend(self._run_child(pending, work))
+        return results
+
+    def _run_child(self, items: list[Any], work: Callable[[Any], dict]) -> Iterator[dict]:
+        struct.pack_into("ii", self._progress, 0, 0, 0)
+        read_fd, write_fd = os.pipe()
+        cpu = int(self.sequence_timeout * len(items)) + 5
+        pid = os.fork()
+        if pid == 0:  # child
+            os.close(read_fd)
+            code = 0
+            try:
+                _enter_child(self.memory_mb, cpu)
+                for index, item in enumerate(items):
+                    struct.pack_into("ii", self._progress, 0, index, 0)
+                    _write_all(write_fd, (json.dumps(work(item), default=repr) + "\n").encode())
+            except BaseException:
+                code = 70
+            os._exit(code)
+        os.close(write_fd)
+        yield from self._collect(pid, read_fd, items)
+
+    def _collect(self, pid: int, read_fd: int, items: list[Any]) -> Iterator[dict]:
+        buffer = b""
+        done = 0
+        deadline = time.monotonic() + self.sequence_timeout
+        status: str | None = None
+        try:
+            while done < len(items):
+                ready, _, _ = select.select([read_fd], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    os.kill(pid, signal.SIGKILL)
+                    status = "hang"
+                    break
+                chunk = os.read(read_fd, 1 << 16)
+                if not chunk:
+                    break
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    done += 1
+                    deadline = time.monotonic() + self.sequence_timeout
+                    yield json.loads(line)
+        finally:
+            os.close(read_fd)
+            _, wait_status = os.waitpid(pid, 0)
+        if done < len(items):
+            statement = struct.unpack_from("ii", self._progress, 0)[1]
+            yield _lost(status or _describe_exit(wait_status), statement)
+
+    def set_statement(self, index: int) -> None:
+        """Called by the child before each statement so a crash can be placed."""
+        struct.pack_into("i", self._progress, 4, index)
+
+
+def _lost(detail: str, statement: int) -> dict:
+    kind = "Hang" if detail == "hang" else "Crash"
+    return {"status": "crash", "n": statement, "hit": True, "lost": True,
+            "obs": {f"{statement}/!": ["E", kind, detail]}, "types": [], "digests": {}, "reusable": []}
+
+
+def _describe_exit(wait_status: int) -> str:
+    if os.WIFSIGNALED(wait_status):
+        return f"killed by {signal.Signals(os.WTERMSIG(wait_status)).name}"
+    return f"process exited with status {os.WEXITSTATUS(wait_status)}"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
