@@ -54,7 +54,7 @@ def exception_leaf(exc: BaseException) -> list:
         message = str(exc)
     except Exception:  # a broken __str__ is still an observation
         message = "<unprintable>"
-    return ["E", type(exc).__qualname__, clean_text(message)]
+    return ["E", type(exc).__qualname__, clean_text(message), type(exc).__module__]
 
 
 def primitive_leaf(value: Any) -> list | None:

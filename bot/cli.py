@@ -1,0 +1,132 @@
+"""The `difforacle` command line: `diff` (the main job) and `demo` (the bundled example).
+
+Exit status: 0 no behavioural difference, 1 differences found, 2 usage or setup error
+(one line on stderr saying what to do, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from generator import Options, Progress, Report, SetupError, analyze
+from generator.demo import DEMO_DESCRIPTION, build_demo_repo
+from generator.report import render_markdown, write_json, write_markdown, write_tests
+
+EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own exit status is 2 already; keep it one line
+        self.print_usage(sys.stderr)
+        print(f"difforacle: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_SETUP)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="difforacle", description="Find behavioural differences between two commits.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    diff = commands.add_parser("diff", help="report the behavioural differences head introduces over base")
+    diff.add_argument("--repo", default=".", help="the git repository (default: the current directory)")
+    diff.add_argument("--base", required=True, help="the commit the tests are generated on")
+    diff.add_argument("--head", required=True, help="the commit the tests are replayed on")
+    _add_run_options(diff)
+    demo = commands.add_parser("demo", help="build a small example repository and run diff on it")
+    _add_run_options(demo, budget=20.0)
+    return parser
+
+
+def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> None:
+    parser.add_argument("--budget", type=_positive_float, default=budget, metavar="SECONDS",
+                        help=f"time budget in seconds (default: {budget:g})")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report (difforacle.report/1)")
+    parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the markdown report")
+    parser.add_argument("--tests-dir", type=Path, metavar="DIR", help="write one pytest file per difference")
+    parser.add_argument("--python", default=sys.executable, metavar="PATH",
+                        help="interpreter that can import the project (default: this one)")
+    parser.add_argument("--max-sequences", type=int, metavar="N",
+                        help="stop exploring after N sequences instead of by time (bit-for-bit reproducible)")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be greater than 0")
+    return value
+
+
+class _ProgressLine:
+    """One updating status line on a terminal; a line per phase change otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.phase = ""
+
+    def __call__(self, progress: Progress) -> None:
+        if not self.enabled:
+            return
+        text = (f"[{progress.elapsed:5.1f}s] {progress.phase}: {progress.sequences} sequences, "
+                f"{progress.differences} differences")
+        if self.tty:
+            print(f"\r\033[K{text}", end="", file=sys.stderr, flush=True)
+        elif progress.phase != self.phase:
+            print(text, file=sys.stderr, flush=True)
+        self.phase = progress.phase
+
+    def done(self) -> None:
+        if self.enabled and self.tty:
+            print(file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, repo: Path, base: str, head: str) -> int:
+    progress = _ProgressLine(not args.quiet)
+    options = Options(budget=args.budget, seed=args.seed, python=args.python,
+                      max_sequences=args.max_sequences, progress=progress)
+    try:
+        report = analyze(repo, base, head, options)
+    finally:
+        progress.done()
+    _write_outputs(report, args)
+    print(render_markdown(report))
+    return EXIT_DIFFERENT if report.differences else EXIT_SAME
+
+
+def _write_outputs(report: Report, args: argparse.Namespace) -> None:
+    if args.json:
+        write_json(report, args.json)
+    if args.markdown:
+        write_markdown(report, args.markdown)
+    if args.tests_dir:
+        write_tests(report, args.tests_dir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "demo":
+            with tempfile.TemporaryDirectory(prefix="difforacle-demo-") as tmp:
+                base, head = build_demo_repo(Path(tmp) / "durations")
+                print(DEMO_DESCRIPTION, file=sys.stderr)
+                return _run(args, Path(tmp) / "durations", base, head)
+        return _run(args, Path(args.repo), args.base, args.head)
+    except SetupError as exc:
+        print(f"difforacle: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    except OSError as exc:
+        print(f"difforacle: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_SETUP
+    except KeyboardInterrupt:
+        print("difforacle: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""The host's view of the catalog the base worker discovered, and where the PR points it.
+
+Operations whose code the PR changed (or that reach a changed private helper by name,
+transitively within the module) are the *focus*: chosen most often. Everything else in
+the catalog stays available as an argument builder.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .model import ChangeSet
+
+IMPACT_DEPTH = 3
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    kind: str  # inspect.Parameter kind name
+    has_default: bool
+    hints: tuple[str, ...]
+    choices: tuple[tuple, ...] = ()
+
+    @staticmethod
+    def from_json(data: dict) -> Parameter:
+        return Parameter(data["name"], data["kind"], data["has_default"], tuple(data.get("hints", ())),
+                         tuple(tuple(c) for c in data.get("choices", ())))
+
+
+@dataclass(frozen=True)
+class Operation:
+    id: str
+    kind: str  # function | constructor | method | static
+    owner: str | None  # type name of the class, for constructors and methods
+    params: tuple[Parameter, ...]
+    returns: tuple[str, ...]
+    file: str | None
+    line: int | None
+
+    @property
+    def module(self) -> str:
+        return self.id.partition(":")[0]
+
+    @property
+    def qualname(self) -> str:
+        return self.id.partition(":")[2]
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+    @staticmethod
+    def from_json(data: dict) -> Operation:
+        return Operation(data["id"], data["kind"], data.get("owner"),
+                         tuple(Parameter.from_json(p) for p in data["params"]),
+                         tuple(data.get("returns", ())), data.get("file"), data.get("line"))
+
+
+@dataclass
+class Catalog:
+    operations: list[Operation]
+    classes: dict[str, dict]  # type name -> {"mro": [...], "abstract": bool}
+    import_errors: dict[str, str]
+    focus: set[str] = field(default_factory=set)  # operation ids the PR changed or reaches
+
+    @staticmethod
+    def from_json(data: dict) -> Catalog:
+        return Catalog([Operation.from_json(o) for o in data["operations"]], data["classes"],
+                       data.get("import_errors", {}))
+
+    def constructors_of(self, type_name: str) -> list[Operation]:
+        return [op for op in self.operations if op.kind == "constructor" and op.owner == type_name]
+
+
+def focus_operations(catalog: Catalog, changes: ChangeSet, sources: dict[str, str]) -> set[str]:
+    """Operation ids whose unit changed, plus those that call a changed unit by name.
+
+    `sources` maps module name -> base source text, used to find callers of changed private
+    helpers (a change to `_unit_seconds` is tested through `parse_duration`).
+    """
+    changed = {(u.module, u.qualname) for u in changes.units if u.kind in ("function", "method")}
+    changed_classes = {(u.module, u.qualname) for u in changes.units if u.kind == "class"}
+    reached = set(changed)
+    for module, source in sources.items():
+        reached |= _callers(module, source, {q for m, q in changed if m == module})
+    focus: set[str] = set()
+    for op in catalog.operations:
+        key = (op.module, op.qualname)
+        owner = (op.module, op.qualname.rsplit(".", 1)[0]) if "." in op.qualname else None
+        if key in reached or owner in changed_classes:
+            focus.add(op.id)
+        elif op.kind == "constructor" and any(m == op.module and q.startswith(op.qualname + ".")
+                                              for m, q in changed):
+            focus.add(op.id)  # building the object is the first step towards its changed methods
+    return focus
+
+
+def _callers(module: str, source: str, changed: set[str]) -> set[tuple[str, str]]:
+    """Units of `module` that call one of `changed` (by last name component), transitively."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    calls = _called_names(tree)
+    reached_names = {q.rsplit(".", 1)[-1] for q in changed}
+    found: set[tuple[str, str]] = set()
+    for _ in range(IMPACT_DEPTH):
+        new = {q for q, names in calls.items() if names & reached_names} - {q for _, q in found}
+        if not new:
+            break
+        found |= {(module, q) for q in new}
+        reached_names |= {q.rsplit(".", 1)[-1] for q in new}
+    return found
+
+
+def _called_names(tree: ast.Module) -> dict[str, set[str]]:
+    """qualname -> names called in its body, for top-level functions and methods."""
+    result: dict[str, set[str]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                result[prefix + child.name] = {
+                    n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+                    for n in ast.walk(child)
+                    if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
+                }
+
+    visit(tree, "")
+    return result
+
+
+def read_sources(root: Path, changes: ChangeSet) -> dict[str, str]:
+    """module -> base source text of the changed modules that exist on base."""
+    sources = {}
+    for change in changes.files:
+        if change.module and change.base_path:
+            path = root / change.base_path
+            if path.exists():
+                sources[change.module] = path.read_text(encoding="utf-8", errors="replace")
+    return sources

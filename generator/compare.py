@@ -1,0 +1,134 @@
+"""Comparing observations: masking what varies on base, finding what differs on head.
+
+Observations are flat dicts from key to leaf (see generator.worker.observe). Floats are
+compared with a relative tolerance of 1e-9 (and an absolute one of 1e-12), NaN equals NaN,
+and everything else must be equal exactly. A key whose value differs between two base
+runs (other process, other hash seed, other random seed) is *masked*: never compared,
+never asserted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from .model import DifferenceKind
+
+REL_TOL = 1e-9
+ABS_TOL = 1e-12
+OBSERVER_TOKEN = re.compile(r"(:[A-Za-z_]\w*|\(\)|@(len|list|str|repr))")
+
+
+def leaves_equal(a: list | None, b: list | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    if a[0] == "f" and b[0] == "f":
+        x, y = float(a[1]), float(b[1])
+        if math.isnan(x) or math.isnan(y):
+            return math.isnan(x) and math.isnan(y)
+        return math.isclose(x, y, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    return a == b
+
+
+def unstable_keys(first: dict, second: dict) -> set[str]:
+    """Keys whose leaves differ between two runs of the same sequence on the same commit."""
+    keys = first.keys() | second.keys()
+    found = {k for k in keys if not leaves_equal(first.get(k), second.get(k))}
+    found |= {k for k in keys if (first.get(k) or second.get(k) or [""])[0] == "unstable"}
+    return found
+
+
+def statement_of(key: str) -> int:
+    return int(key.split("/", 1)[0])
+
+
+def _order(key: str) -> tuple[int, int, str]:
+    statement, _, rest = key.partition("/")
+    if rest == "!":
+        return int(statement), 0, ""
+    var = rest.split(".", 1)[0].split(":", 1)[0].split("[", 1)[0].split("@", 1)[0]
+    return int(statement), 1 if var == statement else 2, rest
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    key: str
+    base: list | None
+    head: list | None
+
+
+def first_mismatch(base: dict, head: dict, masked: set[str]) -> Mismatch | None:
+    """The earliest key (statement order; exception, then result, then state) that differs.
+
+    A side that lost its observations (the process crashed or hung) only has its `!` key:
+    the comparison then starts at the statement where it stopped.
+    """
+    base_obs, head_obs = base["obs"], head["obs"]
+    start = 0
+    for side in (base, head):
+        if side.get("lost"):
+            start = max(start, side.get("n", 0))
+    keys = [k for k in base_obs.keys() | head_obs.keys() if k not in masked and statement_of(k) >= start]
+    for key in sorted(keys, key=_order):
+        if not leaves_equal(base_obs.get(key), head_obs.get(key)):
+            if _stopped_earlier(key, base, head):
+                continue
+            return Mismatch(key, base_obs.get(key), head_obs.get(key))
+    return None
+
+
+def _stopped_earlier(key: str, base: dict, head: dict) -> bool:
+    """True if a key is missing on one side only because that side stopped at an earlier statement."""
+    statement = statement_of(key)
+    for side in (base, head):
+        if key not in side["obs"] and any(k.endswith("/!") and statement_of(k) < statement for k in side["obs"]):
+            return True
+    return False
+
+
+def kind_of(mismatch: Mismatch) -> DifferenceKind:
+    statement, _, rest = mismatch.key.partition("/")
+    leaves = [leaf for leaf in (mismatch.base, mismatch.head) if leaf]
+    if any(leaf[0] == "API" for leaf in leaves):
+        return "api"
+    if rest == "!":
+        return "exception"
+    var = re.split(r"[.:\[@]", rest, maxsplit=1)[0]
+    if var == statement:
+        return "return"
+    return "observer" if OBSERVER_TOKEN.search(rest[len(var):]) else "state"
+
+
+def leaf_text(leaf: list | None, other: list | None = None) -> str:
+    """A short human-readable form of a leaf, for reports and comments."""
+    if leaf is None:
+        if other is not None and other[0] in ("E", "API"):
+            return "returns normally"
+        return "(not present)"
+    tag = leaf[0]
+    if tag == "n":
+        return "None"
+    if tag in ("i", "t"):
+        return repr(leaf[1])
+    if tag == "f":
+        return leaf[1]
+    if tag == "s":
+        return repr(leaf[1])
+    if tag == "b":
+        return repr(bytes.fromhex(leaf[1]))
+    if tag == "E":
+        return f"raises {leaf[1]}: {leaf[2]}" if leaf[2] else f"raises {leaf[1]}"
+    if tag == "API":
+        return f"API change ({leaf[1]}): {leaf[2]}"
+    if tag == "T":
+        return f"<{leaf[1]} object>"
+    if tag in ("list", "tuple", "gen"):
+        return f"{tag} of {leaf[1]} items"
+    if tag == "dict" or (len(leaf) == 3 and isinstance(leaf[2], list)):
+        return f"{tag} with keys [{', '.join(leaf[2])}]" if len(leaf) > 2 else tag
+    if tag == "set":
+        return "{" + ", ".join(leaf[2]) + "}"
+    if tag in ("enum", "fn"):
+        return leaf[1]
+    return " ".join(str(x) for x in leaf)

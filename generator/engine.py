@@ -1,0 +1,341 @@
+"""The pipeline: (repo, base, head, budget) -> Report. No network, no GitHub.
+
+Phases, each bounded by the time budget:
+  explore  feedback-directed generation on base (worker A, hash seed 0)
+  replay   the kept sequences that entered changed code, on base again (worker B, hash
+           seed 1, other random seed: what varies is masked) and on head
+  confirm  one representative per group of mismatches, each in a fresh forked process
+           of fresh workers on both commits; only what reproduces is reported
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .catalog import Catalog, focus_operations, read_sources
+from .changes import compute_changes
+from .compare import Mismatch, first_mismatch, kind_of, leaf_text, leaves_equal, unstable_keys
+from .executor import Worker, WorkerOptions
+from .explore import Explorer
+from .lines import ExecutableLines, executable_lines
+from .model import ChangeSet, Checkout, Coverage, Difference, Report, SetupError, Statement
+from .render import render_test
+from .values import ValueGenerator, mine_constants
+from .workspace import checkouts, open_repo, resolve
+
+KEPT_STATUSES = ("ok", "exception", "timeout", "crash")
+REPRESENTATIVES = 3
+EXPLORE_RANDOM_SEED, REPLAY_RANDOM_SEED = 0, 1
+TEST_DIRS = ("tests", "test", "testing")
+
+
+@dataclass
+class Progress:
+    phase: str
+    sequences: int = 0
+    differences: int = 0
+    elapsed: float = 0.0
+
+
+@dataclass
+class Options:
+    budget: float = 60.0
+    seed: int = 0
+    python: str = field(default_factory=lambda: sys.executable)
+    batch_size: int = 50
+    call_timeout: float = 1.0
+    max_sequences: int | None = None  # stop exploring after this many (reproducible runs)
+    progress: Callable[[Progress], None] | None = None
+
+
+def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Options) -> Report:
+    """Find the behavioural differences head introduces over base, within `options.budget` seconds."""
+    started = time.monotonic()
+    repo = open_repo(repo_path)
+    base_sha, head_sha = resolve(repo, base_ref), resolve(repo, head_ref)
+    report = Report(base_sha, head_sha)
+    if base_sha == head_sha:
+        report.notes.append(f"{base_ref} and {head_ref} are the same commit: nothing to compare.")
+        return report
+    with checkouts(repo, base_sha, head_sha) as (base, head):
+        changes = compute_changes(repo, base_sha, head_sha, base, head)
+        if not changes.modules:
+            report.notes.append("No change to importable Python code between the two commits.")
+            return report
+        session = _Session(changes, base, head, options, started, report)
+        try:
+            session.run()
+        finally:
+            session.close()
+    report.stats.seconds = time.monotonic() - started
+    if report.stats.seconds > 0:
+        report.stats.sequences_per_second = report.stats.sequences / report.stats.seconds
+    return report
+
+
+@dataclass
+class _Kept:
+    statements: list[dict]
+    explored: dict
+    replayed_base: dict | None = None
+    replayed_head: dict | None = None
+
+
+class _Session:
+    def __init__(self, changes: ChangeSet, base: Checkout, head: Checkout, options: Options,
+                 started: float, report: Report) -> None:
+        self.changes, self.base, self.head = changes, base, head
+        self.options, self.started, self.report = options, started, report
+        self.worker_options = WorkerOptions(options.python, call_timeout=options.call_timeout)
+        self.workers: list[Worker] = []
+        self.kept: list[_Kept] = []
+        self.explore_rate = 0.0
+
+    # ------------------------------------------------------------ helpers
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def progress(self, phase: str) -> None:
+        if self.options.progress:
+            self.options.progress(Progress(phase, self.report.stats.sequences,
+                                           len(self.report.differences), self.elapsed()))
+
+    def start_worker(self, checkout: Checkout, side: str, hash_seed: int) -> Worker:
+        worker = Worker(checkout, self.changes, side, hash_seed, self.worker_options)
+        self.workers.append(worker)
+        return worker
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.close()
+
+    # ------------------------------------------------------------ phases
+
+    def run(self) -> None:
+        self.progress("importing")
+        with ThreadPoolExecutor(2) as pool:
+            base_future = pool.submit(self.start_worker, self.base, "base", 0)
+            head_future = pool.submit(self.start_worker, self.head, "head", 1)
+            explorer_worker, head_worker = base_future.result(), head_future.result()
+        catalog = Catalog.from_json(explorer_worker.catalog)
+        self._check_imports(catalog, head_worker)
+        catalog.focus = focus_operations(catalog, self.changes, read_sources(self.base.root, self.changes))
+        self.operations = {op.id: op for op in catalog.operations}
+        self.explore(explorer_worker, catalog)
+        self.replay(head_worker)
+        self.confirm()
+        self.report.coverage = self.coverage()
+
+    def _check_imports(self, catalog: Catalog, head_worker: Worker) -> None:
+        errors = catalog.import_errors
+        if errors and len(errors) == len(self.changes.modules):
+            module, error = next(iter(errors.items()))
+            raise SetupError(f"{self.options.python} cannot import {module} on base ({error}); "
+                             "pass --python with an interpreter that has the project's dependencies")
+        for module, error in errors.items():
+            self.report.notes.append(f"{module} does not import on base ({error}); it was not tested.")
+        for module, error in head_worker.catalog["import_errors"].items():
+            if module not in errors:
+                self.report.differences.append(_import_difference(module, error, self.changes))
+
+    def explore(self, worker: Worker, catalog: Catalog) -> None:
+        self.progress("exploring")
+        rng = random.Random(self.options.seed)
+        constants = mine_constants(*self._constant_sources())
+        explorer = Explorer(catalog, ValueGenerator(random.Random(rng.random()), constants), rng)
+        replay_all = any(u.kind in ("module", "class") for u in self.changes.units)
+        stats = self.report.stats
+        explore_started = time.monotonic()
+        while not self._explore_done():
+            batch = list(explorer.candidates(self.options.batch_size))
+            if not batch:
+                break
+            results = worker.run(batch, EXPLORE_RANDOM_SEED)
+            for statements, result in zip(batch, results, strict=True):
+                explorer.feedback(statements, result)
+                if result["status"] in KEPT_STATUSES and (result.get("hit") or replay_all):
+                    self.kept.append(_Kept(statements, result))
+            stats.sequences += len(batch)
+            self.explore_rate = stats.sequences / max(1e-6, time.monotonic() - explore_started)
+            self.progress("exploring")
+        stats.kept = len(self.kept)
+
+    def _explore_done(self) -> bool:
+        limit = self.options.max_sequences
+        if limit is not None:
+            return self.report.stats.sequences >= limit
+        replay_estimate = len(self.kept) / self.explore_rate if self.explore_rate else 0.0
+        reserve = max(3.0, 0.1 * self.options.budget)
+        return self.elapsed() + replay_estimate + reserve >= self.options.budget
+
+    def _constant_sources(self) -> tuple[list[Path], dict[Path, set[int]], list[Path]]:
+        files, changed = [], {}
+        for change in self.changes.files:
+            if change.module and change.base_path:
+                path = self.base.root / change.base_path
+                files.append(path)
+                changed[path] = set(change.base_lines)
+        tests = [p for d in TEST_DIRS for p in sorted((self.base.root / d).rglob("test*.py"))][:50]
+        return files, changed, tests
+
+    def replay(self, head_worker: Worker) -> None:
+        self.progress("replaying")
+        base_worker = self.start_worker(self.base, "base", 1)
+        size = self.options.batch_size
+        with ThreadPoolExecutor(2) as pool:
+            for start in range(0, len(self.kept), size):
+                if self.options.max_sequences is None and self.elapsed() > self.options.budget - 1.0:
+                    self.report.notes.append(
+                        f"Replay stopped by the budget after {start} of {len(self.kept)} sequences.")
+                    break
+                chunk = self.kept[start:start + size]
+                batch = [k.statements for k in chunk]
+                base_future = pool.submit(base_worker.run, batch, REPLAY_RANDOM_SEED, lines=True)
+                head_future = pool.submit(head_worker.run, batch, REPLAY_RANDOM_SEED, lines=True)
+                for kept, b, h in zip(chunk, base_future.result(), head_future.result(), strict=True):
+                    kept.replayed_base, kept.replayed_head = b, h
+                self.report.stats.replayed += len(chunk)
+                self.progress("replaying")
+
+    def confirm(self) -> None:
+        groups = self._mismatch_groups()
+        self.report.stats.candidates = sum(len(g) for g in groups.values())
+        if not groups:
+            return
+        self.progress("confirming")
+        base_worker = self.start_worker(self.base, "base", 2)
+        head_worker = self.start_worker(self.head, "head", 2)
+        for members in groups.values():
+            members.sort(key=lambda m: (len(m[0].statements), m[0].statements.__repr__()))
+            for kept, mismatch in members[:REPRESENTATIVES]:
+                difference = self._confirm_one(kept, mismatch, base_worker, head_worker)
+                if difference is not None:
+                    difference.count = len(members)
+                    self.report.differences.append(difference)
+                    self.progress("confirming")
+                    break
+        for number, difference in enumerate(self.report.differences, 1):
+            difference.id = f"D{number}"
+
+    def _mismatch_groups(self) -> dict[tuple, list[tuple[_Kept, Mismatch]]]:
+        groups: dict[tuple, list[tuple[_Kept, Mismatch]]] = {}
+        masked_total = 0
+        for kept in self.kept:
+            if kept.replayed_base is None or kept.replayed_head is None:
+                continue
+            masked = unstable_keys(kept.explored["obs"], kept.replayed_base["obs"])
+            masked_total += len(masked)
+            mismatch = first_mismatch(kept.replayed_base, kept.replayed_head, masked)
+            if mismatch is None:
+                continue
+            statement, _, rest = mismatch.key.partition("/")
+            shape = _key_shape(statement, rest)
+            op = kept.statements[int(statement)]["op"]
+            groups.setdefault((kind_of(mismatch), op, shape), []).append((kept, mismatch))
+        self.report.stats.masked_keys = masked_total
+        return groups
+
+    def _confirm_one(self, kept: _Kept, mismatch: Mismatch, base_worker: Worker,
+                     head_worker: Worker) -> Difference | None:
+        statement = int(mismatch.key.split("/", 1)[0])
+        sequence = kept.statements[: statement + 1]
+        base = base_worker.run([sequence], REPLAY_RANDOM_SEED, isolate=True, callees=True, lines=True)[0]
+        head = head_worker.run([sequence], REPLAY_RANDOM_SEED, isolate=True, callees=True, lines=True)[0]
+        key = mismatch.key
+        base_leaf, head_leaf = base["obs"].get(key), head["obs"].get(key)
+        if not (leaves_equal(base_leaf, mismatch.base) and leaves_equal(head_leaf, mismatch.head)):
+            return None  # does not reproduce in a fresh process: nondeterministic
+        kind = kind_of(mismatch)
+        callees = base.get("callees") or head.get("callees") or []
+        target = callees[statement] if statement < len(callees) else sequence[statement]["op"]
+        path, line = self._location(statement, head, base, target)
+        name = f"test_{kind}_{_slug(target)}"
+        test = render_test(sequence, self.operations, mismatch, name)
+        return Difference(
+            id="", kind=kind, target=target, path=path, line=line,
+            base=leaf_text(mismatch.base, mismatch.head), head=leaf_text(mismatch.head, mismatch.base),
+            test=test, key=key, statements=[Statement.from_json(s) for s in sequence])
+
+    def _location(self, statement: int, head: dict, base: dict, target: str) -> tuple[str | None, int | None]:
+        """The first changed line the differing statement executed (head first), else the target's unit."""
+        for result, checkout in ((head, self.head), (base, self.base)):
+            lines = sorted((file, line) for s, file, line in result.get("covered", []) if s == statement)
+            if lines:
+                file, line = lines[0]
+                return _relative(file, checkout), line
+        module, _, qualname = target.partition(":")
+        for unit in self.changes.units:
+            if unit.module == module and unit.qualname == qualname:
+                return unit.path, unit.start
+        op = self.operations.get(target)
+        if op and op.file:
+            return _relative(op.file, self.base), op.line
+        return None, None
+
+    def coverage(self) -> Coverage:
+        covered: dict[str, set[int]] = {"base": set(), "head": set()}
+        for kept in self.kept:
+            for side, result in (("base", kept.replayed_base), ("head", kept.replayed_head)):
+                for _, file, line in (result or {}).get("covered", []):
+                    covered[side].add((file, line))
+        imported = {"base": set(self.changes.modules), "head": set(self.changes.modules)}
+        coverage = Coverage()
+        for change in self.changes.files:
+            side = "head" if change.head_lines and change.head_path else "base"
+            path = change.head_path if side == "head" else change.base_path
+            checkout = self.head if side == "head" else self.base
+            if not path or not change.module:
+                continue
+            wanted = change.head_lines if side == "head" else change.base_lines
+            lines = _executable(checkout.root / path)
+            changed = sorted(set(wanted) & lines.all)
+            hit = {line for line in changed if (str(checkout.root / path), line) in covered[side]
+                   or (line in lines.at_import and change.module in imported[side])}
+            coverage.changed_lines += len(changed)
+            coverage.changed_lines_covered += len(hit)
+            missing = [line for line in changed if line not in hit]
+            if missing:
+                coverage.uncovered[path] = missing
+        return coverage
+
+
+def _executable(path: Path) -> ExecutableLines:
+    try:
+        return executable_lines(path.read_text(encoding="utf-8", errors="replace"), str(path))
+    except OSError:
+        return ExecutableLines(frozenset(), frozenset())
+
+
+def _key_shape(statement: str, rest: str) -> str:
+    """A mismatch key with its statement numbers abstracted, for grouping."""
+    if rest == "!":
+        return "!"
+    digits = len(rest) - len(rest.lstrip("0123456789"))
+    var, suffix = rest[:digits], rest[digits:]
+    return ("result" if var == statement else "argument") + suffix
+
+
+def _relative(file: str, checkout: Checkout) -> str:
+    try:
+        return Path(file).resolve().relative_to(checkout.root.resolve()).as_posix()
+    except ValueError:
+        return file
+
+
+def _slug(target: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in target.replace(":", "_")).strip("_").lower()[:60]
+
+
+def _import_difference(module: str, error: str, changes: ChangeSet) -> Difference:
+    path = next((f.head_path for f in changes.files if f.module == module), None)
+    test = f"def test_import_{_slug(module)}():\n    import {module}  # head: {error}\n"
+    return Difference(id="", kind="exception", target=f"{module}:<module>", path=path, line=1,
+                      base="imports", head=f"raises {error}", test=test, key="import")
+

@@ -1,0 +1,238 @@
+"""Randoop's feedback-directed generation loop, on the host side of the worker boundary.
+
+Sequences are built bottom-up: pick an operation (focus operations most often), fill its
+receiver and arguments from pools of earlier sequences whose values have the right
+runtime type (MRO-indexed), or from seeded primitives and mined constants, and append the
+call. Duplicates are discarded before execution. After execution, sequences that ended
+normally with a value not seen before extend the pools; sequences that raised are never
+extended (but are still kept as regression tests by the engine).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .catalog import Catalog, Operation, Parameter
+from .values import ValueGenerator
+
+MAX_LENGTH = 12
+FOCUS_SHARE = 0.7
+NULL_RATIO = 0.05
+REPEAT_RATIO = 0.05
+MAX_REPEAT = 6
+POOL_LIMIT = 400  # values per type; older entries are replaced at random past this
+
+
+@dataclass(frozen=True)
+class PoolEntry:
+    """A sequence and the index of the statement whose value (or mutated receiver) it offers."""
+
+    statements: tuple[dict, ...]
+    index: int
+
+
+@dataclass
+class Pools:
+    by_type: dict[str, list[PoolEntry]] = field(default_factory=dict)
+    seen_states: set[str] = field(default_factory=set)
+    rng: random.Random = field(default_factory=random.Random)
+
+    def add(self, entry: PoolEntry, mro: list[str], digest: str) -> bool:
+        """Add `entry` under every type of its MRO unless an equal state is already pooled."""
+        key = f"{mro[0] if mro else '?'}:{digest}"
+        if key in self.seen_states:
+            return False
+        self.seen_states.add(key)
+        for name in mro:
+            bucket = self.by_type.setdefault(name, [])
+            if len(bucket) < POOL_LIMIT:
+                bucket.append(entry)
+            else:
+                bucket[self.rng.randrange(POOL_LIMIT)] = entry
+        return True
+
+    def pick(self, type_names: tuple[str, ...] | list[str], rng: random.Random) -> PoolEntry | None:
+        buckets = [self.by_type[t] for t in type_names if self.by_type.get(t)]
+        if not buckets:
+            return None
+        bucket = rng.choice(buckets)
+        return bucket[rng.randrange(len(bucket))]
+
+    def pick_any(self, rng: random.Random) -> PoolEntry | None:
+        names = [t for t, bucket in self.by_type.items() if bucket and not t.startswith("builtins.")]
+        return self.pick([rng.choice(names)], rng) if names else None
+
+
+class _Builder:
+    """Assembles one candidate: concatenated pool sequences plus the new call."""
+
+    def __init__(self) -> None:
+        self.statements: list[dict] = []
+        self._offsets: dict[int, int] = {}
+
+    def include(self, entry: PoolEntry) -> dict:
+        """Splice `entry`'s statements in (once) and return a reference to its value."""
+        offset = self._offsets.get(id(entry))
+        if offset is None:
+            offset = self._offsets[id(entry)] = len(self.statements)
+            self.statements.extend(_shift(s, offset) for s in entry.statements)
+        return {"ref": entry.index + offset}
+
+
+def _shift(statement: dict, offset: int) -> dict:
+    if offset == 0:
+        return statement
+
+    def move(arg: dict) -> dict:
+        return {"ref": arg["ref"] + offset} if "ref" in arg else arg
+
+    return {"op": statement["op"], "args": [move(a) for a in statement["args"]],
+            "kwargs": {k: move(a) for k, a in statement["kwargs"].items()}}
+
+
+class Explorer:
+    """Generates candidate sequences and learns from their execution results."""
+
+    def __init__(self, catalog: Catalog, values: ValueGenerator, rng: random.Random) -> None:
+        self.catalog = catalog
+        self.values = values
+        self.rng = rng
+        self.pools = Pools(rng=random.Random(rng.random()))
+        self.seen: set[str] = set()
+        self.operations = [op for op in catalog.operations if op.kind != "constructor" or
+                           not catalog.classes.get(op.owner or "", {}).get("abstract")]
+        self.focus = [op for op in self.operations if op.id in catalog.focus]
+        self.builders = [op for op in self.operations if op.id not in catalog.focus]
+        self.duplicates = 0
+
+    def candidates(self, count: int, attempts: int = 20) -> Iterator[list[dict]]:
+        """Up to `count` new, distinct sequences."""
+        made = 0
+        for _ in range(count * attempts):
+            if made == count:
+                return
+            statements = self._candidate()
+            if statements is None:
+                continue
+            key = json.dumps(statements, separators=(",", ":"))
+            if key in self.seen:
+                self.duplicates += 1
+                continue
+            self.seen.add(key)
+            made += 1
+            yield statements
+
+    def feedback(self, statements: list[dict], result: dict) -> None:
+        """Pool the values of a normally-ended sequence whose states are new."""
+        if result.get("status") != "ok" or not statements:
+            return
+        last = len(statements) - 1
+        entry_statements = tuple(statements)
+        types = result.get("types", [])
+        digests = result.get("digests", {})
+        if result.get("reusable") and result["reusable"][-1] and len(types) > last:
+            self.pools.add(PoolEntry(entry_statements, last), types[last], digests.get(str(last), ""))
+        for arg in statements[-1]["args"]:
+            ref = arg.get("ref")
+            if ref is not None and ref < len(types) and f"{last}/{ref}" in digests:
+                self.pools.add(PoolEntry(entry_statements, ref), types[ref], digests[f"{last}/{ref}"])
+
+    # ------------------------------------------------------------ building candidates
+
+    def _choose_operation(self) -> Operation | None:
+        if self.focus and (not self.builders or self.rng.random() < FOCUS_SHARE):
+            return self.rng.choice(self.focus)
+        return self.rng.choice(self.builders) if self.builders else None
+
+    def _candidate(self) -> list[dict] | None:
+        op = self._choose_operation()
+        if op is None:
+            return None
+        builder = _Builder()
+        receiver = None
+        if op.kind == "method":
+            entry = self._object_of(op.owner or "", depth=2)
+            if entry is None:
+                return None
+            receiver = builder.include(entry)
+        repeat = self.rng.randint(2, MAX_REPEAT) if self.rng.random() < REPEAT_RATIO else 1
+        for _ in range(repeat):
+            call = self._call(op, builder, receiver)
+            if call is None:
+                return None
+            builder.statements.append(call)
+        if len(builder.statements) > MAX_LENGTH:
+            return None
+        return builder.statements
+
+    def _call(self, op: Operation, builder: _Builder, receiver: dict | None) -> dict | None:
+        args: list[dict] = [receiver] if receiver is not None else []
+        kwargs: dict[str, dict] = {}
+        skipping = False
+        for param in op.params:
+            if param.kind == "VAR_KEYWORD":
+                continue
+            if param.kind == "VAR_POSITIONAL":
+                if not skipping and self.rng.random() < 0.3:
+                    args.append(self._argument(param, builder))
+                continue
+            if param.has_default and self.rng.random() < 0.5:
+                skipping = skipping or param.kind != "KEYWORD_ONLY"
+                continue
+            value = self._argument(param, builder)
+            if value is None:
+                return None
+            if param.kind == "KEYWORD_ONLY" or (skipping and param.kind == "POSITIONAL_OR_KEYWORD"):
+                kwargs[param.name] = value
+            elif skipping:
+                return None  # a positional-only parameter after a skipped one
+            else:
+                args.append(value)
+        return {"op": op.id, "args": args, "kwargs": kwargs}
+
+    def _argument(self, param: Parameter, builder: _Builder) -> dict | None:
+        rng = self.rng
+        if param.choices and rng.random() < 0.9:
+            return {"lit": list(rng.choice(param.choices))}
+        if rng.random() < NULL_RATIO:
+            return {"lit": ["none"]}
+        hints = param.hints
+        objects = [h for h in hints if not self.values.can_make(h)]
+        primitives = [h for h in hints if self.values.can_make(h)]
+        if objects and (not primitives or rng.random() < 0.6):
+            entry = self._object_of(rng.choice(objects), depth=1)
+            if entry is not None:
+                return builder.include(entry)
+            if not primitives:
+                return None
+        if primitives:
+            if rng.random() < 0.15:
+                entry = self.pools.pick(primitives, rng)
+                if entry is not None:
+                    return builder.include(entry)
+            return {"lit": self.values.make(rng.choice(primitives))}
+        if rng.random() < 0.25:
+            entry = self.pools.pick_any(rng)
+            if entry is not None:
+                return builder.include(entry)
+        return {"lit": self.values.any()}
+
+    def _object_of(self, type_name: str, depth: int) -> PoolEntry | None:
+        """A pooled value of `type_name`, or (detective) a fresh constructor call when none exists."""
+        entry = self.pools.pick([type_name], self.rng)
+        if entry is not None and self.rng.random() < 0.9:
+            return entry
+        constructors = [c for c in self.catalog.operations if c.kind == "constructor"
+                        and type_name in self.catalog.classes.get(c.owner or "", {}).get("mro", ())]
+        if not constructors or depth <= 0:
+            return entry
+        constructor = self.rng.choice(constructors)
+        builder = _Builder()
+        call = self._call(constructor, builder, None)
+        if call is None:
+            return entry
+        builder.statements.append(call)
+        return PoolEntry(tuple(builder.statements), len(builder.statements) - 1)

@@ -1,0 +1,43 @@
+"""Which source lines can execute, and which of those run at import time.
+
+Changed-line coverage counts only lines that carry code (not comments, blank lines or
+docstrings), and credits module-level and class-body lines to a successful import, since
+they run before any sequence does. Compiling source text executes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import CodeType
+
+CO_OPTIMIZED = 0x1
+
+
+@dataclass(frozen=True)
+class ExecutableLines:
+    in_functions: frozenset[int]
+    at_import: frozenset[int]
+
+    @property
+    def all(self) -> frozenset[int]:
+        return self.in_functions | self.at_import
+
+
+def executable_lines(source: str, filename: str = "<source>") -> ExecutableLines:
+    try:
+        module = compile(source, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return ExecutableLines(frozenset(), frozenset())
+    functions: set[int] = set()
+    at_import: set[int] = set()
+    _walk(module, at_import, functions, at_import_level=True)
+    return ExecutableLines(frozenset(functions), frozenset(at_import - functions))
+
+
+def _walk(code: CodeType, at_import: set[int], functions: set[int], at_import_level: bool) -> None:
+    target = at_import if at_import_level else functions
+    target.update(line for _, _, line in code.co_lines() if line is not None and line > 0)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            # class bodies (not CO_OPTIMIZED) run at import; function bodies run when called
+            _walk(const, at_import, functions, at_import_level and not const.co_flags & CO_OPTIMIZED)

@@ -1,0 +1,227 @@
+"""Pytest source for a difference: the call sequence, then one assertion that holds on base.
+
+The asserted expression is read back from the observation key (`3/0:total` is
+`meter.total` after statement 3), the expected value from the base leaf, and the head
+value goes into the assertion message, so the test passes on base and fails on head.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from dataclasses import dataclass, field
+
+from .catalog import Operation
+from .compare import Mismatch, leaf_text
+from .worker.literals import source as literal_source
+
+BINARY = {"__eq__": "==", "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
+          "__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__floordiv__": "//",
+          "__mod__": "%", "__and__": "&", "__or__": "|", "__xor__": "^"}
+UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__float__": "float({0})",
+         "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
+         "__bool__": "bool({0})", "__hash__": "hash({0})"}
+WRAPPERS = {"@len": "len({})", "@list": "list({})", "@str": "str({})", "@repr": "repr({})"}
+
+
+@dataclass
+class _Imports:
+    names: dict[str, str] = field(default_factory=dict)  # local name -> "from m import n" line
+    modules: set[str] = field(default_factory=set)
+
+    def name_for(self, module: str, name: str) -> str:
+        line = f"from {module} import {name}"
+        if self.names.get(name, line) == line:
+            self.names[name] = line
+            return name
+        self.modules.add(module)  # clash: fall back to the qualified form
+        return f"{module}.{name}"
+
+    def lines(self) -> list[str]:
+        return sorted({f"import {m}" for m in self.modules}) + sorted(set(self.names.values()))
+
+
+def render_test(statements: list[dict], operations: dict[str, Operation], mismatch: Mismatch,
+                test_name: str) -> str:
+    """A self-contained pytest module that passes on base and fails on head."""
+    imports = _Imports()
+    last = int(mismatch.key.split("/", 1)[0])
+    statements = statements[: last + 1]
+    needed = _referenced(statements, mismatch)
+    names = _variable_names(statements, operations, needed)
+    body: list[str] = []
+    for index, statement in enumerate(statements):
+        call = _call_source(statement, operations, names, imports)
+        if index == last:
+            body.extend(_assertion(index, call, names, mismatch, imports))
+        elif index in needed:
+            body.append(f"{names[index]} = {call}")
+        else:
+            body.append(call)
+    header = imports.lines()
+    source = "\n".join(header) + ("\n\n\n" if header else "") + f"def {test_name}():\n"
+    return source + "".join(f"    {line}\n" for line in body)
+
+
+def _referenced(statements: list[dict], mismatch: Mismatch) -> set[int]:
+    refs = {a["ref"] for s in statements for a in (*s["args"], *s["kwargs"].values()) if "ref" in a}
+    var = re.split(r"[.:\[@!]", mismatch.key.split("/", 1)[1], maxsplit=1)[0]
+    if var.isdigit():
+        refs.add(int(var))
+    return refs
+
+
+def _variable_names(statements: list[dict], operations: dict[str, Operation], needed: set[int]) -> dict[int, str]:
+    names: dict[int, str] = {}
+    used: set[str] = set()
+    for index in sorted(needed):
+        if index >= len(statements):
+            continue
+        op = operations.get(statements[index]["op"])
+        base = _snake(op.name if op and op.kind == "constructor" else "result")
+        if keyword.iskeyword(base) or not base.isidentifier():
+            base = "value"
+        name, n = base, 2
+        while name in used:
+            name, n = f"{base}_{n}", n + 1
+        used.add(name)
+        names[index] = name
+    return names
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower().strip("_") or "value"
+
+
+def _arg_source(arg: dict, names: dict[int, str]) -> str:
+    return names.get(arg["ref"], f"<unnamed {arg['ref']}>") if "ref" in arg else literal_source(arg["lit"])
+
+
+def _call_source(statement: dict, operations: dict[str, Operation], names: dict[int, str],
+                 imports: _Imports) -> str:
+    op_id = statement["op"]
+    op = operations.get(op_id)
+    module, _, qualname = op_id.partition(":")
+    args = [_arg_source(a, names) for a in statement["args"]]
+    kwargs = [f"{k}={_arg_source(a, names)}" for k, a in statement["kwargs"].items()]
+    kind = op.kind if op else ("method" if "." in qualname else "function")
+    if kind == "method":
+        receiver, rest = args[0], args[1:]
+        method = qualname.rsplit(".", 1)[-1]
+        if method in BINARY and len(rest) == 1 and not kwargs:
+            return f"{receiver} {BINARY[method]} {rest[0]}"
+        if method in UNARY and not rest and not kwargs:
+            return UNARY[method].format(receiver)
+        if method == "__getitem__" and len(rest) == 1:
+            return f"{receiver}[{rest[0]}]"
+        if method == "__setitem__" and len(rest) == 2:
+            return f"{receiver}[{rest[0]}] = {rest[1]}"
+        if method == "__delitem__" and len(rest) == 1:
+            return f"del {receiver}[{rest[0]}]"
+        if method == "__contains__" and len(rest) == 1:
+            return f"{rest[0]} in {receiver}"
+        return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
+    top = qualname.split(".", 1)[0]
+    callee = imports.name_for(module, top) + qualname[len(top):]
+    return f"{callee}({', '.join([*args, *kwargs])})"
+
+
+def _assertion(index: int, call: str, names: dict[int, str], mismatch: Mismatch, imports: _Imports) -> list[str]:
+    base, head = mismatch.base, mismatch.head
+    rest = mismatch.key.split("/", 1)[1]
+    note = f"head: {leaf_text(head, base)}"
+    is_statement = call.startswith("del ") or (" = " in call and "[" in call.split(" = ", 1)[0])
+    if rest == "!":
+        if base is not None and base[0] == "E":
+            return [*_raises(base, imports, note), f"    {call}"]
+        return [f"{call}  # {note}"]
+    var, suffix = _split_var(rest)
+    value_name = names.get(int(var), "result")
+    if int(var) == index and not is_statement:
+        prefix = [f"{value_name} = {call}"]
+    else:
+        prefix = [call]
+    expression = _expression(value_name, suffix)
+    if base is not None and base[0] == "E":
+        return [*prefix, *_raises(base, imports, note), f"    {expression}"]
+    return [*prefix, *_compare(expression, base, note, imports)]
+
+
+def _split_var(rest: str) -> tuple[str, str]:
+    match = re.match(r"(\d+)(.*)", rest)
+    assert match, rest
+    return match.group(1), match.group(2)
+
+
+def _expression(name: str, suffix: str) -> str:
+    """Turn a key suffix (`.a:b[0]@len`) into Python source over `name`."""
+    expression, position = name, 0
+    while position < len(suffix):
+        rest = suffix[position:]
+        if rest.startswith("@"):
+            token = re.match(r"@\w+", rest).group(0)
+            expression = WRAPPERS[token].format(expression)
+        elif rest.startswith(("." , ":")):
+            token = re.match(r"[.:]\w+(\(\))?", rest).group(0)
+            expression += "." + token[1:]
+        elif rest.startswith("["):
+            token = _index_token(rest)
+            expression += token
+        else:
+            raise ValueError(f"cannot render key suffix {suffix!r}")
+        position += len(token)
+    return expression
+
+
+def _index_token(text: str) -> str:
+    for end in range(2, len(text) + 1):
+        if text[end - 1] == "]":
+            try:
+                ast.literal_eval(text[1:end - 1])
+            except (ValueError, SyntaxError):
+                continue
+            return text[:end]
+    raise ValueError(f"unterminated index in {text!r}")
+
+
+def _raises(leaf: list, imports: _Imports, note: str) -> list[str]:
+    imports.modules.add("pytest")
+    name, message = leaf[1], leaf[2]
+    module = leaf[3] if len(leaf) > 3 else "builtins"
+    exception = name if module == "builtins" else imports.name_for(module, name.split(".")[0]) + name[
+        len(name.split(".")[0]):]
+    if message and "0x?" not in message and not message.endswith("..."):
+        imports.modules.add("re")
+        return [f"with pytest.raises({exception}, match={('^' + re.escape(message) + '$')!r}):  # {note}"]
+    return [f"with pytest.raises({exception}):  # {note}"]
+
+
+def _compare(expression: str, base: list | None, note: str, imports: _Imports) -> list[str]:
+    message = repr(note)
+    if base is None:
+        return [f"assert not hasattr({expression.rsplit('.', 1)[0]}, {expression.rsplit('.', 1)[-1]!r}), "
+                f"{message}"] if "." in expression else [f"{expression}  # {note}"]
+    tag = base[0]
+    if tag == "n":
+        return [f"assert {expression} is None, {message}"]
+    if tag == "t":
+        return [f"assert {expression} is {base[1]}, {message}"]
+    if tag in ("i", "s"):
+        return [f"assert {expression} == {base[1]!r}, {message}"]
+    if tag == "b":
+        return [f"assert {expression} == {bytes.fromhex(base[1])!r}, {message}"]
+    if tag == "f":
+        value = float(base[1])
+        if value != value:
+            imports.modules.add("math")
+            return [f"assert math.isnan({expression}), {message}"]
+        imports.modules.add("pytest")
+        return [f"assert {expression} == pytest.approx({base[1]}, rel=1e-09, abs=1e-12), {message}"]
+    if tag == "T":
+        return [f"assert type({expression}).__qualname__ == {base[1].rsplit('.', 1)[-1]!r}, {message}"]
+    if tag in ("list", "tuple", "dict", "gen") or (len(base) >= 2 and isinstance(base[1], int)):
+        return [f"assert len({expression}) == {base[1]}, {message}"]
+    if tag == "enum":
+        return [f"assert f'{{type({expression}).__name__}}.{{{expression}.name}}' == {base[1]!r}, {message}"]
+    return [f"{expression}  # base: {leaf_text(base)}; {note}"]
