@@ -42,7 +42,8 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
     parser.add_argument("--budget", type=_positive_float, default=budget, metavar="SECONDS",
                         help=f"time budget in seconds (default: {budget:g})")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report (difforacle.report/1)")
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help="write the JSON report (difforacle.report/1)")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the markdown report")
     parser.add_argument("--tests-dir", type=Path, metavar="DIR", help="write one pytest file per difference")
     parser.add_argument("--python", default=sys.executable, metavar="PATH",

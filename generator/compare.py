@@ -82,7 +82,8 @@ def _stopped_earlier(key: str, base: dict, head: dict) -> bool:
     """True if a key is missing on one side only because that side stopped at an earlier statement."""
     statement = statement_of(key)
     for side in (base, head):
-        if key not in side["obs"] and any(k.endswith("/!") and statement_of(k) < statement for k in side["obs"]):
+        stops = [statement_of(k) for k in side["obs"] if k.endswith("/!")]
+        if key not in side["obs"] and any(stop < statement for stop in stops):
             return True
     return False
 

@@ -150,7 +150,7 @@ class _Session:
         rng = random.Random(self.options.seed)
         constants = mine_constants(*self._constant_sources())
         explorer = Explorer(catalog, ValueGenerator(random.Random(rng.random()), constants), rng)
-        replay_all = any(u.kind in ("module", "class") for u in self.changes.units)
+        replay_all = bool(worker.unwrapped) or any(u.kind in ("module", "class") for u in self.changes.units)
         stats = self.report.stats
         explore_started = time.monotonic()
         while not self._explore_done():
@@ -163,7 +163,8 @@ class _Session:
                 if result["status"] in KEPT_STATUSES and (result.get("hit") or replay_all):
                     self.kept.append(_Kept(statements, result))
             stats.sequences += len(batch)
-            self.explore_rate = stats.sequences / max(1e-6, time.monotonic() - explore_started)
+            stats.explore_seconds = time.monotonic() - explore_started
+            self.explore_rate = stats.sequences / max(1e-6, stats.explore_seconds)
             self.progress("exploring")
         stats.kept = len(self.kept)
 

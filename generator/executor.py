@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .model import Checkout, ChangeSet, SetupError
+from .model import ChangeSet, Checkout, SetupError
 
 BOOT = Path(__file__).parent / "worker" / "boot.py"
 INIT_TIMEOUT = 120.0
@@ -61,6 +61,7 @@ class Worker:
             "sequence_timeout": options.sequence_timeout, "memory_mb": options.memory_mb,
         }, timeout=INIT_TIMEOUT)
         self.catalog: dict = reply["catalog"]
+        self.unwrapped: list[str] = reply.get("unwrapped", [])  # changed units without hit detection
 
     def request(self, message: dict, timeout: float | None = None) -> dict:
         if self._process.poll() is not None:
@@ -76,7 +77,8 @@ class Worker:
             raise WorkerError(f"{self.side} worker exited: {self._stderr_tail()}")
         reply = json.loads(line)
         if not reply.get("ok"):
-            raise WorkerError(f"{self.side} worker failed: {reply.get('error')}\n{reply.get('traceback', '')}")
+            detail = f"{reply.get('error')}\n{reply.get('traceback', '')}"
+            raise WorkerError(f"{self.side} worker failed: {detail}")
         return reply
 
     def run(self, sequences: Sequence[list[dict]], random_seed: int, *, isolate: bool = False,

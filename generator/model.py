@@ -138,6 +138,7 @@ class Stats:
     sequences: int = 0
     seconds: float = 0.0
     sequences_per_second: float = 0.0
+    explore_seconds: float = 0.0  # time in the exploration phase: sequences / this = base throughput
     kept: int = 0
     replayed: int = 0
     candidates: int = 0

@@ -72,7 +72,8 @@ def _referenced(statements: list[dict], mismatch: Mismatch) -> set[int]:
     return refs
 
 
-def _variable_names(statements: list[dict], operations: dict[str, Operation], needed: set[int]) -> dict[int, str]:
+def _variable_names(statements: list[dict], operations: dict[str, Operation],
+                    needed: set[int]) -> dict[int, str]:
     names: dict[int, str] = {}
     used: set[str] = set()
     for index in sorted(needed):
@@ -127,7 +128,8 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
     return f"{callee}({', '.join([*args, *kwargs])})"
 
 
-def _assertion(index: int, call: str, names: dict[int, str], mismatch: Mismatch, imports: _Imports) -> list[str]:
+def _assertion(index: int, call: str, names: dict[int, str], mismatch: Mismatch,
+               imports: _Imports) -> list[str]:
     base, head = mismatch.base, mismatch.head
     rest = mismatch.key.split("/", 1)[1]
     note = f"head: {leaf_text(head, base)}"
@@ -138,10 +140,7 @@ def _assertion(index: int, call: str, names: dict[int, str], mismatch: Mismatch,
         return [f"{call}  # {note}"]
     var, suffix = _split_var(rest)
     value_name = names.get(int(var), "result")
-    if int(var) == index and not is_statement:
-        prefix = [f"{value_name} = {call}"]
-    else:
-        prefix = [call]
+    prefix = [f"{value_name} = {call}"] if int(var) == index and not is_statement else [call]
     expression = _expression(value_name, suffix)
     if base is not None and base[0] == "E":
         return [*prefix, *_raises(base, imports, note), f"    {expression}"]

@@ -97,9 +97,6 @@ def _read(path: Path) -> str:
 class ValueGenerator:
     """Seeded primitives by type name (`builtins.int`, ...), preferring mined constants."""
 
-    PRIMITIVE_TYPES = ("builtins.int", "builtins.str", "builtins.float", "builtins.bool", "builtins.bytes",
-                       "builtins.NoneType", "builtins.list", "builtins.tuple", "builtins.dict", "builtins.set")
-
     def __init__(self, rng: random.Random, constants: Constants) -> None:
         self.rng = rng
         self.constants = constants
@@ -109,7 +106,8 @@ class ValueGenerator:
             "builtins.bool": lambda: ["bool", self.rng.random() < 0.5], "builtins.bytes": self.raw,
             "builtins.NoneType": lambda: ["none"], "builtins.list": lambda: self.container("list"),
             "builtins.tuple": lambda: self.container("tuple"), "builtins.dict": self.mapping,
-            "builtins.set": lambda: self.container("set"), "builtins.frozenset": lambda: self.container("set"),
+            "builtins.set": lambda: self.container("set"),
+            "builtins.frozenset": lambda: self.container("set"),
         }
 
     def can_make(self, type_name: str) -> bool:

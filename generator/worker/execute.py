@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import literals
-from .observe import Observer, StatementTimeout, exception_leaf, primitive_leaf, state_digest, type_name
+from .observe import Observer, StatementTimeout, exception_leaf, primitive_leaf, type_name
 from .resolve import Missing, Resolver, Unbindable
 from .tracer import ChangeTracer
 
@@ -95,19 +95,20 @@ class SequenceRunner:
 
     def _observe(self, index: int, statement: dict, value: Any, values: list, result: dict) -> None:
         obs = result["obs"]
-        prefix = f"{index}/{index}"
-        self.observer.snapshot(obs, prefix, value)
+        result["digests"][str(index)] = self.observer.snapshot(obs, f"{index}/{index}", value)
         leaf = primitive_leaf(value)
         huge = leaf is not None and leaf[0] in ("i", "i~", "s~", "b~") and (
             leaf[0] != "i" or abs(value) > HUGE)
         result["types"].append(_mro(value))
         result["reusable"].append(value is not None and not huge)
-        result["digests"][str(index)] = state_digest(obs, prefix)
-        touched = sorted({a["ref"] for a in (*statement["args"], *statement["kwargs"].values()) if "ref" in a})
-        for ref in touched:
+        # The receiver (first argument) gets its observers too; other object arguments, which
+        # calls change far less often, get their attributes and container contents.
+        touched = [a["ref"] for a in (*statement["args"], *statement["kwargs"].values()) if "ref" in a]
+        receiver = statement["args"][0].get("ref") if statement["args"] else None
+        for ref in sorted(set(touched)):
             if primitive_leaf(values[ref]) is None:
-                self.observer.snapshot(obs, f"{index}/{ref}", values[ref])
-                result["digests"][f"{index}/{ref}"] = state_digest(obs, f"{index}/{ref}")
+                result["digests"][f"{index}/{ref}"] = self.observer.snapshot(
+                    obs, f"{index}/{ref}", values[ref], with_observers=ref == receiver)
 
 
 def _argument(arg: dict, values: list) -> Any:

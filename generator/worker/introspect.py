@@ -19,7 +19,8 @@ from .observe import clean_text, type_name
 from .resolve import OPERATORS
 
 # Dunders worth calling as operations (comparisons, containers, arithmetic, text).
-OPERATION_DUNDERS = frozenset(OPERATORS) - {"__hash__", "__str__", "__repr__", "__iter__", "__len__", "__bool__"}
+OPERATION_DUNDERS = frozenset(OPERATORS) - {"__hash__", "__str__", "__repr__", "__iter__", "__len__",
+                                            "__bool__"}
 SKIPPED_BASES = (BaseException,)
 
 

@@ -32,7 +32,9 @@ MAX_STR = 400
 MAX_DEPTH = 3
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
-                  types.ModuleType, types.MethodWrapperType, types.WrapperDescriptorType)
+                  types.ModuleType, types.MethodWrapperType, types.WrapperDescriptorType,
+                  types.MethodDescriptorType, types.ClassMethodDescriptorType, types.LambdaType)
+ROUTINE_TYPE_NAMES = frozenset({"functools.partial", "partial", "staticmethod", "classmethod"})
 
 
 class StatementTimeout(BaseException):
@@ -92,21 +94,32 @@ class Observer:
 
     def __init__(self) -> None:
         self._observers: dict[type, list[tuple[str, str]]] = {}
+        self._kinds: dict[type, str] = {}
+        self._confirmed: set[tuple[type, str]] = set()
+        self._unstable: set[tuple[type, str]] = set()
         self.disabled: set[str] = set()  # type names whose observers must not run
 
     def snapshot(self, out: dict, key: str, value: Any, depth: int = MAX_DEPTH,
-                 with_observers: bool = True) -> None:
-        self._snap(out, key, value, depth, with_observers, set())
+                 with_observers: bool = True) -> str:
+        """Record `value` under `key` in `out`; return a digest of what was recorded."""
+        recorded: dict = {}
+        self._snap(recorded, key, value, depth, with_observers, set())
+        out.update(recorded)
+        return _digest(repr(list(recorded.values())).encode("utf-8", "surrogatepass"))
 
     def _snap(self, out: dict, key: str, value: Any, depth: int, with_observers: bool, seen: set) -> None:
         leaf = primitive_leaf(value)
         if leaf is not None:
             out[key] = leaf
             return
-        if isinstance(value, enum.Enum):
-            out[key] = ["enum", f"{type(value).__qualname__}.{value.name}"]
+        t = type(value)
+        kind = self._kinds.get(t)
+        if kind is None:
+            kind = self._kinds[t] = _kind_of(t)
+        if kind == "enum":
+            out[key] = ["enum", f"{t.__qualname__}.{value.name}"]
             return
-        if isinstance(value, CALLABLE_TYPES) or inspect.isroutine(value):
+        if kind == "callable":
             name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
             out[key] = ["fn", f"{getattr(value, '__module__', '')}.{name}"]
             return
@@ -114,37 +127,38 @@ class Observer:
             out[key] = ["cycle"]
             return
         if depth <= 0:
-            out[key] = ["T", type_name(type(value))]
+            out[key] = ["T", type_name(t)]
             return
         seen.add(id(value))
         try:
-            self._snap_container_or_object(out, key, value, depth, with_observers, seen)
+            self._snap_composite(out, key, value, kind, depth, with_observers, seen)
         finally:
             seen.discard(id(value))
 
-    def _snap_container_or_object(self, out: dict, key: str, value: Any, depth: int,
-                                  with_observers: bool, seen: set) -> None:
-        tname = type_name(type(value))
-        if isinstance(value, (list, tuple)):
-            out[key] = [type(value).__name__ if type(value) in (list, tuple) else tname, len(value)]
+    def _snap_composite(self, out: dict, key: str, value: Any, kind: str, depth: int,
+                        with_observers: bool, seen: set) -> None:
+        t = type(value)
+        if kind == "sequence":
+            out[key] = [t.__name__ if t in (list, tuple) else type_name(t), len(value)]
             for i, item in enumerate(value[:MAX_ITEMS]):
                 self._snap(out, f"{key}[{i}]", item, depth - 1, False, seen)
-        elif isinstance(value, dict):
+        elif kind == "dict":
             keys = list(islice(value.keys(), MAX_ITEMS))
-            out[key] = ["dict" if type(value) is dict else tname, len(value), [_key_text(k) for k in keys]]
+            out[key] = ["dict" if t is dict else type_name(t), len(value), [_key_text(k) for k in keys]]
             for k in keys:
-                if primitive_leaf(k) is not None and type(k) in (int, str, bool):
+                if type(k) in (int, str, bool):
                     self._snap(out, f"{key}[{k!r}]", value[k], depth - 1, False, seen)
-        elif isinstance(value, (set, frozenset)):
+        elif kind == "set":
             out[key] = ["set", len(value), sorted(_key_text(k) for k in islice(value, 200))]
-        elif isinstance(value, types.GeneratorType):
+        elif kind == "generator":
             items = list(islice(value, MAX_ITEMS))
             out[key] = ["gen", len(items)]
             for i, item in enumerate(items):
                 self._snap(out, f"{key}[{i}]", item, depth - 1, False, seen)
-        elif isinstance(value, BaseException):
+        elif kind == "exception":
             out[key] = exception_leaf(value)
         else:
+            tname = type_name(t)
             out[key] = ["T", tname]
             self._snap_attributes(out, key, value, depth, seen)
             if with_observers and tname not in self.disabled:
@@ -164,29 +178,57 @@ class Observer:
             self._snap(out, f"{key}.{name}", attr, depth - 1, False, seen)
 
     def _snap_observers(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
-        for suffix, name in self.observers_of(type(value)):
-            first: dict = {}
-            second: dict = {}
-            for target in (first, second):
-                try:
-                    result = _call_observer(value, suffix, name)
-                except StatementTimeout:
-                    raise
-                except BaseException as exc:  # an observer that raises is an observation too
-                    target[""] = exception_leaf(exc)
-                    continue
-                self._snap(target, "", result, min(depth - 1, 2), False, seen)
-            if first != second:
+        t = type(value)
+        for suffix, name in self.observers_of(t):
+            first = self._observe_once(value, suffix, name, depth, seen)
+            if (t, suffix) not in self._confirmed:
+                # Run-time purity check, once per type and observer in this process: the same
+                # result twice. Values that vary across processes are masked by the host.
+                if first != self._observe_once(value, suffix, name, depth, seen):
+                    self._unstable.add((t, suffix))
+                self._confirmed.add((t, suffix))
+            if (t, suffix) in self._unstable:
                 out[key + suffix] = ["unstable"]
                 continue
             for sub, leaf in first.items():
                 out[key + suffix + sub] = leaf
+
+    def _observe_once(self, value: Any, suffix: str, name: str, depth: int, seen: set) -> dict:
+        result: dict = {}
+        try:
+            observed = _call_observer(value, suffix, name)
+        except StatementTimeout:
+            raise
+        except BaseException as exc:  # an observer that raises is an observation too
+            result[""] = exception_leaf(exc)
+            return result
+        self._snap(result, "", observed, min(depth - 1, 2), False, seen)
+        return result
 
     def observers_of(self, t: type) -> list[tuple[str, str]]:
         """(key suffix, name) of each observer of type `t`, decided once per type."""
         if t not in self._observers:
             self._observers[t] = _find_observers(t)
         return self._observers[t]
+
+
+def _kind_of(t: type) -> str:
+    """How a type is snapshotted, decided once per type."""
+    if issubclass(t, enum.Enum):
+        return "enum"
+    if issubclass(t, CALLABLE_TYPES) or inspect.isroutine(t) or t.__name__ in ROUTINE_TYPE_NAMES:
+        return "callable"
+    if issubclass(t, (list, tuple)):
+        return "sequence"
+    if issubclass(t, dict):
+        return "dict"
+    if issubclass(t, (set, frozenset)):
+        return "set"
+    if issubclass(t, types.GeneratorType):
+        return "generator"
+    if issubclass(t, BaseException):
+        return "exception"
+    return "object"
 
 
 def _key_text(k: Any) -> str:
@@ -232,9 +274,9 @@ def _find_observers(t: type) -> list[tuple[str, str]]:
         if isinstance(attr, property):
             if attr.fget is not None and is_observer_candidate(t, attr.fget):
                 found.append((f":{name}", name))
-        elif isinstance(attr, types.FunctionType) and _takes_no_arguments(attr):
-            if not name_suggests_mutation(name) and is_observer_candidate(t, attr):
-                found.append((f".{name}()", name))
+        elif (isinstance(attr, types.FunctionType) and _takes_no_arguments(attr)
+              and not name_suggests_mutation(name) and is_observer_candidate(t, attr)):
+            found.append((f".{name}()", name))
     if issubclass(t, Collection) and not issubclass(t, Iterator):
         for suffix, dunder in (("@len", "__len__"), ("@list", "__iter__")):
             func = _defined_in_python(t, dunder)
@@ -242,9 +284,9 @@ def _find_observers(t: type) -> list[tuple[str, str]]:
                 found.append((suffix, dunder))
     for suffix, dunder in (("@str", "__str__"), ("@repr", "__repr__")):
         func = _defined_in_python(t, dunder)
-        if func is not None and isinstance(func, types.FunctionType) and is_observer_candidate(t, func):
-            if dunder == "__str__" or _defined_in_python(t, "__str__") is not func:
-                found.append((suffix, dunder))
+        if (isinstance(func, types.FunctionType) and is_observer_candidate(t, func)
+                and (dunder == "__str__" or _defined_in_python(t, "__str__") is not func)):
+            found.append((suffix, dunder))
     return found
 
 
@@ -254,11 +296,3 @@ def _takes_no_arguments(func: types.FunctionType) -> bool:
     except (TypeError, ValueError):
         return False
     return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
-
-
-def state_digest(observations: dict, prefix: str) -> str:
-    """A digest of everything observed under `prefix`, for the host's redundancy filter."""
-    size = len(prefix)
-    items = sorted((k[size:], repr(v)) for k, v in observations.items()
-                   if k.startswith(prefix) and (len(k) == size or k[size] in ".:[@"))
-    return _digest(repr(items).encode("utf-8", "surrogatepass"))

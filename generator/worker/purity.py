@@ -43,6 +43,7 @@ def is_observer_candidate(cls: type, func: Any, depth: int = 2) -> bool:
 
 
 def _check(cls: type, func: Any, depth: int) -> bool:
+    func = inspect.unwrap(func)
     code = getattr(func, "__code__", None)
     if code is None:
         return True

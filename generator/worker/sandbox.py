@@ -75,14 +75,15 @@ class ForkRunner:
         self.sequence_timeout = sequence_timeout
         self._progress = mmap.mmap(-1, 8)  # shared with children: (sequence, statement) in progress
 
-    def run(self, items: list[Any], work: Callable[[Any], dict], isolate: bool) -> list[dict]:
-        results: list[dict] = []
+    def run(self, items: list[Any], work: Callable[[Any], dict], isolate: bool) -> list[str]:
+        """One JSON text per item, in order (kept as text: the host decodes it, not us)."""
+        results: list[str] = []
         while len(results) < len(items):
             pending = items[len(results):len(results) + 1] if isolate else items[len(results):]
             results.extend(self._run_child(pending, work))
         return results
 
-    def _run_child(self, items: list[Any], work: Callable[[Any], dict]) -> Iterator[dict]:
+    def _run_child(self, items: list[Any], work: Callable[[Any], dict]) -> Iterator[str]:
         struct.pack_into("ii", self._progress, 0, 0, 0)
         read_fd, write_fd = os.pipe()
         cpu = int(self.sequence_timeout * len(items)) + 5
@@ -101,7 +102,7 @@ class ForkRunner:
         os.close(write_fd)
         yield from self._collect(pid, read_fd, items)
 
-    def _collect(self, pid: int, read_fd: int, items: list[Any]) -> Iterator[dict]:
+    def _collect(self, pid: int, read_fd: int, items: list[Any]) -> Iterator[str]:
         buffer = b""
         done = 0
         deadline = time.monotonic() + self.sequence_timeout
@@ -121,13 +122,13 @@ class ForkRunner:
                     line, buffer = buffer.split(b"\n", 1)
                     done += 1
                     deadline = time.monotonic() + self.sequence_timeout
-                    yield json.loads(line)
+                    yield line.decode()
         finally:
             os.close(read_fd)
             _, wait_status = os.waitpid(pid, 0)
         if done < len(items):
             statement = struct.unpack_from("ii", self._progress, 0)[1]
-            yield _lost(status or _describe_exit(wait_status), statement)
+            yield json.dumps(_lost(status or _describe_exit(wait_status), statement))
 
     def set_statement(self, index: int) -> None:
         """Called by the child before each statement so a crash can be placed."""

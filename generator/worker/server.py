@@ -4,7 +4,7 @@ Protocol `difforacle.worker/1`. Requests:
 
     {"cmd": "init", "roots": [...], "modules": [...], "units": [[module, qualname]],
      "lines": {file: [n]}, "call_timeout": s, "sequence_timeout": s, "memory_mb": n}
-        -> {"ok": true, "protocol": ..., "catalog": {...}, "python": "3.11.7"}
+        -> {"ok": true, "protocol": ..., "catalog": {...}, "unwrapped": [units], "python": "3.11.7"}
     {"cmd": "run", "sequences": [[stmt, ...], ...], "random_seed": n, "isolate": bool,
      "callees": bool, "lines": bool, "disabled_observers": [type names]}
         -> {"ok": true, "results": [...], "covered": [[statement-free file, line], ...]}
@@ -26,9 +26,16 @@ from .introspect import build_catalog
 from .observe import Observer
 from .resolve import Resolver
 from .sandbox import ForkRunner
-from .tracer import ChangeTracer, unit_codes
+from .tracer import ChangeTracer, install_hit_wrappers
 
 PROTOCOL = "difforacle.worker/1"
+
+
+class RawReply:
+    """A reply that is already JSON text (the children's results are passed through, not re-encoded)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 class Worker:
@@ -37,7 +44,7 @@ class Worker:
         self.runner: SequenceRunner | None = None
         self.forks: ForkRunner | None = None
 
-    def handle(self, request: dict) -> dict:
+    def handle(self, request: dict) -> dict | RawReply:
         command = request.get("cmd")
         if command == "init":
             return self.init(request)
@@ -49,13 +56,16 @@ class Worker:
         for root in reversed(request["roots"]):
             sys.path.insert(0, root)
         catalog = build_catalog(request["modules"])
-        tracer = ChangeTracer(unit_codes(request.get("units", [])), request.get("lines", {}))
+        tracer = ChangeTracer(request.get("lines", {}))
+        codes, unwrapped = install_hit_wrappers(request.get("units", []), tracer)
+        tracer.watch(codes)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0)
         self.forks = ForkRunner(request.get("memory_mb", 2048), request.get("sequence_timeout", 10.0))
         self.runner.on_statement = self.forks.set_statement
-        return {"ok": True, "protocol": PROTOCOL, "catalog": catalog, "python": sys.version.split()[0]}
+        return {"ok": True, "protocol": PROTOCOL, "catalog": catalog, "unwrapped": unwrapped,
+                "python": sys.version.split()[0]}
 
-    def run(self, request: dict) -> dict:
+    def run(self, request: dict) -> dict | RawReply:
         if self.runner is None or self.forks is None:
             return {"ok": False, "error": "run before init"}
         runner = self.runner
@@ -72,10 +82,11 @@ class Worker:
             return result
 
         results = self.forks.run(request["sequences"], work, bool(request.get("isolate")))
-        return {"ok": True, "results": results}
+        return RawReply('{"ok": true, "results": [' + ",".join(results) + "]}")
 
-    def reply(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message, default=repr) + "\n").encode()
+    def reply(self, message: dict[str, Any] | RawReply) -> None:
+        text = message.text if isinstance(message, RawReply) else json.dumps(message, default=repr)
+        data = (text + "\n").encode()
         view = memoryview(data)
         while view:
             view = view[os.write(self.out_fd, view):]

@@ -1,25 +1,30 @@
 """Which changed units a sequence enters, and which changed lines it executes.
 
-A global trace function sees every new frame; it checks the frame's code object against
-the changed units' code objects (found by qualified name, so line shifts do not matter) and
-returns a line tracer only for frames of changed units, so unchanged code runs at almost
-full speed. A sequence that never enters a changed unit cannot behave differently on the
-other commit, which is what lets the host replay only the sequences that matter.
-Standard library only.
+Entering a changed unit is detected by thin wrappers installed around the changed
+functions (found by qualified name, so line shifts do not matter): a trace function would
+put CPython 3.11 in tracing mode and halve the speed of everything. A sequence that never
+enters a changed unit cannot behave differently on the other commit, which is what lets
+the host replay only the sequences that matter.
+
+Changed *lines* (coverage, and where a difference happens) need a trace function; it is
+switched on only for runs that ask for lines, and returns a line tracer only for frames of
+changed units. Standard library only.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
+import types
 from types import CodeType, FrameType
 from typing import Any
 
 
 class ChangeTracer:
-    def __init__(self, codes: set[CodeType], lines: dict[str, list[int]]) -> None:
-        """`codes`: code objects of the changed units; `lines`: file -> changed lines."""
-        self._codes = codes
+    def __init__(self, lines: dict[str, list[int]]) -> None:
+        """`lines`: file -> changed lines; the units' code objects come with the wrappers."""
+        self._codes: set[CodeType] = set()
         self._lines = {path: frozenset(found) for path, found in lines.items()}
         self.hit = False
         self.statement = 0
@@ -27,19 +32,18 @@ class ChangeTracer:
         self.covered: set[tuple[int, str, int]] = set()  # (statement, file, line)
 
     def start(self) -> None:
-        if self._codes:
+        if self._codes and self.record_lines:
             sys.settrace(self._on_call)
+
+    def watch(self, codes: set[CodeType]) -> None:
+        self._codes = codes
 
     def stop(self) -> None:
         sys.settrace(None)
 
     def _on_call(self, frame: FrameType, event: str, arg: Any) -> Any:
         code = frame.f_code
-        inside = code in self._codes
-        if not inside:
-            return None
-        self.hit = True
-        if not self.record_lines:
+        if code not in self._codes:
             return None
         lines = self._lines.get(code.co_filename)
         if lines is None:
@@ -58,18 +62,67 @@ class ChangeTracer:
             self.covered.add((self.statement, path, line))
 
 
-def unit_codes(units: list[list[str]]) -> set[CodeType]:
-    """Code objects (nested ones included) of the (module, qualname) units that exist here."""
+def install_hit_wrappers(units: list[list[str]], tracer: ChangeTracer) -> tuple[set[CodeType], list[str]]:
+    """Wrap each changed unit that exists here so that calling it sets `tracer.hit`.
+
+    Returns the units' code objects (nested ones included, for line tracing) and the
+    units that could not be wrapped (the host then replays every sequence).
+    """
     codes: set[CodeType] = set()
+    unwrapped: list[str] = []
     for module_name, qualname in units:
-        module = sys.modules.get(module_name)
-        owner: Any = module
-        for part in qualname.split(".")[:-1]:
-            owner = getattr(owner, part, None)
-        raw = getattr(owner, "__dict__", {}).get(qualname.split(".")[-1]) if owner is not None else None
+        owner, name = _owner(module_name, qualname)
+        raw = vars(owner).get(name) if owner is not None else None
+        if raw is None:
+            continue
+        wrapped = _wrap_member(raw, tracer)
+        if wrapped is None:
+            unwrapped.append(f"{module_name}:{qualname}")
+            continue
         for func in _functions_of(raw):
             _collect(getattr(inspect.unwrap(func), "__code__", None), codes)
-    return codes
+        setattr(owner, name, wrapped)
+        if isinstance(raw, types.FunctionType):
+            _replace_aliases(module_name.split(".")[0], raw, wrapped)
+    return codes, unwrapped
+
+
+def _owner(module_name: str, qualname: str) -> tuple[Any, str]:
+    owner: Any = sys.modules.get(module_name)
+    parts = qualname.split(".")
+    for part in parts[:-1]:
+        owner = getattr(owner, part, None)
+    return owner, parts[-1]
+
+
+def _wrap_function(func: Any, tracer: ChangeTracer) -> Any:
+    @functools.wraps(func)
+    def entered(*args: Any, **kwargs: Any) -> Any:
+        tracer.hit = True
+        return func(*args, **kwargs)
+
+    return entered
+
+
+def _wrap_member(raw: Any, tracer: ChangeTracer) -> Any:
+    if isinstance(raw, types.FunctionType):
+        return _wrap_function(raw, tracer)
+    if isinstance(raw, (staticmethod, classmethod)):
+        return type(raw)(_wrap_function(raw.__func__, tracer))
+    if isinstance(raw, property):
+        wrap = [_wrap_function(f, tracer) if f is not None else None for f in (raw.fget, raw.fset, raw.fdel)]
+        return property(*wrap, raw.__doc__)
+    return None
+
+
+def _replace_aliases(package: str, original: Any, wrapped: Any) -> None:
+    """Point other project modules' names for `original` (`from .mod import f`) at the wrapper."""
+    for name, module in list(sys.modules.items()):
+        if module is None or (name != package and not name.startswith(package + ".")):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if value is original:
+                setattr(module, attribute, wrapped)
 
 
 def _functions_of(raw: Any) -> list[Any]:
