@@ -7,6 +7,7 @@ Exit status: 0 no behavioural difference, 1 differences found, 2 usage or setup 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -127,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("difforacle: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug of ours: one line, and the traceback only on request
+        if os.environ.get("DIFFORACLE_DEBUG"):
+            raise
+        print(f"difforacle: internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+              + " (set DIFFORACLE_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_SETUP
 
 
 if __name__ == "__main__":

@@ -73,6 +73,8 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
             session.run()
         finally:
             session.close()
+    for number, difference in enumerate(report.differences, 1):
+        difference.id = f"D{number}"
     report.stats.seconds = time.monotonic() - started
     if report.stats.seconds > 0:
         report.stats.sequences_per_second = report.stats.sequences / report.stats.seconds
@@ -128,6 +130,10 @@ class _Session:
         self._check_imports(catalog, head_worker)
         catalog.focus = focus_operations(catalog, self.changes, read_sources(self.base.root, self.changes))
         self.operations = {op.id: op for op in catalog.operations}
+        importable_on_head = set(self.changes.modules) - set(head_worker.catalog["import_errors"])
+        if not importable_on_head - set(catalog.import_errors):
+            self.report.notes.append("No changed module imports on both commits: nothing to replay.")
+            return
         self.explore(explorer_worker, catalog)
         self.replay(head_worker)
         self.confirm()
@@ -163,7 +169,7 @@ class _Session:
                 if result["status"] in KEPT_STATUSES and (result.get("hit") or replay_all):
                     self.kept.append(_Kept(statements, result))
             stats.sequences += len(batch)
-            stats.explore_seconds = time.monotonic() - explore_started
+            stats.explore_seconds = round(time.monotonic() - explore_started, 2)
             self.explore_rate = stats.sequences / max(1e-6, stats.explore_seconds)
             self.progress("exploring")
         stats.kept = len(self.kept)
@@ -214,7 +220,7 @@ class _Session:
         base_worker = self.start_worker(self.base, "base", 2)
         head_worker = self.start_worker(self.head, "head", 2)
         for members in groups.values():
-            members.sort(key=lambda m: (len(m[0].statements), m[0].statements.__repr__()))
+            members.sort(key=lambda m: (int(m[1].key.split("/", 1)[0]), repr(m[0].statements)))
             for kept, mismatch in members[:REPRESENTATIVES]:
                 difference = self._confirm_one(kept, mismatch, base_worker, head_worker)
                 if difference is not None:
@@ -222,8 +228,6 @@ class _Session:
                     self.report.differences.append(difference)
                     self.progress("confirming")
                     break
-        for number, difference in enumerate(self.report.differences, 1):
-            difference.id = f"D{number}"
 
     def _mismatch_groups(self) -> dict[tuple, list[tuple[_Kept, Mismatch]]]:
         groups: dict[tuple, list[tuple[_Kept, Mismatch]]] = {}

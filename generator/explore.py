@@ -24,6 +24,7 @@ NULL_RATIO = 0.05
 REPEAT_RATIO = 0.05
 MAX_REPEAT = 6
 POOL_LIMIT = 400  # values per type; older entries are replaced at random past this
+MAX_TIMEOUTS = 3
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,10 @@ class Explorer:
         self.focus = [op for op in self.operations if op.id in catalog.focus]
         self.builders = [op for op in self.operations if op.id not in catalog.focus]
         self.duplicates = 0
+        self._short_names: dict[str, list[str]] = {}
+        for type_name in catalog.classes:
+            self._short_names.setdefault("?" + type_name.rsplit(".", 1)[-1], []).append(type_name)
+        self._timeouts: dict[str, int] = {}
 
     def candidates(self, count: int, attempts: int = 20) -> Iterator[list[dict]]:
         """Up to `count` new, distinct sequences."""
@@ -126,7 +131,17 @@ class Explorer:
             yield statements
 
     def feedback(self, statements: list[dict], result: dict) -> None:
-        """Pool the values of a normally-ended sequence whose states are new."""
+        """Pool the values of a normally-ended sequence whose states are new.
+
+        An operation that hangs or kills its process a few times is dropped: each such
+        sequence costs a whole timeout, and Randoop treats them as illegal anyway.
+        """
+        if result.get("status") in ("timeout", "crash") and statements:
+            op_id = statements[min(result.get("n", 0), len(statements) - 1)]["op"]
+            self._timeouts[op_id] = self._timeouts.get(op_id, 0) + 1
+            if self._timeouts[op_id] == MAX_TIMEOUTS:
+                self.focus = [op for op in self.focus if op.id != op_id]
+                self.builders = [op for op in self.builders if op.id != op_id]
         if result.get("status") != "ok" or not statements:
             return
         last = len(statements) - 1
@@ -199,7 +214,7 @@ class Explorer:
             return {"lit": list(rng.choice(param.choices))}
         if rng.random() < NULL_RATIO:
             return {"lit": ["none"]}
-        hints = param.hints
+        hints = [name for h in param.hints for name in self._short_names.get(h, [h])]
         objects = [h for h in hints if not self.values.can_make(h)]
         primitives = [h for h in hints if self.values.can_make(h)]
         if objects and (not primitives or rng.random() < 0.6):
