@@ -97,15 +97,21 @@ def compute_changes(
         elif change.module is None:
             skipped.append(f"{change.head_path or change.base_path}: {_NOT_IMPORTABLE}")
         else:
+            base_source = _source(repo, merge_base, change.base_path, base_checkout)
+            head_source = _source(repo, head_sha, change.head_path, head_checkout)
+            if _same_syntax_tree(base_source, head_source):
+                skipped.append(f"{change.head_path}: {_LAYOUT_ONLY}")
+                continue
             files.append(change)
-            base = _side(repo, merge_base, change.base_path, change.base_lines, base_checkout)
-            head = _side(repo, head_sha, change.head_path, change.head_lines, head_checkout)
+            base = _side(change.base_path, change.base_lines, base_source)
+            head = _side(change.head_path, change.head_lines, head_source)
             units.extend(_units(change.module, base, head))
     units.sort(key=lambda unit: (unit.path, unit.start, unit.end, unit.qualname))
     return ChangeSet(merge_base, tuple(files), tuple(units), tuple(skipped))
 
 
 _NOT_IMPORTABLE = "outside the import roots (tests, scripts or not importable)"
+_LAYOUT_ONLY = "comments or layout only (same syntax tree): behaviour cannot differ"
 
 
 def _file_change(
@@ -197,12 +203,26 @@ def _read(repo: git.Repo, sha: str, path: str, checkout: Checkout) -> bytes:
 # ---------------------------------------------------------------- AST units
 
 
-def _side(
-    repo: git.Repo, sha: str, path: str | None, lines: frozenset[int], checkout: Checkout
-) -> _Side | None:
-    if path is None:
+def _source(repo: git.Repo, sha: str, path: str | None, checkout: Checkout) -> bytes | None:
+    return _read(repo, sha, path, checkout) if path is not None else None
+
+
+def _same_syntax_tree(base: bytes | None, head: bytes | None) -> bool:
+    """True when only comments, blank lines or formatting changed (line numbers are not compared).
+
+    Code that reads its own source or line numbers (inspect, warnings) is the exception we accept.
+    """
+    if base is None or head is None:
+        return False
+    try:
+        return ast.dump(ast.parse(base)) == ast.dump(ast.parse(head))
+    except (SyntaxError, ValueError):
+        return False
+
+
+def _side(path: str | None, lines: frozenset[int], source: bytes | None) -> _Side | None:
+    if path is None or source is None:
         return None
-    source = _read(repo, sha, path, checkout)
     return _Side(path, lines, _parse_spans(source), len(source.splitlines()))
 
 
