@@ -23,11 +23,12 @@ class Parameter:
     has_default: bool
     hints: tuple[str, ...]
     choices: tuple[tuple, ...] = ()
+    default_is_none: bool = False
 
     @staticmethod
     def from_json(data: dict) -> Parameter:
         return Parameter(data["name"], data["kind"], data["has_default"], tuple(data.get("hints", ())),
-                         tuple(tuple(c) for c in data.get("choices", ())))
+                         tuple(tuple(c) for c in data.get("choices", ())), data.get("default") == ["none"])
 
 
 @dataclass(frozen=True)

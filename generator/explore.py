@@ -16,15 +16,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Operation, Parameter
-from .values import ValueGenerator
+from .values import ValueGenerator, type_from_name
 
 MAX_LENGTH = 12
-FOCUS_SHARE = 0.7
+TIER_SHARES = (0.5, 0.3, 0.2)  # focus, related (same class hierarchy), other builders
 NULL_RATIO = 0.05
 REPEAT_RATIO = 0.05
 MAX_REPEAT = 6
 POOL_LIMIT = 400  # values per type; older entries are replaced at random past this
 MAX_TIMEOUTS = 3
+REUSE_RATIO = 0.3
+WORKED_RATIO = 0.3
+WORKED_LIMIT = 16
+REUSABLE_TAGS = ("int", "str", "float", "bytes", "tuple")
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,19 @@ class _Builder:
         return {"ref": entry.index + offset}
 
 
+def _related_types(catalog: Catalog) -> set[str]:
+    """Classes in the same hierarchy as the classes that own focus operations."""
+    owners = {op.owner for op in catalog.operations if op.id in catalog.focus and op.owner}
+    related = set(owners)
+    for type_name, info in catalog.classes.items():
+        mro = set(info.get("mro", ()))
+        if mro & owners:
+            related.add(type_name)
+    for owner in owners:
+        related.update(t for t in catalog.classes.get(owner, {}).get("mro", ()) if t in catalog.classes)
+    return related
+
+
 def _shift(statement: dict, offset: int) -> dict:
     if offset == 0:
         return statement
@@ -105,13 +122,18 @@ class Explorer:
         self.seen: set[str] = set()
         self.operations = [op for op in catalog.operations if op.kind != "constructor" or
                            not catalog.classes.get(op.owner or "", {}).get("abstract")]
+        related = _related_types(catalog)
+        others = [op for op in self.operations if op.id not in catalog.focus]
         self.focus = [op for op in self.operations if op.id in catalog.focus]
-        self.builders = [op for op in self.operations if op.id not in catalog.focus]
+        self.related = [op for op in others if op.owner in related]
+        self.builders = [op for op in others if op.owner not in related]
         self.duplicates = 0
         self._short_names: dict[str, list[str]] = {}
         for type_name in catalog.classes:
             self._short_names.setdefault("?" + type_name.rsplit(".", 1)[-1], []).append(type_name)
         self._timeouts: dict[str, int] = {}
+        self._worked: dict[tuple[str, str], list[list]] = {}
+        self._by_id = {op.id: op for op in self.operations}
 
     def candidates(self, count: int, attempts: int = 20) -> Iterator[list[dict]]:
         """Up to `count` new, distinct sequences."""
@@ -140,10 +162,11 @@ class Explorer:
             op_id = statements[min(result.get("n", 0), len(statements) - 1)]["op"]
             self._timeouts[op_id] = self._timeouts.get(op_id, 0) + 1
             if self._timeouts[op_id] == MAX_TIMEOUTS:
-                self.focus = [op for op in self.focus if op.id != op_id]
-                self.builders = [op for op in self.builders if op.id != op_id]
+                tiers = (self.focus, self.related, self.builders)
+                self.focus, self.related, self.builders = ([op for op in t if op.id != op_id] for t in tiers)
         if result.get("status") != "ok" or not statements:
             return
+        self._learn_arguments(statements[-1])
         last = len(statements) - 1
         entry_statements = tuple(statements)
         types = result.get("types", [])
@@ -155,12 +178,34 @@ class Explorer:
             if ref is not None and ref < len(types) and f"{last}/{ref}" in digests:
                 self.pools.add(PoolEntry(entry_statements, ref), types[ref], digests[f"{last}/{ref}"])
 
+    def _learn_arguments(self, statement: dict) -> None:
+        """Remember literal arguments of a call that ran normally: values that worked before."""
+        op = self._by_id.get(statement["op"])
+        if op is None:
+            return
+        positional = statement["args"][1:] if op.kind == "method" else statement["args"]
+        named = list(zip((p.name for p in op.params), positional, strict=False))
+        for name, arg in [*named, *statement["kwargs"].items()]:
+            if "lit" in arg:
+                known = self._worked.setdefault((op.id, name), [])
+                if arg["lit"] not in known and len(known) < WORKED_LIMIT:
+                    known.append(arg["lit"])
+
     # ------------------------------------------------------------ building candidates
 
     def _choose_operation(self) -> Operation | None:
-        if self.focus and (not self.builders or self.rng.random() < FOCUS_SHARE):
-            return self.rng.choice(self.focus)
-        return self.rng.choice(self.builders) if self.builders else None
+        """Focus operations most often, then their classes' other operations (which build the
+        states the changed methods see), then everything else."""
+        tiers = [(share, tier) for share, tier in zip(TIER_SHARES, (self.focus, self.related, self.builders),
+                                                      strict=True) if tier]
+        if not tiers:
+            return None
+        roll = self.rng.random() * sum(share for share, _ in tiers)
+        for share, tier in tiers:
+            roll -= share
+            if roll < 0:
+                return self.rng.choice(tier)
+        return self.rng.choice(tiers[-1][1])
 
     def _candidate(self) -> list[dict] | None:
         op = self._choose_operation()
@@ -192,12 +237,13 @@ class Explorer:
                 continue
             if param.kind == "VAR_POSITIONAL":
                 if not skipping and self.rng.random() < 0.3:
-                    args.append(self._argument(param, builder))
+                    args.append(self._argument(param, builder, op.id))
                 continue
-            if param.has_default and self.rng.random() < 0.5:
+            omit = 0.85 if param.default_is_none and not param.hints else 0.5
+            if param.has_default and self.rng.random() < omit:
                 skipping = skipping or param.kind != "KEYWORD_ONLY"
                 continue
-            value = self._argument(param, builder)
+            value = self._argument(param, builder, op.id)
             if value is None:
                 return None
             if param.kind == "KEYWORD_ONLY" or (skipping and param.kind == "POSITIONAL_OR_KEYWORD"):
@@ -208,13 +254,29 @@ class Explorer:
                 args.append(value)
         return {"op": op.id, "args": args, "kwargs": kwargs}
 
-    def _argument(self, param: Parameter, builder: _Builder) -> dict | None:
+    def _argument(self, param: Parameter, builder: _Builder, op_id: str) -> dict | None:
         rng = self.rng
         if param.choices and rng.random() < 0.9:
             return {"lit": list(rng.choice(param.choices))}
         if rng.random() < NULL_RATIO:
             return {"lit": ["none"]}
         hints = [name for h in param.hints for name in self._short_names.get(h, [h])]
+        if not hints and (guess := type_from_name(param.name)) and rng.random() < 0.8:
+            hints = [guess]
+        worked = self._worked.get((op_id, param.name))
+        if worked and rng.random() < WORKED_RATIO:
+            if not hints and rng.random() < 0.5:  # a new value of a type that worked here
+                tag = rng.choice(worked)[0]
+                if self.values.can_make(f"builtins.{tag}"):
+                    return {"lit": self.values.make(f"builtins.{tag}")}
+            return {"lit": rng.choice(worked)}
+        if rng.random() < REUSE_RATIO:
+            # The same primitive again (the key just stored, the name just registered): the
+            # primitive counterpart of Randoop reusing a value already in the sequence.
+            used = [a["lit"] for s in builder.statements for a in (*s["args"], *s["kwargs"].values())
+                    if "lit" in a and a["lit"][0] in REUSABLE_TAGS and self._fits(a["lit"], hints)]
+            if used:
+                return {"lit": rng.choice(used)}
         objects = [h for h in hints if not self.values.can_make(h)]
         primitives = [h for h in hints if self.values.can_make(h)]
         if objects and (not primitives or rng.random() < 0.6):
@@ -234,6 +296,10 @@ class Explorer:
             if entry is not None:
                 return builder.include(entry)
         return {"lit": self.values.any()}
+
+    def _fits(self, literal: list, hints: list[str]) -> bool:
+        makeable = [h for h in hints if self.values.can_make(h)]
+        return not hints or any(self.values.tag_of(h) == literal[0] for h in makeable)
 
     def _object_of(self, type_name: str, depth: int) -> PoolEntry | None:
         """A pooled value of `type_name`, or (detective) a fresh constructor call when none exists."""

@@ -191,7 +191,6 @@ def _raises(leaf: list, imports: _Imports, note: str) -> list[str]:
     exception = name if module == "builtins" else imports.name_for(module, name.split(".")[0]) + name[
         len(name.split(".")[0]):]
     if message and "0x?" not in message and not message.endswith("..."):
-        imports.modules.add("re")
         return [f"with pytest.raises({exception}, match={('^' + re.escape(message) + '$')!r}):  # {note}"]
     return [f"with pytest.raises({exception}):  # {note}"]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 MAX_CONSTANT_LENGTH = 80
 SMALL_INTS = (0, 1, 2, 3, -1, 5, 10, 4, 7, 100, -2)
+BOUNDARY_INTS = (255, 256, 1024, 65535, 2**31 - 1, -(2**31), 10**9, 2**63 - 1)
 FLOATS = ("0.0", "1.0", "0.5", "-1.5", "2.25", "100.0", "1e-09", "3.14159")
 STRINGS = ("", "a", "abc", "x y", "A_b", "1", "0.5", "foo.bar", " ", "ünï")
 
@@ -39,14 +40,56 @@ def literal_constants(source: str, lines: Iterable[int] | None = None) -> list[l
     except SyntaxError:
         return []
     wanted = set(lines) if lines is not None else None
+    docstrings = _docstrings(tree)
     found: dict[str, list] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Constant) or (wanted is not None and node.lineno not in wanted):
+            continue
+        if id(node) in docstrings:
             continue
         literal = _constant_literal(node.value)
         if literal is not None:
             found.setdefault(repr(literal), literal)
     return list(found.values())
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """ids of the docstring constants: prose, not values the code compares against."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+# Parameter-name conventions for parameters without annotations or informative defaults.
+_NAME_TYPES = (
+    ("builtins.int", ("size", "count", "num", "index", "idx", "limit", "length", "width", "height",
+                      "depth", "level", "port", "retries", "capacity", "offset", "start", "stop",
+                      "step", "maxsize", "ttl", "n", "i", "j", "k", "age", "year", "month", "day",
+                      "major", "minor", "patch", "precision", "digits", "number", "times")),
+    ("builtins.str", ("name", "text", "string", "word", "prefix", "suffix", "label", "title", "path",
+                      "url", "key", "sep", "separator", "delimiter", "pattern", "message", "msg", "s",
+                      "version", "token", "char", "value_str", "encoding", "format", "fmt")),
+    ("builtins.bool", ("flag", "enabled", "verbose", "strict", "force", "recursive", "reverse")),
+    ("builtins.float", ("ratio", "rate", "factor", "scale", "probability", "weight", "alpha", "timeout")),
+    ("collections.abc.Callable", ("timer", "callback", "func", "function", "fn", "hook", "factory",
+                                  "getsizeof", "getter", "predicate", "default_factory")),
+)
+
+
+def type_from_name(name: str) -> str | None:
+    """A primitive type guessed from a parameter name (`maxsize` -> int), or None."""
+    lowered = name.lower()
+    parts = lowered.split("_")
+    for type_name, words in _NAME_TYPES:
+        if lowered in words or parts[-1] in words:
+            return type_name
+    if parts[0] in ("is", "has", "use", "allow"):
+        return "builtins.bool"
+    return None
 
 
 def _constant_literal(value: object) -> list | None:
@@ -108,10 +151,16 @@ class ValueGenerator:
             "builtins.tuple": lambda: self.container("tuple"), "builtins.dict": self.mapping,
             "builtins.set": lambda: self.container("set"),
             "builtins.frozenset": lambda: self.container("set"),
+            "collections.abc.Callable": self.callback,
+            "typing.Callable": lambda: ["fn", self.integer()],
         }
 
     def can_make(self, type_name: str) -> bool:
         return _plain(type_name) in self._makers
+
+    def tag_of(self, type_name: str) -> str:
+        """The literal tag a primitive type name is made with (`builtins.int` -> `int`)."""
+        return _plain(type_name).rsplit(".", 1)[-1].replace("NoneType", "none")
 
     def make(self, type_name: str) -> list:
         return self._makers[_plain(type_name)]()
@@ -146,9 +195,12 @@ class ValueGenerator:
         mined = self._mined("int")
         if mined is not None:
             return mined
-        if self.rng.random() < 0.8:
+        roll = self.rng.random()
+        if roll < 0.8:
             return ["int", self.rng.choice(SMALL_INTS)]
-        return ["int", self.rng.randint(-1000, 1000)]
+        if roll < 0.92:
+            return ["int", self.rng.randint(-1000, 1000)]
+        return ["int", self.rng.choice(BOUNDARY_INTS)]
 
     def real(self) -> list:
         mined = self._mined("float")
@@ -165,6 +217,10 @@ class ValueGenerator:
                 return ["str", f"{self.rng.choice(SMALL_INTS[:6])}{mined[1]}"]
             return mined
         return ["str", self.rng.choice(STRINGS)]
+
+    def callback(self) -> list:
+        """A function returning a constant: stands in for callbacks such as a cache's timer."""
+        return ["fn", self.integer() if self.rng.random() < 0.7 else self.real()]
 
     def raw(self) -> list:
         mined = self._mined("bytes")

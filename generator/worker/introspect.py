@@ -22,6 +22,8 @@ from .resolve import OPERATORS
 OPERATION_DUNDERS = frozenset(OPERATORS) - {"__hash__", "__str__", "__repr__", "__iter__", "__len__",
                                             "__bool__"}
 SKIPPED_BASES = (BaseException,)
+CALLBACK = "collections.abc.Callable"
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def build_catalog(modules: list[str]) -> dict:
@@ -111,6 +113,8 @@ def _add_operation(operations: dict, op_id: str, kind: str, func: Any, owner: ty
     params = list(signature.parameters.values())
     if kind == "method":
         params = params[1:]
+        if op_id.rsplit(".", 1)[-1] in OPERATORS:  # called as an operator: only the operands
+            params = [p for p in params if p.default is p.empty and p.kind in _POSITIONAL]
     hints = _hints(func.__init__ if kind == "constructor" else func)
     entry = {
         "id": op_id,
@@ -130,6 +134,10 @@ def _parameter(param: inspect.Parameter, hints: dict, wanted: set[type]) -> dict
         entry["default"] = literals.encode(param.default)
     annotation = hints.get(param.name, param.annotation)
     entry["hints"] = _hint_names(annotation, wanted)
+    if not entry["hints"] and entry.get("default") and entry["default"][0] not in ("none", "list", "dict"):
+        entry["hints"] = [type_name(type(param.default))]  # `retries=3`: an int
+    if callable(param.default) and not isinstance(param.default, type) and not entry["hints"]:
+        entry["hints"] = [CALLBACK]  # e.g. timer=time.monotonic: a callback we can supply
     choices = _literal_choices(annotation)
     if choices:
         entry["choices"] = choices

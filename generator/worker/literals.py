@@ -2,8 +2,10 @@
 
 A literal is a list whose first item is a tag: ["int", 3], ["float", "nan"], ["str", "a"],
 ["bytes", "6162"], ["bool", true], ["none"], ["list", [lit, ...]], ["tuple", [...]],
-["set", [...]], ["dict", [[klit, vlit], ...]]. Floats travel as `repr` text so that NaN,
-infinities and -0.0 survive JSON. Standard library only: this module runs in the worker.
+["set", [...]], ["dict", [[klit, vlit], ...]], and ["fn", lit]: a function that accepts any
+arguments and returns the literal (for callback parameters such as `timer`). Floats travel
+as `repr` text so that NaN, infinities and -0.0 survive JSON. Standard library only: this
+module runs in the worker.
 """
 
 from __future__ import annotations
@@ -38,7 +40,16 @@ def decode(lit: list) -> Any:
         return {decode(item) for item in lit[1]}
     if tag == "dict":
         return {decode(k): decode(v) for k, v in lit[1]}
+    if tag == "fn":
+        return _constant_function(decode(lit[1]))
     raise ValueError(f"unknown literal tag {tag!r}")
+
+
+def _constant_function(value: Any) -> Any:
+    def constant(*args: Any, **kwargs: Any) -> Any:
+        return value
+
+    return constant
 
 
 def encode(value: Any, depth: int = 3) -> list | None:
@@ -94,4 +105,6 @@ def source(lit: list) -> str:
         return "{" + ", ".join(source(item) for item in lit[1]) + "}"
     if tag == "dict":
         return "{" + ", ".join(f"{source(k)}: {source(v)}" for k, v in lit[1]) + "}"
+    if tag == "fn":
+        return f"lambda *args, **kwargs: {source(lit[1])}"
     raise ValueError(f"unknown literal tag {tag!r}")

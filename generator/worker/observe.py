@@ -101,11 +101,17 @@ class Observer:
 
     def snapshot(self, out: dict, key: str, value: Any, depth: int = MAX_DEPTH,
                  with_observers: bool = True) -> str:
-        """Record `value` under `key` in `out`; return a digest of what was recorded."""
+        """Record `value` under `key` in `out`; return a digest of its state.
+
+        The digest (the generator's redundancy filter, never an oracle) also covers the
+        shape of private attributes: a cache whose items live in `self.__data` must not look
+        unchanged after an insertion just because no public observer shows its size.
+        """
         recorded: dict = {}
         self._snap(recorded, key, value, depth, with_observers, set())
         out.update(recorded)
-        return _digest(repr(list(recorded.values())).encode("utf-8", "surrogatepass"))
+        state = [list(recorded.values()), _private_shape(value)]
+        return _digest(repr(state).encode("utf-8", "surrogatepass"))
 
     def _snap(self, out: dict, key: str, value: Any, depth: int, with_observers: bool, seen: set) -> None:
         leaf = primitive_leaf(value)
@@ -212,6 +218,22 @@ class Observer:
         return self._observers[t]
 
 
+def _private_shape(value: Any) -> list:
+    """Private attributes, shallowly: primitives by value, containers by type and length."""
+    attributes = getattr(value, "__dict__", None)
+    if not isinstance(attributes, dict):
+        return []
+    shape = []
+    for name, attr in attributes.items():
+        if name.startswith("_"):
+            leaf = primitive_leaf(attr)
+            if leaf is None:
+                size = len(attr) if isinstance(attr, (list, tuple, dict, set, frozenset)) else None
+                leaf = [type(attr).__name__, size]
+            shape.append((name, leaf))
+    return shape
+
+
 def _kind_of(t: type) -> str:
     """How a type is snapshotted, decided once per type."""
     if issubclass(t, enum.Enum):
@@ -280,7 +302,7 @@ def _find_observers(t: type) -> list[tuple[str, str]]:
     if issubclass(t, Collection) and not issubclass(t, Iterator):
         for suffix, dunder in (("@len", "__len__"), ("@list", "__iter__")):
             func = _defined_in_python(t, dunder)
-            if func is not None and is_observer_candidate(t, func):
+            if func is not None and is_observer_candidate(t, func, generator_ok=dunder == "__iter__"):
                 found.append((suffix, dunder))
     for suffix, dunder in (("@str", "__str__"), ("@repr", "__repr__")):
         func = _defined_in_python(t, dunder)

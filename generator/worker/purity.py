@@ -33,21 +33,23 @@ def name_suggests_mutation(name: str) -> bool:
     return name in MUTATOR_NAMES or name.lower().startswith(MUTATOR_PREFIXES)
 
 
-def is_observer_candidate(cls: type, func: Any, depth: int = 2) -> bool:
+def is_observer_candidate(cls: type, func: Any, depth: int = 2, generator_ok: bool = False) -> bool:
     """True if `func` (a method of `cls`) looks side-effect free; C functions are trusted."""
-    key = (cls, func)
+    key = (cls, func, generator_ok)
     if key not in _cache:
         _cache[key] = True  # optimistic while recursing: mutual recursion is not evidence
-        _cache[key] = _check(cls, func, depth)
+        _cache[key] = _check(cls, func, depth, generator_ok)
     return _cache[key]
 
 
-def _check(cls: type, func: Any, depth: int) -> bool:
+def _check(cls: type, func: Any, depth: int, generator_ok: bool) -> bool:
+    """`generator_ok`: an `__iter__` written as a generator is fine, its body is what matters."""
     func = inspect.unwrap(func)
     code = getattr(func, "__code__", None)
     if code is None:
         return True
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+    lazy = inspect.CO_GENERATOR if generator_ok else 0
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR) & ~lazy:
         return False
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
@@ -67,7 +69,7 @@ def _rooted_at(node: ast.AST, name: str) -> bool:
 
 
 def _node_is_pure(cls: type, node: ast.AST, self_name: str, depth: int) -> bool:
-    if isinstance(node, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)):
+    if isinstance(node, (ast.Global, ast.Nonlocal, ast.Await)):
         return False
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
         targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
