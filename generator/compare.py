@@ -10,14 +10,14 @@ never asserted.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
+from .keys import parse_key
 from .model import DifferenceKind
+from .worker.literals import source as literal_source
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
-OBSERVER_TOKEN = re.compile(r"(:[A-Za-z_]\w*|\(\)|@(len|list|str|repr))")
 
 
 def leaves_equal(a: list | None, b: list | None) -> bool:
@@ -40,15 +40,14 @@ def unstable_keys(first: dict, second: dict) -> set[str]:
 
 
 def statement_of(key: str) -> int:
-    return int(key.split("/", 1)[0])
+    return int(key.split("/", 1)[0])  # the cheap part of parse_key, on a hot path
 
 
 def _order(key: str) -> tuple[int, int, str]:
-    statement, _, rest = key.partition("/")
-    if rest == "!":
-        return int(statement), 0, ""
-    var = rest.split(".", 1)[0].split(":", 1)[0].split("[", 1)[0].split("@", 1)[0]
-    return int(statement), 1 if var == statement else 2, rest
+    parsed = parse_key(key)
+    if parsed.is_exception:
+        return parsed.statement, 0, ""
+    return parsed.statement, 1 if parsed.observes_result else 2, key
 
 
 @dataclass(frozen=True)
@@ -89,16 +88,20 @@ def _stopped_earlier(key: str, base: dict, head: dict) -> bool:
 
 
 def kind_of(mismatch: Mismatch) -> DifferenceKind:
-    statement, _, rest = mismatch.key.partition("/")
     leaves = [leaf for leaf in (mismatch.base, mismatch.head) if leaf]
     if any(leaf[0] == "API" for leaf in leaves):
         return "api"
-    if rest == "!":
+    key = parse_key(mismatch.key)
+    if key.is_exception:
         return "exception"
-    var = re.split(r"[.:\[@]", rest, maxsplit=1)[0]
-    if var == statement:
+    if key.observes_result:
         return "return"
-    return "observer" if OBSERVER_TOKEN.search(rest[len(var):]) else "state"
+    return "observer" if key.through_observer else "state"
+
+
+def _item_text(item: list | str) -> str:
+    """A dict key or set element: a literal when it has one, else a type name."""
+    return literal_source(item) if isinstance(item, list) else f"<{item}>"
 
 
 def leaf_text(leaf: list | None, other: list | None = None) -> str:
@@ -126,10 +129,12 @@ def leaf_text(leaf: list | None, other: list | None = None) -> str:
         return f"<{leaf[1]} object>"
     if tag in ("list", "tuple", "gen"):
         return f"{tag} of {leaf[1]} items"
-    if tag == "dict" or (len(leaf) == 3 and isinstance(leaf[2], list)):
-        return f"{tag} with keys [{', '.join(leaf[2])}]" if len(leaf) > 2 else tag
     if tag == "set":
-        return "{" + ", ".join(leaf[2]) + "}"
+        if len(leaf) > 2 and isinstance(leaf[2], list):
+            return "{" + ", ".join(map(_item_text, leaf[2])) + "}"
+        return f"set of {leaf[1]} items"
+    if len(leaf) == 3 and isinstance(leaf[2], list):  # dict and mapping headers
+        return f"{tag} with keys [{', '.join(map(_item_text, leaf[2]))}]"
     if tag in ("enum", "fn"):
         return leaf[1]
     return " ".join(str(x) for x in leaf)

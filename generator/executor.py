@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,7 @@ from .model import ChangeSet, Checkout, SetupError
 
 BOOT = Path(__file__).parent / "worker" / "boot.py"
 INIT_TIMEOUT = 120.0
+RUN_TIMEOUT = 60.0  # plus the per-sequence watchdog of every sequence in the request
 
 
 class WorkerError(RuntimeError):
@@ -54,25 +57,44 @@ class Worker:
             self.close()
             raise SetupError(f"cannot start the interpreter {options.python!r}: {exc.strerror}; "
                              "pass --python PATH to one that can import the project") from None
+        self._replies: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._read_replies, daemon=True).start()
+        self.sequence_timeout = options.sequence_timeout
         units, lines = _change_maps(checkout, changes, side)
-        reply = self.request({
-            "cmd": "init", "roots": [str(r) for r in checkout.import_roots], "modules": list(changes.modules),
-            "units": units, "lines": lines, "call_timeout": options.call_timeout,
-            "sequence_timeout": options.sequence_timeout, "memory_mb": options.memory_mb,
-        }, timeout=INIT_TIMEOUT)
+        try:
+            reply = self.request({
+                "cmd": "init", "roots": [str(r) for r in checkout.import_roots],
+                "modules": list(changes.modules), "units": units, "lines": lines,
+                "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,
+                "memory_mb": options.memory_mb,
+            }, timeout=INIT_TIMEOUT)
+        except WorkerError as exc:
+            self.close()
+            raise SetupError(f"the {side} commit's code could not be imported with {options.python}: "
+                             f"{str(exc).splitlines()[-1]}") from None
         self.catalog: dict = reply["catalog"]
         self.unwrapped: list[str] = reply.get("unwrapped", [])  # changed units without hit detection
 
-    def request(self, message: dict, timeout: float | None = None) -> dict:
+    def _read_replies(self) -> None:
+        """Reader thread: lets `request` wait with a timeout; an empty line means the worker is gone."""
+        assert self._process.stdout
+        for line in self._process.stdout:
+            self._replies.put(line)
+        self._replies.put(b"")
+
+    def request(self, message: dict, timeout: float) -> dict:
         if self._process.poll() is not None:
             raise WorkerError(f"{self.side} worker exited: {self._stderr_tail()}")
-        assert self._process.stdin and self._process.stdout
+        assert self._process.stdin
         try:
             self._process.stdin.write((json.dumps(message) + "\n").encode())
             self._process.stdin.flush()
-            line = self._process.stdout.readline()
+            line = self._replies.get(timeout=timeout)
         except (BrokenPipeError, OSError) as exc:
             raise WorkerError(f"{self.side} worker is gone ({exc}): {self._stderr_tail()}") from None
+        except queue.Empty:
+            self._process.kill()
+            raise WorkerError(f"{self.side} worker did not answer within {timeout:g} s") from None
         if not line:
             raise WorkerError(f"{self.side} worker exited: {self._stderr_tail()}")
         reply = json.loads(line)
@@ -85,7 +107,8 @@ class Worker:
             callees: bool = False, lines: bool = False, disabled_observers: Sequence[str] = ()) -> list[dict]:
         reply = self.request({"cmd": "run", "sequences": list(sequences), "random_seed": random_seed,
                               "isolate": isolate, "callees": callees, "lines": lines,
-                              "disabled_observers": list(disabled_observers)})
+                              "disabled_observers": list(disabled_observers)},
+                             timeout=RUN_TIMEOUT + self.sequence_timeout * len(sequences))
         return reply["results"]
 
     def close(self) -> None:

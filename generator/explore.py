@@ -76,13 +76,14 @@ class _Builder:
 
     def __init__(self) -> None:
         self.statements: list[dict] = []
-        self._offsets: dict[int, int] = {}
+        self._included: list[tuple[PoolEntry, int]] = []  # (entry, offset); identity, not equality
 
     def include(self, entry: PoolEntry) -> dict:
         """Splice `entry`'s statements in (once) and return a reference to its value."""
-        offset = self._offsets.get(id(entry))
+        offset = next((o for e, o in self._included if e is entry), None)
         if offset is None:
-            offset = self._offsets[id(entry)] = len(self.statements)
+            offset = len(self.statements)
+            self._included.append((entry, offset))
             self.statements.extend(_shift(s, offset) for s in entry.statements)
         return {"ref": entry.index + offset}
 

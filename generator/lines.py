@@ -7,10 +7,12 @@ they run before any sequence does. Compiling source text executes nothing.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from types import CodeType
 
 CO_OPTIMIZED = 0x1
+COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
 
 
 @dataclass(frozen=True)
@@ -26,12 +28,13 @@ class ExecutableLines:
 def executable_lines(source: str, filename: str = "<source>") -> ExecutableLines:
     try:
         module = compile(source, filename, "exec", dont_inherit=True)
+        docstrings = _docstring_lines(ast.parse(source))
     except (SyntaxError, ValueError):
         return ExecutableLines(frozenset(), frozenset())
     functions: set[int] = set()
     at_import: set[int] = set()
     _walk(module, at_import, functions, at_import_level=True)
-    return ExecutableLines(frozenset(functions), frozenset(at_import - functions))
+    return ExecutableLines(frozenset(functions - docstrings), frozenset(at_import - functions - docstrings))
 
 
 def _walk(code: CodeType, at_import: set[int], functions: set[int], at_import_level: bool) -> None:
@@ -39,5 +42,18 @@ def _walk(code: CodeType, at_import: set[int], functions: set[int], at_import_le
     target.update(line for _, _, line in code.co_lines() if line is not None and line > 0)
     for const in code.co_consts:
         if isinstance(const, CodeType):
-            # class bodies (not CO_OPTIMIZED) run at import; function bodies run when called
-            _walk(const, at_import, functions, at_import_level and not const.co_flags & CO_OPTIMIZED)
+            # Class bodies (not CO_OPTIMIZED) and comprehensions written at import level run at
+            # import; function bodies run when called.
+            runs_now = not const.co_flags & CO_OPTIMIZED or const.co_name in COMPREHENSIONS
+            _walk(const, at_import, functions, at_import_level and runs_now)
+
+
+def _docstring_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return lines

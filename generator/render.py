@@ -7,13 +7,13 @@ value goes into the assertion message, so the test passes on base and fails on h
 
 from __future__ import annotations
 
-import ast
 import keyword
 import re
 from dataclasses import dataclass, field
 
 from .catalog import Operation
 from .compare import Mismatch, leaf_text
+from .keys import tokenize
 from .worker.literals import source as literal_source
 
 BINARY = {"__eq__": "==", "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
@@ -148,40 +148,23 @@ def _assertion(index: int, call: str, names: dict[int, str], mismatch: Mismatch,
 
 
 def _split_var(rest: str) -> tuple[str, str]:
-    match = re.match(r"(\d+)(.*)", rest)
-    assert match, rest
-    return match.group(1), match.group(2)
+    digits = len(rest) - len(rest.lstrip("0123456789"))
+    return rest[:digits], rest[digits:]
 
 
 def _expression(name: str, suffix: str) -> str:
     """Turn a key suffix (`.a:b[0]@len`) into Python source over `name`."""
-    expression, position = name, 0
-    while position < len(suffix):
-        rest = suffix[position:]
-        if rest.startswith("@"):
-            token = re.match(r"@\w+", rest).group(0)
-            expression = WRAPPERS[token].format(expression)
-        elif rest.startswith(("." , ":")):
-            token = re.match(r"[.:]\w+(\(\))?", rest).group(0)
-            expression += "." + token[1:]
-        elif rest.startswith("["):
-            token = _index_token(rest)
-            expression += token
+    expression = name
+    for token in tokenize(suffix):
+        if token.kind == "wrap":
+            expression = WRAPPERS["@" + token.text].format(expression)
+        elif token.kind == "call":
+            expression += f".{token.text}()"
+        elif token.kind == "item":
+            expression += f"[{token.text}]"
         else:
-            raise ValueError(f"cannot render key suffix {suffix!r}")
-        position += len(token)
+            expression += f".{token.text}"
     return expression
-
-
-def _index_token(text: str) -> str:
-    for end in range(2, len(text) + 1):
-        if text[end - 1] == "]":
-            try:
-                ast.literal_eval(text[1:end - 1])
-            except (ValueError, SyntaxError):
-                continue
-            return text[:end]
-    raise ValueError(f"unterminated index in {text!r}")
 
 
 def _raises(leaf: list, imports: _Imports, note: str) -> list[str]:
@@ -196,30 +179,70 @@ def _raises(leaf: list, imports: _Imports, note: str) -> list[str]:
 
 
 def _compare(expression: str, base: list | None, note: str, imports: _Imports) -> list[str]:
+    """An assertion that `expression` has the base leaf's value (message: the head value)."""
     message = repr(note)
     if base is None:
-        return [f"assert not hasattr({expression.rsplit('.', 1)[0]}, {expression.rsplit('.', 1)[-1]!r}), "
-                f"{message}"] if "." in expression else [f"{expression}  # {note}"]
-    tag = base[0]
+        if "." in expression:
+            owner, attribute = expression.rsplit(".", 1)
+            return [f"assert not hasattr({owner}, {attribute!r}), {message}"]
+        return [f"{expression}  # {note}"]
+    check = _check(expression, base, imports)
+    if check is None:
+        return [f"{expression}  # base: {leaf_text(base)}; {note}"]
+    return [f"assert {check}, {message}"]
+
+
+def _check(x: str, leaf: list, imports: _Imports) -> str | None:
+    """A boolean expression true exactly when `x` matches the leaf, or None if none exists."""
+    tag = leaf[0]
     if tag == "n":
-        return [f"assert {expression} is None, {message}"]
+        return f"{x} is None"
     if tag == "t":
-        return [f"assert {expression} is {base[1]}, {message}"]
+        return f"{x} is {leaf[1]}"
     if tag in ("i", "s"):
-        return [f"assert {expression} == {base[1]!r}, {message}"]
+        return f"{x} == {leaf[1]!r}"
     if tag == "b":
-        return [f"assert {expression} == {bytes.fromhex(base[1])!r}, {message}"]
+        return f"{x} == {bytes.fromhex(leaf[1])!r}"
     if tag == "f":
-        value = float(base[1])
-        if value != value:
-            imports.modules.add("math")
-            return [f"assert math.isnan({expression}), {message}"]
-        imports.modules.add("pytest")
-        return [f"assert {expression} == pytest.approx({base[1]}, rel=1e-09, abs=1e-12), {message}"]
+        return _float_check(x, float(leaf[1]), imports)
+    if tag == "c":
+        return f"{x} == complex({leaf[1]!r})"
+    if tag == "i~":  # integer beyond 2**62: bit length and (deterministic) int hash
+        return f"({x}.bit_length(), hash({x})) == ({leaf[1]}, {leaf[2]})"
+    if tag in ("s~", "b~"):  # long text: length and digest
+        imports.modules.add("hashlib")
+        data = f"{x}.encode('utf-8', 'surrogatepass')" if tag == "s~" else x
+        return f"(len({x}), hashlib.sha1({data}).hexdigest()[:16]) == ({leaf[1]}, {leaf[2]!r})"
     if tag == "T":
-        return [f"assert type({expression}).__qualname__ == {base[1].rsplit('.', 1)[-1]!r}, {message}"]
-    if tag in ("list", "tuple", "dict", "gen") or (len(base) >= 2 and isinstance(base[1], int)):
-        return [f"assert len({expression}) == {base[1]}, {message}"]
+        return f"type({x}).__qualname__ == {leaf[1].rsplit('.', 1)[-1]!r}"
     if tag == "enum":
-        return [f"assert f'{{type({expression}).__name__}}.{{{expression}.name}}' == {base[1]!r}, {message}"]
-    return [f"{expression}  # base: {leaf_text(base)}; {note}"]
+        return f"f'{{type({x}).__qualname__}}.{{{x}.name}}' == {leaf[1]!r}"
+    if tag == "gen":
+        return f"len(list({x})) == {leaf[1]}"
+    if tag == "set":
+        return _set_check(x, leaf)
+    if len(leaf) >= 3 and isinstance(leaf[2], list):  # dict or mapping: size and keys in order
+        if all(isinstance(k, list) for k in leaf[2]) and leaf[1] <= len(leaf[2]):
+            return f"list({x}) == [{', '.join(literal_source(k) for k in leaf[2])}]"
+        return f"len({x}) == {leaf[1]}"
+    if tag in ("list", "tuple") or (len(leaf) == 2 and isinstance(leaf[1], int)):
+        kind = f"isinstance({x}, {tag}) and " if tag in ("list", "tuple") else ""
+        return f"{kind}len({x}) == {leaf[1]}"
+    return None
+
+
+def _float_check(x: str, value: float, imports: _Imports) -> str:
+    if value != value:
+        imports.modules.add("math")
+        return f"math.isnan({x})"
+    if value in (float("inf"), float("-inf")):
+        return f"{x} == float({str(value)!r})"
+    imports.modules.add("pytest")
+    return f"{x} == pytest.approx({value!r}, rel=1e-09, abs=1e-12)"
+
+
+def _set_check(x: str, leaf: list) -> str:
+    items = leaf[2] if len(leaf) > 2 else None
+    if isinstance(items, list) and all(isinstance(i, list) for i in items):
+        return f"{x} == {literal_source(['set', items])}" if items else f"{x} == set()"
+    return f"len({x}) == {leaf[1]}"

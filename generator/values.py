@@ -41,13 +41,19 @@ def literal_constants(source: str, lines: Iterable[int] | None = None) -> list[l
         return []
     wanted = set(lines) if lines is not None else None
     docstrings = _docstrings(tree)
+    negated = {id(n.operand) for n in ast.walk(tree)
+               if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub)
+               and isinstance(n.operand, ast.Constant)}
+    constants = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docstrings),
+                       key=lambda n: (n.lineno, n.col_offset))
     found: dict[str, list] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Constant) or (wanted is not None and node.lineno not in wanted):
+    for node in constants:
+        if wanted is not None and node.lineno not in wanted:
             continue
-        if id(node) in docstrings:
-            continue
-        literal = _constant_literal(node.value)
+        value = node.value
+        if id(node) in negated and isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = -value  # `-5` is a UnaryOp around 5 in the tree
+        literal = _constant_literal(value)
         if literal is not None:
             found.setdefault(repr(literal), literal)
     return list(found.values())

@@ -2,10 +2,10 @@
 
 A literal is a list whose first item is a tag: ["int", 3], ["float", "nan"], ["str", "a"],
 ["bytes", "6162"], ["bool", true], ["none"], ["list", [lit, ...]], ["tuple", [...]],
-["set", [...]], ["dict", [[klit, vlit], ...]], and ["fn", lit]: a function that accepts any
-arguments and returns the literal (for callback parameters such as `timer`). Floats travel
-as `repr` text so that NaN, infinities and -0.0 survive JSON. Standard library only: this
-module runs in the worker.
+["set", [...]], ["frozenset", [...]], ["dict", [[klit, vlit], ...]], and ["fn", lit]: a
+function that accepts any arguments and returns the literal (for callback parameters such
+as `timer`). Floats travel as `repr` text so that NaN, infinities and -0.0 survive JSON.
+Standard library only: this module runs in the worker.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 PRIMITIVE_TAGS = ("int", "float", "str", "bytes", "bool", "none")
-CONTAINER_TAGS = ("list", "tuple", "set", "dict")
+CONTAINER_TAGS = ("list", "tuple", "set", "frozenset", "dict")
 
 
 def decode(lit: list) -> Any:
@@ -38,6 +38,8 @@ def decode(lit: list) -> Any:
         return tuple(decode(item) for item in lit[1])
     if tag == "set":
         return {decode(item) for item in lit[1]}
+    if tag == "frozenset":
+        return frozenset(decode(item) for item in lit[1])
     if tag == "dict":
         return {decode(k): decode(v) for k, v in lit[1]}
     if tag == "fn":
@@ -72,7 +74,7 @@ def encode(value: Any, depth: int = 3) -> list | None:
         items = [encode(item, depth - 1) for item in value]
         if any(item is None for item in items):
             return None
-        tag = {list: "list", tuple: "tuple"}.get(type(value), "set")
+        tag = {list: "list", tuple: "tuple", set: "set"}.get(type(value), "frozenset")
         return [tag, items]
     if type(value) is dict:
         pairs = [[encode(k, depth - 1), encode(v, depth - 1)] for k, v in value.items()]
@@ -103,6 +105,8 @@ def source(lit: list) -> str:
         if not lit[1]:
             return "set()"
         return "{" + ", ".join(source(item) for item in lit[1]) + "}"
+    if tag == "frozenset":
+        return "frozenset(" + (source(["set", lit[1]]) if lit[1] else "") + ")"
     if tag == "dict":
         return "{" + ", ".join(f"{source(k)}: {source(v)}" for k, v in lit[1]) + "}"
     if tag == "fn":

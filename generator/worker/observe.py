@@ -25,6 +25,7 @@ from collections.abc import Collection, Iterator
 from itertools import islice
 from typing import Any
 
+from .literals import encode
 from .purity import is_observer_candidate, name_suggests_mutation
 
 MAX_ITEMS = 20
@@ -56,6 +57,10 @@ def exception_leaf(exc: BaseException) -> list:
         message = str(exc)
     except Exception:  # a broken __str__ is still an observation
         message = "<unprintable>"
+    if isinstance(exc, RecursionError):
+        # The suffix (" in comparison", " while calling a Python object") names the frame
+        # where the limit struck, which any change in stack depth moves: not behaviour.
+        message = message.split(" in comparison")[0].split(" while ")[0]
     return ["E", type(exc).__qualname__, clean_text(message), type(exc).__module__]
 
 
@@ -110,7 +115,8 @@ class Observer:
         recorded: dict = {}
         self._snap(recorded, key, value, depth, with_observers, set())
         out.update(recorded)
-        state = [list(recorded.values()), _private_shape(value)]
+        size = len(key)
+        state = [[(k[size:], v) for k, v in recorded.items()], _private_shape(value)]
         return _digest(repr(state).encode("utf-8", "surrogatepass"))
 
     def _snap(self, out: dict, key: str, value: Any, depth: int, with_observers: bool, seen: set) -> None:
@@ -150,12 +156,12 @@ class Observer:
                 self._snap(out, f"{key}[{i}]", item, depth - 1, False, seen)
         elif kind == "dict":
             keys = list(islice(value.keys(), MAX_ITEMS))
-            out[key] = ["dict" if t is dict else type_name(t), len(value), [_key_text(k) for k in keys]]
+            out[key] = ["dict" if t is dict else type_name(t), len(value), [_key_item(k) for k in keys]]
             for k in keys:
-                if type(k) in (int, str, bool):
+                if _usable_in_key(k):
                     self._snap(out, f"{key}[{k!r}]", value[k], depth - 1, False, seen)
         elif kind == "set":
-            out[key] = ["set", len(value), sorted(_key_text(k) for k in islice(value, 200))]
+            out[key] = _set_leaf(value)
         elif kind == "generator":
             items = list(islice(value, MAX_ITEMS))
             out[key] = ["gen", len(items)]
@@ -253,13 +259,29 @@ def _kind_of(t: type) -> str:
     return "object"
 
 
-def _key_text(k: Any) -> str:
-    leaf = primitive_leaf(k)
-    if leaf is not None:
-        return repr(leaf)
-    if isinstance(k, tuple):
-        return "(" + ",".join(_key_text(x) for x in k) + ")"
+def _key_item(k: Any) -> list | str:
+    """A dict key or set element: its literal when it has one (so tests can assert it), else its type."""
+    if _usable_in_key(k) or type(k) in (float, bytes, tuple, frozenset) or k is None:
+        literal = encode(k, depth=2)
+        if literal is not None and len(repr(literal)) <= MAX_STR:
+            return literal
     return type_name(type(k))
+
+
+def _usable_in_key(k: Any) -> bool:
+    """Small ints and short strings may appear inside an observation key (`['name']`)."""
+    t = type(k)
+    return (t is int and -(2**62) < k < 2**62) or (t is str and len(k) <= 40) or t is bool
+
+
+def _set_leaf(value: Any) -> list:
+    """Sets compare as sets: every element sorted when small, an order-free digest when large."""
+    if len(value) > 10_000:
+        return ["set", len(value)]
+    items = sorted((_key_item(k) for k in value), key=repr)
+    if len(items) <= 200:
+        return ["set", len(value), items]
+    return ["set", len(value), _digest(repr(items).encode("utf-8", "surrogatepass"))]
 
 
 def _call_observer(value: Any, suffix: str, name: str) -> Any:

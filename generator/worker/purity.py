@@ -26,7 +26,7 @@ PURE_BUILTINS = frozenset({"len", "str", "repr", "type", "isinstance", "hash", "
                            "format", "getattr", "hasattr", "id", "sorted", "tuple", "list", "iter",
                            "frozenset", "dict", "set", "min", "max", "sum", "any", "all", "abs"})
 
-_cache: dict[Any, bool] = {}
+_cache: dict[Any, bool] = {}  # top-level verdicts only: they never depend on the caller's depth
 
 
 def name_suggests_mutation(name: str) -> bool:
@@ -34,15 +34,18 @@ def name_suggests_mutation(name: str) -> bool:
 
 
 def is_observer_candidate(cls: type, func: Any, depth: int = 2, generator_ok: bool = False) -> bool:
-    """True if `func` (a method of `cls`) looks side-effect free; C functions are trusted."""
-    key = (cls, func, generator_ok)
+    """True if `func` (a method of `cls`) looks side-effect free; C functions are trusted.
+
+    Calls to other methods of `self` are followed `depth` levels deep; a method already
+    being checked higher up the chain counts as pure (a cycle is no evidence either way).
+    """
+    key = (cls, func, depth, generator_ok)
     if key not in _cache:
-        _cache[key] = True  # optimistic while recursing: mutual recursion is not evidence
-        _cache[key] = _check(cls, func, depth, generator_ok)
+        _cache[key] = _check(cls, func, depth, generator_ok, frozenset({func}))
     return _cache[key]
 
 
-def _check(cls: type, func: Any, depth: int, generator_ok: bool) -> bool:
+def _check(cls: type, func: Any, depth: int, generator_ok: bool, visiting: frozenset) -> bool:
     """`generator_ok`: an `__iter__` written as a generator is fine, its body is what matters."""
     func = inspect.unwrap(func)
     code = getattr(func, "__code__", None)
@@ -59,7 +62,7 @@ def _check(cls: type, func: Any, depth: int, generator_ok: bool) -> bool:
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.args.args:
         return False
     self_name = node.args.args[0].arg
-    return all(_node_is_pure(cls, child, self_name, depth) for child in ast.walk(node))
+    return all(_node_is_pure(cls, child, self_name, depth, visiting) for child in ast.walk(node))
 
 
 def _rooted_at(node: ast.AST, name: str) -> bool:
@@ -68,7 +71,7 @@ def _rooted_at(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def _node_is_pure(cls: type, node: ast.AST, self_name: str, depth: int) -> bool:
+def _node_is_pure(cls: type, node: ast.AST, self_name: str, depth: int, visiting: frozenset) -> bool:
     if isinstance(node, (ast.Global, ast.Nonlocal, ast.Await)):
         return False
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
@@ -76,11 +79,11 @@ def _node_is_pure(cls: type, node: ast.AST, self_name: str, depth: int) -> bool:
         return not any(isinstance(t, (ast.Attribute, ast.Subscript)) and _rooted_at(t, self_name)
                        for t in targets)
     if isinstance(node, ast.Call):
-        return _call_is_pure(cls, node, self_name, depth)
+        return _call_is_pure(cls, node, self_name, depth, visiting)
     return True
 
 
-def _call_is_pure(cls: type, call: ast.Call, self_name: str, depth: int) -> bool:
+def _call_is_pure(cls: type, call: ast.Call, self_name: str, depth: int, visiting: frozenset) -> bool:
     func = call.func
     passes_self = any(isinstance(a, ast.Name) and a.id == self_name
                       for a in [*call.args, *(k.value for k in call.keywords)])
@@ -95,8 +98,10 @@ def _call_is_pure(cls: type, call: ast.Call, self_name: str, depth: int) -> bool
             target = inspect.getattr_static(cls, func.attr, None)
             if isinstance(target, (staticmethod, classmethod)):
                 return True
+            if target in visiting:
+                return True
             if callable(target) and depth > 0:
-                return is_observer_candidate(cls, target, depth - 1)
+                return _check(cls, target, depth - 1, False, visiting | {target})
             return depth > 0
         return True
     return not passes_self

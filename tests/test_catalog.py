@@ -1,0 +1,204 @@
+"""Tests for generator.catalog: the host's view of the catalog and the PR's focus operations."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import Catalog, Operation, Parameter, focus_operations, read_sources
+from generator.model import ChangeSet, FileChange, Unit
+from generator.worker.introspect import build_catalog
+
+MOD = "durations"
+SOURCE = textwrap.dedent('''
+    def _unit_seconds(unit):
+        return {"s": 1, "m": 60, "h": 3600}[unit]
+
+
+    def _split(text):
+        return text[:-1], _unit_seconds(text[-1])
+
+
+    def parse_duration(text):
+        number, seconds = _split(text)
+        return int(number) * seconds
+
+
+    def describe(text):
+        return f"{parse_duration(text)} seconds"
+
+
+    def unrelated(x):
+        return x + 1
+
+
+    class Timer:
+        def __init__(self, limit):
+            self.limit = limit
+
+        def expired(self, elapsed):
+            return elapsed > self._grace()
+
+        def _grace(self):
+            return self.limit * 2
+
+        def remaining(self, elapsed):
+            return self.limit - elapsed
+
+
+    class Clock:
+        def __init__(self):
+            self.now = 0
+
+        def tick(self):
+            self.now += 1
+
+        def read(self):
+            return self.now
+
+        @staticmethod
+        def zero():
+            return Clock()
+
+
+    class Other:
+        def method(self):
+            return 1
+''')
+
+
+def _op(qualname: str, kind: str, owner: str | None = None) -> dict:
+    return {"id": f"{MOD}:{qualname}", "kind": kind, "owner": f"{MOD}.{owner}" if owner else None,
+            "params": [{"name": "x", "kind": "POSITIONAL_OR_KEYWORD", "has_default": False,
+                        "hints": ["builtins.int"], "choices": [["int", 1], ["int", 2]]}],
+            "returns": ["builtins.int"], "file": f"/src/{MOD}.py", "line": 3, "end": 4}
+
+
+CATALOG = {
+    "operations": [
+        _op("parse_duration", "function"), _op("describe", "function"), _op("unrelated", "function"),
+        _op("Timer", "constructor", "Timer"), _op("Timer.expired", "method", "Timer"),
+        _op("Timer.remaining", "method", "Timer"),
+        _op("Clock", "constructor", "Clock"), _op("Clock.tick", "method", "Clock"),
+        _op("Clock.read", "method", "Clock"), _op("Clock.zero", "static", "Clock"),
+        _op("Other", "constructor", "Other"), _op("Other.method", "method", "Other"),
+    ],
+    "classes": {f"{MOD}.{name}": {"mro": [f"{MOD}.{name}"], "abstract": False}
+                for name in ("Timer", "Clock", "Other")},
+    "import_errors": {"broken": "SyntaxError: invalid syntax"},
+}
+
+
+def _unit(qualname: str, kind: str) -> Unit:
+    return Unit(MOD, qualname, kind, "modified", f"{MOD}.py", 1, 2)  # type: ignore[arg-type]
+
+
+def _changes(*units: Unit) -> ChangeSet:
+    change = FileChange(f"{MOD}.py", f"{MOD}.py", MOD, frozenset({1}), frozenset({1}))
+    return ChangeSet("0" * 40, (change,), units)
+
+
+def _focus(*units: Unit) -> set[str]:
+    return {op.partition(":")[2] for op in focus_operations(Catalog.from_json(CATALOG), _changes(*units),
+                                                            {MOD: SOURCE})}
+
+
+# ---------------------------------------------------------------- from_json
+
+
+def test_from_json_builds_operations_and_parameters() -> None:
+    catalog = Catalog.from_json(CATALOG)
+    op = next(o for o in catalog.operations if o.id == f"{MOD}:Timer.expired")
+    assert op == Operation(f"{MOD}:Timer.expired", "method", f"{MOD}.Timer",
+                           (Parameter("x", "POSITIONAL_OR_KEYWORD", False, ("builtins.int",),
+                                      (("int", 1), ("int", 2))),),
+                           ("builtins.int",), f"/src/{MOD}.py", 3)
+    assert (op.module, op.qualname, op.name) == (MOD, "Timer.expired", "expired")
+    assert catalog.import_errors == {"broken": "SyntaxError: invalid syntax"}
+    assert catalog.focus == set()
+    assert [c.id for c in catalog.constructors_of(f"{MOD}.Timer")] == [f"{MOD}:Timer"]
+    assert catalog.constructors_of(f"{MOD}.Nope") == []
+
+
+def test_from_json_of_a_real_worker_catalog(tmp_path: Path) -> None:
+    name = "dor_catalog_target"
+    (tmp_path / f"{name}.py").write_text(SOURCE.replace("durations", name))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        catalog = Catalog.from_json(build_catalog([name]))
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(name, None)
+    kinds = {op.qualname: op.kind for op in catalog.operations}
+    assert kinds["parse_duration"] == "function"
+    assert kinds["Timer"] == "constructor" and kinds["Timer.expired"] == "method"
+    assert kinds["Clock.zero"] == "static"
+    assert "_unit_seconds" not in kinds and "Timer._grace" not in kinds
+    assert catalog.classes[f"{name}.Timer"] == {"mro": [f"{name}.Timer"], "abstract": False}
+
+
+# ---------------------------------------------------------------- focus_operations
+
+
+def test_changed_function_is_focus() -> None:
+    assert _focus(_unit("unrelated", "function")) == {"unrelated"}
+
+
+def test_public_function_calling_a_changed_private_helper_is_focus() -> None:
+    assert _focus(_unit("_split", "function")) == {"parse_duration", "describe"}
+
+
+def test_callers_are_found_transitively() -> None:
+    # describe -> parse_duration -> _split -> _unit_seconds
+    assert _focus(_unit("_unit_seconds", "function")) == {"parse_duration", "describe"}
+
+
+def test_method_calling_a_changed_private_method_is_focus() -> None:
+    focus = _focus(_unit("Timer._grace", "method"))
+    assert "Timer.expired" in focus
+    assert "Timer.remaining" not in focus
+    assert "Timer" in focus  # its constructor
+
+
+def test_methods_of_a_changed_class_are_focus() -> None:
+    assert _focus(_unit("Clock", "class")) == {"Clock.tick", "Clock.read", "Clock.zero"}
+
+
+def test_constructor_of_a_class_with_a_changed_method_is_focus() -> None:
+    assert _focus(_unit("Clock.read", "method")) == {"Clock", "Clock.read"}
+    assert _focus(_unit("Timer.__init__", "method")) == {"Timer"}
+
+
+def test_unrelated_operations_stay_out_of_focus() -> None:
+    focus = _focus(_unit("Timer._grace", "method"), _unit("_split", "function"))
+    assert not focus & {"unrelated", "Clock", "Clock.tick", "Other", "Other.method", "Timer.remaining"}
+
+
+def test_changes_in_other_modules_do_not_leak_by_name() -> None:
+    other = Unit("elsewhere", "_split", "function", "modified", "elsewhere.py", 1, 2)
+    assert _focus(other) == set()
+
+
+def test_no_changes_no_focus() -> None:
+    assert _focus() == set()
+
+
+def test_unparsable_source_still_focuses_changed_units() -> None:
+    catalog = Catalog.from_json(CATALOG)
+    focus = focus_operations(catalog, _changes(_unit("unrelated", "function")), {MOD: "def (:"})
+    assert focus == {f"{MOD}:unrelated"}
+
+
+@pytest.mark.parametrize("with_base", [True, False])
+def test_read_sources(tmp_path: Path, with_base: bool) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("X = 1\n")
+    base_path = "pkg/mod.py" if with_base else None
+    change = FileChange(base_path, "pkg/mod.py", "pkg.mod", frozenset(), frozenset())
+    added = FileChange(None, "pkg/new.py", "pkg.new", frozenset(), frozenset({1}))
+    gone = FileChange("pkg/gone.py", None, "pkg.gone", frozenset({1}), frozenset())
+    sources = read_sources(tmp_path, ChangeSet("0" * 40, (change, added, gone), ()))
+    assert sources == ({"pkg.mod": "X = 1\n"} if with_base else {})

@@ -1,0 +1,309 @@
+"""Tests for generator.explore: Randoop's feedback-directed candidate generation on the host side."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+from generator.catalog import Catalog
+from generator.explore import MAX_LENGTH, Explorer, PoolEntry, Pools
+from generator.values import Constants, ValueGenerator
+
+M = "shop"
+INT = ["builtins.int"]
+STR = ["builtins.str"]
+
+
+def param(name: str, hints: list[str], kind: str = "POSITIONAL_OR_KEYWORD", default: bool = False) -> dict:
+    return {"name": name, "kind": kind, "has_default": default, "hints": hints}
+
+
+def op(name: str, kind: str, owner: str | None = None, params: list[dict] | None = None) -> dict:
+    """An operation entry in the shape generator.worker.introspect.build_catalog produces."""
+    return {"id": f"{M}:{name}", "kind": kind, "owner": f"{M}.{owner}" if owner else None,
+            "params": params or [], "returns": [], "file": f"/src/{M}.py", "line": 1, "end": 2}
+
+
+def catalog_json() -> dict:
+    return {
+        "operations": [
+            op("Item", "constructor", "Item", [param("name", STR), param("price", INT)]),
+            op("Item.discount", "method", "Item", [param("percent", INT)]),
+            op("Item.label", "method", "Item"),
+            op("Food", "constructor", "Food", [param("name", STR), param("price", INT),
+                                               param("days", INT, default=True)]),
+            op("Cart", "constructor", "Cart"),
+            op("Cart.add", "method", "Cart", [param("item", [f"{M}.Item"]), param("count", INT)]),
+            op("Cart.total", "method", "Cart"),
+            op("Base", "constructor", "Base"),
+            op("total_of", "function", None, [param("items", ["builtins.list"]),
+                                               param("rate", ["builtins.float"], "KEYWORD_ONLY")]),
+            op("describe", "function", None, [param("a", ["builtins.str"]), param("b", ["builtins.int"]),
+                                               param("c", ["builtins.str"])]),
+            op("pair", "function", None, [param("item", [f"{M}.Item"]), param("cart", [f"{M}.Cart"])]),
+        ],
+        "classes": {
+            f"{M}.Item": {"mro": [f"{M}.Item"], "abstract": False},
+            f"{M}.Food": {"mro": [f"{M}.Food", f"{M}.Item"], "abstract": False},
+            f"{M}.Cart": {"mro": [f"{M}.Cart"], "abstract": False},
+            f"{M}.Base": {"mro": [f"{M}.Base"], "abstract": True},
+        },
+        "import_errors": {},
+    }
+
+
+# Operations with object-typed parameters; several fresh objects can be built for one candidate.
+OBJECT_TAKERS = ("Cart.add", "pair")
+
+
+def make_catalog(focus: set[str], without: tuple[str, ...] = ()) -> Catalog:
+    data = catalog_json()
+    data["operations"] = [o for o in data["operations"] if o["id"].partition(":")[2] not in without]
+    catalog = Catalog.from_json(data)
+    catalog.focus = {f"{M}:{name}" for name in focus}
+    return catalog
+
+
+def explorer(focus: set[str], seed: int = 1, constants: Constants | None = None,
+             without: tuple[str, ...] = ()) -> Explorer:
+    rng = random.Random(seed)
+    values = ValueGenerator(random.Random(rng.random()), constants or Constants())
+    return Explorer(make_catalog(focus, without), values, rng)
+
+
+def _key(statements: list[dict]) -> str:
+    return json.dumps(statements, separators=(",", ":"))
+
+
+OWNER_OF_CONSTRUCTOR = {f"{M}:Item": f"{M}.Item", f"{M}:Food": f"{M}.Food", f"{M}:Cart": f"{M}.Cart"}
+MRO = {f"{M}.Item": [f"{M}.Item"], f"{M}.Food": [f"{M}.Food", f"{M}.Item"], f"{M}.Cart": [f"{M}.Cart"]}
+
+
+def fake_result(statements: list[dict], digest: str, status: str = "ok") -> dict:
+    """What a worker would answer: each statement's MRO, digests for results and touched objects."""
+    types = []
+    for s in statements:
+        owner = OWNER_OF_CONSTRUCTOR.get(s["op"])
+        types.append(MRO[owner] if owner else ["builtins.int"])
+    last = len(statements) - 1
+    digests = {str(last): digest}
+    for a in statements[-1]["args"]:
+        if "ref" in a:
+            digests[f"{last}/{a['ref']}"] = digest + f"/{a['ref']}"
+    return {"status": status, "types": types, "digests": digests, "reusable": [True] * len(statements)}
+
+
+# ---------------------------------------------------------------- determinism and distinctness
+
+
+def test_same_seed_gives_the_same_candidate_stream() -> None:
+    def stream(seed: int) -> list:
+        return list(explorer({"Item.discount", "describe"}, seed=seed, without=OBJECT_TAKERS).candidates(60))
+
+    assert stream(7) == stream(7)
+    assert stream(7) != stream(8)
+
+
+def test_same_seed_with_feedback_gives_the_same_stream() -> None:
+    streams = []
+    for _ in range(2):
+        ex = explorer({"Item.discount", "describe"}, seed=3, without=OBJECT_TAKERS)
+        stream = []
+        for round_ in range(4):
+            batch = list(ex.candidates(15))
+            for i, statements in enumerate(batch):
+                ex.feedback(statements, fake_result(statements, f"d{round_}-{i}"))
+            stream.extend(batch)
+        streams.append(stream)
+    assert streams[0] == streams[1]
+
+
+def test_same_seed_gives_the_same_stream_whatever_the_heap_looks_like() -> None:
+    """Candidates that build several fresh objects must not depend on memory addresses (id reuse)."""
+    def stream() -> list:
+        return list(explorer({"pair", "Cart.add"}, seed=7).candidates(60))
+
+    reference = stream()
+    noise = random.Random(0)
+    differing = 0
+    for _ in range(120):
+        junk = [[0] * noise.randrange(12) for _ in range(noise.randrange(1, 200))]
+        differing += stream() != reference
+        del junk[::2]
+    assert differing == 0
+
+
+def test_candidates_are_never_duplicated() -> None:
+    ex = explorer({"Item.label", "Cart.total"}, seed=2)
+    keys = [_key(s) for _ in range(5) for s in ex.candidates(40)]
+    assert len(keys) == len(set(keys))
+    assert ex.duplicates > 0  # the label/total space is small: repeats were generated and dropped
+
+
+def test_candidates_stop_at_the_requested_count() -> None:
+    assert len(list(explorer({"describe"}).candidates(25))) == 25
+
+
+# ---------------------------------------------------------------- operation choice
+
+
+def test_focus_operations_are_chosen_about_seventy_percent_of_the_time() -> None:
+    ex = explorer({"describe"}, seed=11, without=OBJECT_TAKERS)
+    last_ops = Counter(s[-1]["op"] for s in ex.candidates(1500))
+    total = sum(last_ops.values())
+    share = last_ops[f"{M}:describe"] / total
+    assert total > 1000
+    assert abs(share - 0.7) < 0.06, last_ops
+
+
+def test_only_focus_operations_when_everything_is_focus() -> None:
+    catalog = make_catalog(set())
+    catalog.focus = {o.id for o in catalog.operations}
+    ex = Explorer(catalog, ValueGenerator(random.Random(1), Constants()), random.Random(1))
+    assert not ex.builders
+    assert len(list(ex.candidates(20))) == 20
+
+
+def test_abstract_classes_are_never_constructed() -> None:
+    ex = explorer({"describe"}, seed=5)
+    assert all(s["op"] != f"{M}:Base" for c in ex.candidates(300) for s in c)
+    assert f"{M}:Base" not in {o.id for o in ex.operations}
+
+
+# ---------------------------------------------------------------- receivers and arguments
+
+
+def _check_references(statements: list[dict]) -> None:
+    """Every reference points backwards, at a statement that makes an object of the right type."""
+    catalog = make_catalog(set())
+    ops = {o.id: o for o in catalog.operations}
+    for index, statement in enumerate(statements):
+        operation = ops[statement["op"]]
+        expected = []
+        if operation.kind == "method":
+            expected.append(operation.owner)
+        expected.extend(p.hints[0] if p.hints else None for p in operation.params)
+        for position, arg in enumerate(statement["args"]):
+            if "ref" not in arg:
+                continue
+            assert 0 <= arg["ref"] < index, statements
+            made = OWNER_OF_CONSTRUCTOR.get(statements[arg["ref"]]["op"])
+            wanted = expected[position] if position < len(expected) else None
+            if wanted and not wanted.startswith("builtins."):
+                assert made is not None and wanted in MRO[made], (position, statements)
+
+
+def test_methods_get_a_receiver_built_by_a_constructor_when_the_pool_is_empty() -> None:
+    ex = explorer({"Item.discount"}, seed=4)
+    made = [c for c in ex.candidates(60) if c[-1]["op"] == f"{M}:Item.discount"]
+    assert made
+    for statements in made:
+        assert statements[0]["op"] in (f"{M}:Item", f"{M}:Food")  # Food is an Item too
+        receiver = statements[-1]["args"][0]
+        assert receiver == {"ref": 0}
+        _check_references(statements)
+    assert {c[0]["op"] for c in made} == {f"{M}:Item", f"{M}:Food"}
+
+
+def test_object_parameters_get_a_constructor_of_their_type() -> None:
+    ex = explorer({"Cart.add", "pair"}, seed=9)
+    for statements in ex.candidates(200):
+        _check_references(statements)
+
+
+def test_keyword_only_parameters_are_passed_by_keyword() -> None:
+    ex = explorer({"total_of"}, seed=1)
+    calls = [c[-1] for c in ex.candidates(60) if c[-1]["op"] == f"{M}:total_of"]
+    assert calls
+    for statement in calls:
+        assert len(statement["args"]) == 1
+        assert set(statement["kwargs"]) == {"rate"}
+
+
+def test_arguments_draw_mined_constants() -> None:
+    ex = explorer({"describe"}, seed=6, constants=Constants(hunk=[["str", "MAGIC"], ["int", 4242]]))
+    literals = [a["lit"] for c in ex.candidates(200) for s in c for a in s["args"] if "lit" in a]
+    assert ["str", "MAGIC"] in literals and ["int", 4242] in literals
+
+
+# ---------------------------------------------------------------- feedback and pools
+
+
+def test_feedback_pools_values_under_all_mro_names() -> None:
+    ex = explorer({"Item.discount"})
+    food = [{"op": f"{M}:Food", "args": [{"lit": ["str", "egg"]}, {"lit": ["int", 2]}], "kwargs": {}}]
+    ex.feedback(food, fake_result(food, "food-1"))
+    assert [e.statements for e in ex.pools.by_type[f"{M}.Food"]] == [tuple(food)]
+    assert [e.statements for e in ex.pools.by_type[f"{M}.Item"]] == [tuple(food)]
+    assert ex.pools.by_type[f"{M}.Item"][0].index == 0
+
+
+def test_feedback_rejects_duplicate_states() -> None:
+    ex = explorer({"Item.discount"})
+    first = [{"op": f"{M}:Item", "args": [{"lit": ["str", "a"]}, {"lit": ["int", 1]}], "kwargs": {}}]
+    second = [{"op": f"{M}:Item", "args": [{"lit": ["str", "b"]}, {"lit": ["int", 1]}], "kwargs": {}}]
+    third = [{"op": f"{M}:Item", "args": [{"lit": ["str", "c"]}, {"lit": ["int", 1]}], "kwargs": {}}]
+    ex.feedback(first, fake_result(first, "same"))
+    ex.feedback(second, fake_result(second, "same"))  # an equal state: not pooled again
+    ex.feedback(third, fake_result(third, "other"))
+    assert [e.statements[0]["args"][0]["lit"][1] for e in ex.pools.by_type[f"{M}.Item"]] == ["a", "c"]
+
+
+def test_equal_digests_of_different_types_are_different_states() -> None:
+    pools = Pools(rng=random.Random(0))
+    entry = PoolEntry(({"op": "m:f", "args": [], "kwargs": {}},), 0)
+    assert pools.add(entry, ["m.A"], "d") is True
+    assert pools.add(entry, ["m.B"], "d") is True
+    assert pools.add(entry, ["m.A"], "d") is False
+
+
+def test_feedback_ignores_sequences_that_did_not_end_normally() -> None:
+    ex = explorer({"Item.discount"})
+    item = [{"op": f"{M}:Item", "args": [{"lit": ["str", "a"]}, {"lit": ["int", 1]}], "kwargs": {}}]
+    for status in ("exception", "timeout", "crash", "missing"):
+        ex.feedback(item, fake_result(item, "d", status=status))
+    assert ex.pools.by_type == {}
+
+
+def test_feedback_pools_the_mutated_receiver() -> None:
+    ex = explorer({"Cart.add"})
+    statements = [
+        {"op": f"{M}:Cart", "args": [], "kwargs": {}},
+        {"op": f"{M}:Item", "args": [{"lit": ["str", "a"]}, {"lit": ["int", 1]}], "kwargs": {}},
+        {"op": f"{M}:Cart.add", "args": [{"ref": 0}, {"ref": 1}, {"lit": ["int", 2]}], "kwargs": {}},
+    ]
+    ex.feedback(statements, fake_result(statements, "after-add"))
+    (cart,) = ex.pools.by_type[f"{M}.Cart"]
+    assert cart.index == 0 and len(cart.statements) == 3  # the cart as it is after add()
+    (item,) = ex.pools.by_type[f"{M}.Item"]
+    assert item.index == 1
+    assert len(ex.pools.by_type["builtins.int"]) == 1  # add's own result
+
+
+def test_pooled_values_are_reused_and_spliced_with_shifted_references() -> None:
+    ex = explorer({"pair"}, seed=12)
+    item = [{"op": f"{M}:Item", "args": [{"lit": ["str", "pooled"]}, {"lit": ["int", 9]}], "kwargs": {}}]
+    cart = [{"op": f"{M}:Cart", "args": [], "kwargs": {}},
+            {"op": f"{M}:Cart.add", "args": [{"ref": 0}, {"lit": ["none"]}, {"lit": ["int", 1]}],
+             "kwargs": {}}]
+    ex.feedback(item, fake_result(item, "pooled-item"))
+    ex.feedback(cart, fake_result(cart, "pooled-cart"))  # pools the cart (index 0) as it is after add()
+    spliced = [*item, cart[0], {**cart[1], "args": [{"ref": 1}, *cart[1]["args"][1:]]},
+               {"op": f"{M}:pair", "args": [{"ref": 0}, {"ref": 1}], "kwargs": {}}]
+    reused = 0
+    for statements in ex.candidates(100):
+        reused += statements == spliced
+    assert reused == 1
+
+
+def test_candidates_never_exceed_max_length() -> None:
+    ex = explorer({"Cart.add", "pair", "Item.discount"}, seed=13)
+    longest = 0
+    for round_ in range(15):
+        batch = list(ex.candidates(40))
+        for i, statements in enumerate(batch):
+            assert len(statements) <= MAX_LENGTH
+            longest = max(longest, len(statements))
+            ex.feedback(statements, fake_result(statements, f"r{round_}-{i}"))
+    assert longest >= MAX_LENGTH - 3  # pools of long sequences were really combined
