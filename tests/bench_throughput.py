@@ -3,8 +3,9 @@
 Not a test (pytest does not collect it): throughput depends on the machine and its load,
 so it is measured here and reported, never asserted. Runs `difforacle diff` in-process
 on the shared benchmark corpus (built by ../shared/bench/build_corpus.py) for each
-subject's self case (head = base plus one comment line), several times, and prints the
-median exploration throughput per subject and over subjects.
+subject's first refactor case (a behaviour-preserving edit of one function: the whole
+pipeline runs, nothing is reported), several times, and prints the median exploration
+throughput per subject and over subjects.
 
     python tests/bench_throughput.py [--budget 20] [--runs 3] [--corpus DIR]
 """
@@ -38,7 +39,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument("--case", default="self", help="case id suffix to run on (default: self)")
+    parser.add_argument("--case", default="r001", help="case id suffix to run on (default: r001)")
     args = parser.parse_args()
     medians = {}
     for subject in SUBJECTS:
