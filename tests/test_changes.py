@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from test_workspace import RepoBuilder
+from conftest import RepoBuilder
 
 from generator.changes import compute_changes
 from generator.model import ChangeSet, FileChange, SetupError, Unit
@@ -32,11 +30,6 @@ class Cache:
             return value
         return helper()
 """
-
-
-@pytest.fixture
-def builder(tmp_path: Path) -> RepoBuilder:
-    return RepoBuilder(tmp_path / "repo")
 
 
 def _changes(builder: RepoBuilder, base: str = "main", head: str = "feature") -> ChangeSet:

@@ -6,52 +6,10 @@ from pathlib import Path
 
 import git
 import pytest
+from conftest import RepoBuilder
 
 from generator.model import SetupError
 from generator.workspace import checkouts, import_roots, module_name, open_repo, resolve
-
-
-class RepoBuilder:
-    """A throwaway git repository with a local identity; shared with test_changes."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.repo = git.Repo.init(root, initial_branch="main")
-        with self.repo.config_writer() as config:
-            config.set_value("user", "name", "Test")
-            config.set_value("user", "email", "test@example.com")
-            config.set_value("commit", "gpgsign", "false")
-
-    def write(self, files: dict[str, str | bytes | None]) -> None:
-        """Write text or bytes files; None deletes the file."""
-        for name, content in files.items():
-            path = self.root / name
-            if content is None:
-                path.unlink()
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                path.write_bytes(content)
-            else:
-                path.write_text(content)
-
-    def commit(self, files: dict[str, str | bytes | None], message: str = "change") -> str:
-        self.write(files)
-        self.repo.git.add("-A")
-        self.repo.git.commit("-q", "--allow-empty", "-m", message)
-        return self.repo.head.commit.hexsha
-
-    def branch(self, name: str, start: str = "HEAD") -> None:
-        """Create and switch to branch `name`."""
-        self.repo.git.checkout("-q", "-b", name, start)
-
-    def switch(self, name: str) -> None:
-        self.repo.git.checkout("-q", name)
-
-
-@pytest.fixture
-def builder(tmp_path: Path) -> RepoBuilder:
-    return RepoBuilder(tmp_path / "repo")
 
 
 def _worktree_paths(repo: git.Repo) -> list[str]:

@@ -1,0 +1,628 @@
+"""Integration tests of the pipeline: small git repositories in tmp_path, `generator.analyze` on them.
+
+The host runs in-process; the project code always runs in the engine's worker subprocesses.
+Each test bounds the exploration with a small budget and/or `max_sequences`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from conftest import (
+    RepoBuilder,
+    differences_summary,
+    export_commit,
+    make_pr,
+    run_analyze,
+    run_pytest_file,
+)
+
+from generator import Options, Report, analyze
+from generator.model import Difference
+
+# ---------------------------------------------------------------- helpers
+
+
+def _only(report: Report, target: str) -> list[Difference]:
+    return [d for d in report.differences if d.target == target]
+
+
+def _assert_test_passes_on_base_fails_on_head(builder: RepoBuilder, tmp_path: Path, difference: Difference,
+                                              root: str = "") -> None:
+    """Run the difference's rendered test against exports of main (must pass) and feature (must fail)."""
+    base = export_commit(builder.root, "main", tmp_path / "export-base")
+    head = export_commit(builder.root, "feature", tmp_path / "export-head")
+    on_base = run_pytest_file(difference.test, tmp_path / "run-base", base / root)
+    assert on_base.returncode == 0 and "1 passed" in on_base.stdout, \
+        f"test fails on base:\n{difference.test}\n{on_base.stdout}{on_base.stderr}"
+    on_head = run_pytest_file(difference.test, tmp_path / "run-head", head / root)
+    assert on_head.returncode == 1, f"test does not fail on head:\n{difference.test}\n{on_head.stdout}"
+    assert "1 failed" in on_head.stdout, on_head.stdout  # a failing test, not a collection error
+
+
+# ---------------------------------------------------------------- 1. changed return value
+
+UNITS_BASE = '''\
+"""Unit conversions."""
+
+
+def seconds(unit):
+    """Seconds in one unit."""
+    if unit == "s":
+        return 1
+    if unit == "m":
+        return 60
+    if unit == "h":
+        return 3600
+    if unit == "d":
+        return 86400
+    raise ValueError(f"unknown unit: {unit!r}")
+
+
+def double(x):
+    return 2 * x
+'''
+UNITS_HEAD = UNITS_BASE.replace("return 3600", "return 3660")
+
+
+@pytest.mark.parametrize("layout", ["flat", "src"])
+def test_changed_return_value(builder: RepoBuilder, tmp_path: Path, layout: str) -> None:
+    root = "src/" if layout == "src" else ""
+    extra = {"pyproject.toml": "[project]\nname = 'pkg'\nversion = '0'\n"} if layout == "src" else {}
+    make_pr(builder, {f"{root}pkg/__init__.py": "", f"{root}pkg/mod.py": UNITS_BASE, **extra},
+            {f"{root}pkg/mod.py": UNITS_HEAD})
+
+    report = run_analyze(builder, budget=5)
+
+    found = _only(report, "pkg.mod:seconds")
+    assert [d.kind for d in found] == ["return"], differences_summary(report)
+    [difference] = found
+    assert (difference.base, difference.head) == ("3600", "3660")
+    assert difference.path == f"{root}pkg/mod.py"
+    assert difference.line == 11
+    assert "'h'" in difference.test or '"h"' in difference.test
+    assert "seconds(" in difference.test and "3600" in difference.test
+    assert report.differences == found, "only the changed function differs"
+    compile(difference.test, "generated", "exec")
+    _assert_test_passes_on_base_fails_on_head(builder, tmp_path, difference, root)
+
+
+# ---------------------------------------------------------------- 2. changed exception
+
+LOOKUP_BASE = '''\
+TABLE = {"alpha": 1, "beta": 2}
+
+
+def lookup(key):
+    if key not in TABLE:
+        raise ValueError(f"unknown key: {key!r}")
+    return TABLE[key]
+'''
+
+
+@pytest.mark.parametrize(
+    ("new_body", "head_text"),
+    [
+        ("    return TABLE[key]\n", "raises KeyError"),  # the check is gone: KeyError instead
+        ("    return TABLE.get(key)\n", "returns normally"),  # no exception at all
+    ],
+    ids=["keyerror", "returns"],
+)
+def test_changed_exception(builder: RepoBuilder, tmp_path: Path, new_body: str, head_text: str) -> None:
+    head = LOOKUP_BASE[: LOOKUP_BASE.index("    if key not in TABLE:")] + new_body
+    assert head != LOOKUP_BASE
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/lookup.py": LOOKUP_BASE}, {"pkg/lookup.py": head})
+
+    report = run_analyze(builder, budget=5)
+
+    found = _only(report, "pkg.lookup:lookup")
+    assert found and all(d.kind == "exception" for d in found), differences_summary(report)
+    difference = found[0]
+    assert difference.base.startswith("raises ValueError"), difference.base
+    assert difference.head.startswith(head_text), difference.head
+    assert "pytest.raises(ValueError" in difference.test
+    _assert_test_passes_on_base_fails_on_head(builder, tmp_path, difference)
+
+
+# ---------------------------------------------------------------- 3. state seen through an observer
+
+BAG_BASE = '''\
+class Recent:
+    """Keeps the last `limit` items added."""
+
+    def __init__(self, limit=3):
+        if limit < 1:
+            raise ValueError("limit must be positive")
+        self.limit = limit
+        self._items = []
+
+    def add(self, item):
+        if len(self._items) >= self.limit:
+            del self._items[0]
+        self._items.append(item)
+
+    def size(self):
+        return len(self._items)
+
+    @property
+    def newest(self):
+        return self._items[-1] if self._items else None
+'''
+BAG_HEAD = BAG_BASE.replace("if len(self._items) >= self.limit:", "if len(self._items) > self.limit:")
+
+
+def test_method_changes_what_an_observer_reports(builder: RepoBuilder, tmp_path: Path) -> None:
+    make_pr(builder, {"bag.py": BAG_BASE}, {"bag.py": BAG_HEAD})
+
+    report = run_analyze(builder, budget=5)
+
+    assert report.differences, "the off-by-one in Recent.add was not found"
+    assert {d.target for d in report.differences} == {"bag:Recent.add"}, differences_summary(report)
+    assert {d.kind for d in report.differences} <= {"observer", "state"}
+    difference = report.differences[0]
+    assert difference.path == "bag.py" and difference.line == 11
+    assert "Recent(" in difference.test and ".add(" in difference.test
+    _assert_test_passes_on_base_fails_on_head(builder, tmp_path, difference)
+
+
+# ---------------------------------------------------------------- 4. removed public function
+
+API_BASE = '''\
+def keep(x):
+    return x + 1
+
+
+def legacy(x):
+    return x * 2
+'''
+API_HEAD = '''\
+def keep(x):
+    return x + 1
+'''
+
+
+def test_removed_public_function_is_an_api_difference(builder: RepoBuilder) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/api.py": API_BASE}, {"pkg/api.py": API_HEAD})
+
+    report = run_analyze(builder, budget=4)
+
+    assert [(d.kind, d.target) for d in report.differences] == [("api", "pkg.api:legacy")], \
+        differences_summary(report)
+    difference = report.differences[0]
+    assert difference.path == "pkg/api.py"
+    compile(difference.test, "generated", "exec")
+
+
+
+BOX = '''\
+class Box:
+    def __init__(self, v=0):
+        self.v = v
+
+    def get(self):
+        return self.v
+
+    def bump(self, by=1):
+        self.v += by
+        return self.v
+'''
+BUMP = "    def bump(self, by=1):\n        self.v += by\n        return self.v\n"
+
+
+@pytest.mark.parametrize(
+    ("head", "expected", "head_text"),
+    [
+        (BOX.replace(BUMP, ""), ("api", "box:Box.bump"), "API change (missing)"),
+        (BOX.replace("def bump(self, by=1)", "def bump(self, by)"), ("api", "box:Box.bump"),
+         "API change (signature)"),
+        (BOX.replace("class Box", "class Crate"), ("api", "box:Box"), "API change (missing)"),
+        (BOX.replace("self.v += by", "self.v += by\n        self.extra = 1"), ("state", "box:Box.bump"), "1"),
+    ],
+    ids=["removed-method", "signature", "renamed-class", "new-attribute"],
+)
+def test_class_changes(builder: RepoBuilder, head: str, expected: tuple[str, str], head_text: str) -> None:
+    make_pr(builder, {"box.py": BOX}, {"box.py": head})
+
+    report = run_analyze(builder, budget=4, max_sequences=300)
+
+    assert [(d.kind, d.target) for d in report.differences] == [expected], differences_summary(report)
+    assert report.differences[0].head.startswith(head_text), report.differences[0].head
+
+
+def test_added_function_only_is_no_difference(builder: RepoBuilder) -> None:
+    make_pr(builder, {"box.py": BOX}, {"box.py": BOX + "\n\ndef extra(x):\n    return x\n"})
+    report = run_analyze(builder, budget=4, max_sequences=300)
+    assert report.differences == [], differences_summary(report)
+
+
+def test_module_constant_change_is_found_through_its_users(builder: RepoBuilder) -> None:
+    source = "RATE = 3600\n\n\ndef hours(n):\n    return n * RATE\n"
+    make_pr(builder, {"rate.py": source}, {"rate.py": source.replace("3600", "3660")})
+    report = run_analyze(builder, budget=4, max_sequences=300)
+    assert [(d.kind, d.target) for d in report.differences] == [("return", "rate:hours")], \
+        differences_summary(report)
+    [difference] = report.differences
+    assert float(difference.head) == pytest.approx(float(difference.base) * 3660 / 3600)
+
+
+# ---------------------------------------------------------------- 5. nondeterminism is never a difference
+
+NOISY = '''\
+"""Everything here varies from run to run, process to process or hash seed to hash seed."""
+
+import datetime
+import os
+import random
+import time
+import uuid
+
+CALLS = 0
+
+
+class Plain:
+    pass
+
+
+class Stamped:
+    def __init__(self, name="x"):
+        self.name = name
+        self.created = time.time()
+        self.token = uuid.uuid4().hex
+
+    def age(self):
+        return time.time() - self.created
+
+
+def now():
+    return time.time()
+
+
+def monotonic():
+    return time.monotonic()
+
+
+def dice():
+    return random.random()
+
+
+def pick(items):
+    return random.choice(list(items) or [0])
+
+
+def token():
+    return uuid.uuid4()
+
+
+def token_text():
+    return str(uuid.uuid4())
+
+
+def address():
+    return id(object())
+
+
+def plain_repr():
+    return repr(Plain())
+
+
+def plain():
+    return Plain()
+
+
+def letters():
+    return list({"a", "b", "c"})
+
+
+def letters_text(extra):
+    return ",".join({"alpha", "beta", "gamma", str(extra)})
+
+
+def registry():
+    return {"first": Plain(), "second": Plain()}
+
+
+def today():
+    return datetime.datetime.now()
+
+
+def today_text():
+    return datetime.datetime.now().isoformat()
+
+
+def pid():
+    return os.getpid()
+
+
+def counter():
+    global CALLS
+    CALLS += 1
+    return CALLS
+
+
+def hashed(text):
+    return hash(str(text))
+'''
+
+
+def _in_every_function(source: str, line_text: str) -> str:
+    """The module with `line_text` at the top of every function body."""
+    lines = []
+    for line in source.splitlines(keepends=True):
+        lines.append(line)
+        if line.lstrip().startswith("def "):
+            indent = len(line) - len(line.lstrip()) + 4
+            lines.append(" " * indent + line_text + "\n")
+    return "".join(lines)
+
+
+NOISY_EDITS = {
+    # a comment line appended: the syntax tree is the same
+    "self-diff": NOISY + "# trailing comment\n",
+    # a comment in every function
+    "comments": _in_every_function(NOISY, "# reviewed"),
+    # code changes that keep behaviour, in every function and at module level: everything is replayed
+    "no-op-code": _in_every_function(NOISY, "_unused = None").replace("CALLS = 0\n", "CALLS = int('0')\n"),
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("edit", list(NOISY_EDITS))
+def test_nondeterminism_is_not_a_difference(builder: RepoBuilder, edit: str, seed: int) -> None:
+    make_pr(builder, {"noisy/__init__.py": "", "noisy/core.py": NOISY}, {"noisy/core.py": NOISY_EDITS[edit]})
+
+    report = run_analyze(builder, budget=5, seed=seed, max_sequences=400)
+
+    assert report.differences == [], differences_summary(report)
+    if edit == "no-op-code":  # the comparison really ran, over the nondeterministic calls
+        assert report.stats.replayed > 100, report.stats
+        assert report.coverage.changed_lines_covered > 0, report.coverage
+
+
+# ---------------------------------------------------------------- 6. project packages named like the tool's
+
+GENERATOR_BASE = '''\
+"""The project's own `generator` package (the tool has one too)."""
+
+from generator.sizes import label
+
+
+def scale(n):
+    if n == 7:
+        return 700
+    return n * 10
+'''
+SIZES_BASE = '''\
+def label(n):
+    if n > 100:
+        return "big"
+    return "small"
+'''
+BOT_BASE = '''\
+"""The project's own top-level `bot` module."""
+
+
+def reply(text):
+    if text == "ping":
+        return "pong"
+    return text.upper()
+'''
+
+
+def test_project_packages_named_generator_and_bot(builder: RepoBuilder, tmp_path: Path) -> None:
+    make_pr(
+        builder,
+        {"generator/__init__.py": GENERATOR_BASE, "generator/sizes.py": SIZES_BASE, "bot.py": BOT_BASE},
+        {"generator/sizes.py": SIZES_BASE.replace("n > 100", "n > 99"),
+         "bot.py": BOT_BASE.replace('return "pong"', 'return "PONG"')},
+    )
+
+    report = run_analyze(builder, budget=6, max_sequences=600)
+
+    found = {(d.kind, d.target) for d in report.differences}
+    assert ("return", "bot:reply") in found, differences_summary(report)
+    assert ("return", "generator.sizes:label") in found, differences_summary(report)
+    assert found == {("return", "bot:reply"), ("return", "generator.sizes:label")}, \
+        differences_summary(report)
+    assert not any("import" in note for note in report.notes), report.notes
+    reply = next(d for d in report.differences if d.target == "bot:reply")
+    assert (reply.base, reply.head) == ("'pong'", "'PONG'")
+    label = next(d for d in report.differences if d.target == "generator.sizes:label")
+    assert (label.base, label.head) == ("'small'", "'big'")
+    assert "from generator.sizes import label" in label.test
+    _assert_test_passes_on_base_fails_on_head(builder, tmp_path / "bot", reply)
+    _assert_test_passes_on_base_fails_on_head(builder, tmp_path / "generator", label)
+
+
+# ---------------------------------------------------------------- 7. hostile code does not stop the run
+
+HOSTILE = '''\
+import ctypes
+import os
+import sys
+
+
+def exits():
+    sys.exit(3)
+
+
+def hard_exit():
+    os._exit(3)
+
+
+def spins():
+    while True:
+        pass
+
+
+def segfault():
+    return ctypes.string_at(0)
+
+
+def chatty():
+    print("y" * 10_000_000)
+    return 1
+
+
+def recurse(n=0):
+    return recurse(n + 1)
+
+
+def huge_int():
+    return 10 ** 10000
+
+
+def huge_text():
+    return "x" * 50_000_000
+
+
+def sleeper():
+    import time
+    time.sleep(60)
+
+
+def rate(unit):
+    if unit == "h":
+        return 3600
+    if unit == "m":
+        return 60
+    return 1
+'''
+
+
+def _hostile_pr(builder: RepoBuilder, source: str) -> None:
+    # every function gets a behaviour-preserving change, so the hostile ones are targets too
+    head = _in_every_function(source, "_unused = None").replace("return 3600", "return 3660")
+    assert head.count("3660") == 1
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/hostile.py": source}, {"pkg/hostile.py": head})
+
+
+def _assert_finds_rate_within_budget(builder: RepoBuilder, budget: float) -> None:
+    started = time.monotonic()
+    report = run_analyze(builder, budget=budget, max_sequences=None)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < budget + 4, f"run took {elapsed:.1f} s for a {budget:g} s budget ({report.stats})"
+    assert ("return", "pkg.hostile:rate", "3600", "3660") in differences_summary(report), \
+        (differences_summary(report), report.stats, report.notes)
+    # the hostile functions behave the same on both commits: none of them is a difference
+    assert {d.target for d in report.differences} == {"pkg.hostile:rate"}, differences_summary(report)
+
+
+def test_hostile_functions_do_not_stop_the_run(builder: RepoBuilder) -> None:
+    _hostile_pr(builder, HOSTILE)
+    _assert_finds_rate_within_budget(builder, budget=6.0)
+
+
+def _one_hostile(name: str) -> str:
+    """HOSTILE with only the function `name` (and its imports) next to `rate`."""
+    header, _, rest = HOSTILE.partition("\n\n\ndef ")
+    functions = {f.split("(", 1)[0]: "def " + f.rstrip() + "\n" for f in rest.split("\n\n\ndef ")}
+    return header + "\n\n\n" + functions[name] + "\n\n" + functions["rate"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    ["exits", "hard_exit", "spins", "segfault", "chatty", "recurse", "huge_int", "huge_text", "sleeper"])
+def test_each_hostile_function_alone(builder: RepoBuilder, name: str) -> None:
+    """The same as test_hostile_functions_do_not_stop_the_run, one hostile function at a time."""
+    _hostile_pr(builder, _one_hostile(name))
+    _assert_finds_rate_within_budget(builder, budget=6.0)
+
+
+def test_instrumentation_does_not_change_a_recursion_error(builder: RepoBuilder) -> None:
+    """A statement added to a recursive function keeps its RecursionError exactly as it was."""
+    base = "def recurse(n=0):\n    return recurse(n + 1)\n"
+    head = "def recurse(n=0):\n    _unused = None\n    return recurse(n + 1)\n"
+    make_pr(builder, {"rec.py": base}, {"rec.py": head})
+
+    report = run_analyze(builder, budget=4, max_sequences=100)
+
+    assert report.differences == [], differences_summary(report)
+
+
+# ---------------------------------------------------------------- 8. head does not import
+
+SHAPES_BASE = '''\
+import math
+
+
+def area(r):
+    return math.pi * r * r
+
+
+def side(a):
+    return a * 4
+'''
+
+
+@pytest.mark.parametrize(
+    ("head", "error"),
+    [
+        (SHAPES_BASE.replace("def side(a):", "def side(a:"), "SyntaxError"),
+        ("import not_a_module_anywhere_xyz\n" + SHAPES_BASE, "ModuleNotFoundError"),
+        (SHAPES_BASE.replace("import math", "from math import no_such_name"), "ImportError"),
+    ],
+    ids=["syntax-error", "missing-module", "missing-name"],
+)
+def test_head_that_does_not_import_is_a_finding(builder: RepoBuilder, head: str, error: str) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/shapes.py": SHAPES_BASE}, {"pkg/shapes.py": head})
+
+    report = run_analyze(builder, budget=4, max_sequences=200)
+
+    found = _only(report, "pkg.shapes:<module>")
+    assert [d.kind for d in found] == ["exception"], differences_summary(report)
+    [difference] = found
+    assert difference.head.startswith(f"raises {error}"), difference.head
+    assert difference.path == "pkg/shapes.py"
+    assert difference.id
+    compile(difference.test, "generated", "exec")
+    assert "import pkg.shapes" in difference.test or "from pkg.shapes import" in difference.test
+
+
+def test_head_import_error_test_passes_on_base_fails_on_head(builder: RepoBuilder, tmp_path: Path) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/shapes.py": SHAPES_BASE},
+            {"pkg/shapes.py": "import not_a_module_anywhere_xyz\n" + SHAPES_BASE})
+
+    report = run_analyze(builder, budget=4, max_sequences=100)
+
+    [difference] = _only(report, "pkg.shapes:<module>")
+    _assert_test_passes_on_base_fails_on_head(builder, tmp_path, difference)
+
+
+# ---------------------------------------------------------------- 9. the user's work tree stays clean
+
+LITTERING = '''\
+import os
+
+with open("written-at-import.txt", "w") as handle:
+    handle.write("the project wrote this")
+os.makedirs("cache-dir", exist_ok=True)
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "next-to-module.txt"), "w") as handle:
+    handle.write("and this")
+
+
+def value(x):
+    if x == 5:
+        return 50
+    return x
+'''
+
+
+def test_project_writing_files_at_import_leaves_the_work_tree_clean(
+        builder: RepoBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_pr(builder, {"litter.py": LITTERING}, {"litter.py": LITTERING.replace("return 50", "return 55")})
+    assert builder.status() == ""
+    branches = sorted(h.name for h in builder.repo.heads)
+    monkeypatch.chdir(builder.root)  # as if the user ran difforacle inside the clone
+
+    report = analyze(".", "main", "feature", Options(budget=4, max_sequences=300))
+
+    assert ("return", "litter:value", "50", "55") in differences_summary(report)
+    assert builder.status() == ""
+    assert builder.worktrees() == [str(builder.root)]
+    assert builder.repo.active_branch.name == "main"
+    assert sorted(h.name for h in builder.repo.heads) == branches
+    assert not (tmp_path / "written-at-import.txt").exists()
