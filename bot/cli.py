@@ -7,6 +7,7 @@ Exit status: 0 no behavioural difference, 1 differences found, 2 usage or setup 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -49,7 +50,7 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
     parser.add_argument("--tests-dir", type=Path, metavar="DIR", help="write one pytest file per difference")
     parser.add_argument("--python", default=sys.executable, metavar="PATH",
                         help="interpreter that can import the project (default: this one)")
-    parser.add_argument("--max-sequences", type=int, metavar="N",
+    parser.add_argument("--max-sequences", type=_positive_int, metavar="N",
                         help="stop exploring after N sequences instead of by time (bit-for-bit reproducible)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
@@ -59,8 +60,18 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError("must be a finite number greater than 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
     return value
 
 

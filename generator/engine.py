@@ -19,17 +19,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .catalog import Catalog, focus_operations, read_sources
+from .changed_lines import ChangedLines
 from .changes import compute_changes
 from .compare import Mismatch, first_mismatch, kind_of, leaf_text, leaves_equal, unstable_keys
 from .executor import Worker, WorkerOptions
 from .explore import Explorer
-from .lines import ExecutableLines, executable_lines
-from .model import ChangeSet, Checkout, Coverage, Difference, Report, SetupError, Statement
+from .model import ChangeSet, Checkout, Difference, Report, SetupError, Statement
 from .render import render_test
 from .values import ValueGenerator, mine_constants
 from .workspace import checkouts, open_repo, resolve
 
-KEPT_STATUSES = ("ok", "exception", "timeout", "crash")
+# Sequences worth replaying. Not "timeout": a hang on base costs a whole timeout again on
+# each replay, and a head that hangs where base did not shows up on sequences that ended.
+KEPT_STATUSES = ("ok", "exception", "crash")
+REPLAY_OVERHEAD = 1.3  # replay: two workers on two cores, line tracing until coverage is complete
 REPRESENTATIVES = 3
 EXPLORE_RANDOM_SEED, REPLAY_RANDOM_SEED = 0, 1
 TEST_DIRS = ("tests", "test", "testing")
@@ -97,7 +100,7 @@ class _Session:
         self.worker_options = WorkerOptions(options.python, call_timeout=options.call_timeout)
         self.workers: list[Worker] = []
         self.kept: list[_Kept] = []
-        self.explore_rate = 0.0
+        self.kept_seconds = 0.0  # what the kept sequences cost while exploring: predicts the replay
 
     # ------------------------------------------------------------ helpers
 
@@ -114,6 +117,12 @@ class _Session:
         self.workers.append(worker)
         return worker
 
+    def start_workers(self, *specs: tuple[Checkout, str, int]) -> list[Worker]:
+        """Start workers in parallel: each spends its start-up importing the project."""
+        with ThreadPoolExecutor(len(specs)) as pool:
+            futures = [pool.submit(self.start_worker, *spec) for spec in specs]
+            return [future.result() for future in futures]
+
     def close(self) -> None:
         for worker in self.workers:
             worker.close()
@@ -122,10 +131,8 @@ class _Session:
 
     def run(self) -> None:
         self.progress("importing")
-        with ThreadPoolExecutor(2) as pool:
-            base_future = pool.submit(self.start_worker, self.base, "base", 0)
-            head_future = pool.submit(self.start_worker, self.head, "head", 1)
-            explorer_worker, head_worker = base_future.result(), head_future.result()
+        explorer_worker, head_worker, replay_worker = self.start_workers(
+            (self.base, "base", 0), (self.head, "head", 1), (self.base, "base", 1))
         catalog = Catalog.from_json(explorer_worker.catalog)
         self._check_imports(catalog, head_worker)
         catalog.focus = focus_operations(catalog, self.changes, read_sources(self.base.root, self.changes))
@@ -134,10 +141,12 @@ class _Session:
         if not importable_on_head - set(catalog.import_errors):
             self.report.notes.append("No changed module imports on both commits: nothing to replay.")
             return
+        self.lines = ChangedLines(self.changes, self.base, self.head, {
+            "base": set(catalog.import_errors), "head": set(head_worker.catalog["import_errors"])})
         self.explore(explorer_worker, catalog)
-        self.replay(head_worker)
+        self.replay(replay_worker, head_worker)
         self.confirm()
-        self.report.coverage = self.coverage()
+        self.report.coverage = self.lines.report()
 
     def _check_imports(self, catalog: Catalog, head_worker: Worker) -> None:
         errors = catalog.import_errors
@@ -160,17 +169,22 @@ class _Session:
         stats = self.report.stats
         explore_started = time.monotonic()
         while not self._explore_done():
-            batch = list(explorer.candidates(self.options.batch_size))
+            # Small batches first: the explorer learns which operations hang or fail before
+            # it commits a full batch to them.
+            size = min(self.options.batch_size, max(10, stats.sequences))
+            batch = list(explorer.candidates(size))
             if not batch:
                 break
+            batch_started = time.monotonic()
             results = worker.run(batch, EXPLORE_RANDOM_SEED)
+            cost = _cost_per_sequence(time.monotonic() - batch_started, results)
             for statements, result in zip(batch, results, strict=True):
                 explorer.feedback(statements, result)
                 if result["status"] in KEPT_STATUSES and (result.get("hit") or replay_all):
                     self.kept.append(_Kept(statements, result))
+                    self.kept_seconds += cost
             stats.sequences += len(batch)
             stats.explore_seconds = round(time.monotonic() - explore_started, 2)
-            self.explore_rate = stats.sequences / max(1e-6, stats.explore_seconds)
             self.progress("exploring")
         stats.kept = len(self.kept)
 
@@ -178,8 +192,8 @@ class _Session:
         limit = self.options.max_sequences
         if limit is not None:
             return self.report.stats.sequences >= limit
-        replay_estimate = len(self.kept) / self.explore_rate if self.explore_rate else 0.0
-        reserve = max(3.0, 0.1 * self.options.budget)
+        replay_estimate = self.kept_seconds * REPLAY_OVERHEAD
+        reserve = max(1.5, 0.1 * self.options.budget)  # confirmation and rendering
         return self.elapsed() + replay_estimate + reserve >= self.options.budget
 
     def _constant_sources(self) -> tuple[list[Path], dict[Path, set[int]], list[Path]]:
@@ -192,9 +206,8 @@ class _Session:
         tests = [p for d in TEST_DIRS for p in sorted((self.base.root / d).rglob("test*.py"))][:50]
         return files, changed, tests
 
-    def replay(self, head_worker: Worker) -> None:
+    def replay(self, base_worker: Worker, head_worker: Worker) -> None:
         self.progress("replaying")
-        base_worker = self.start_worker(self.base, "base", 1)
         size = self.options.batch_size
         with ThreadPoolExecutor(2) as pool:
             for start in range(0, len(self.kept), size):
@@ -204,9 +217,14 @@ class _Session:
                     break
                 chunk = self.kept[start:start + size]
                 batch = [k.statements for k in chunk]
-                base_future = pool.submit(base_worker.run, batch, REPLAY_RANDOM_SEED, lines=True)
-                head_future = pool.submit(head_worker.run, batch, REPLAY_RANDOM_SEED, lines=True)
-                for kept, b, h in zip(chunk, base_future.result(), head_future.result(), strict=True):
+                base_future = pool.submit(base_worker.run, batch, REPLAY_RANDOM_SEED,
+                                          lines=self.lines.pending("base"))
+                head_future = pool.submit(head_worker.run, batch, REPLAY_RANDOM_SEED,
+                                          lines=self.lines.pending("head"))
+                base_results, head_results = base_future.result(), head_future.result()
+                self.lines.add("base", base_results)
+                self.lines.add("head", head_results)
+                for kept, b, h in zip(chunk, base_results, head_results, strict=True):
                     kept.replayed_base, kept.replayed_head = b, h
                 self.report.stats.replayed += len(chunk)
                 self.progress("replaying")
@@ -217,8 +235,7 @@ class _Session:
         if not groups:
             return
         self.progress("confirming")
-        base_worker = self.start_worker(self.base, "base", 2)
-        head_worker = self.start_worker(self.head, "head", 2)
+        base_worker, head_worker = self.start_workers((self.base, "base", 2), (self.head, "head", 2))
         for members in groups.values():
             members.sort(key=lambda m: (int(m[1].key.split("/", 1)[0]), repr(m[0].statements)))
             for kept, mismatch in members[:REPRESENTATIVES]:
@@ -284,38 +301,11 @@ class _Session:
             return _relative(op.file, self.base), op.line
         return None, None
 
-    def coverage(self) -> Coverage:
-        covered: dict[str, set[int]] = {"base": set(), "head": set()}
-        for kept in self.kept:
-            for side, result in (("base", kept.replayed_base), ("head", kept.replayed_head)):
-                for _, file, line in (result or {}).get("covered", []):
-                    covered[side].add((file, line))
-        imported = {"base": set(self.changes.modules), "head": set(self.changes.modules)}
-        coverage = Coverage()
-        for change in self.changes.files:
-            side = "head" if change.head_lines and change.head_path else "base"
-            path = change.head_path if side == "head" else change.base_path
-            checkout = self.head if side == "head" else self.base
-            if not path or not change.module:
-                continue
-            wanted = change.head_lines if side == "head" else change.base_lines
-            lines = _executable(checkout.root / path)
-            changed = sorted(set(wanted) & lines.all)
-            hit = {line for line in changed if (str(checkout.root / path), line) in covered[side]
-                   or (line in lines.at_import and change.module in imported[side])}
-            coverage.changed_lines += len(changed)
-            coverage.changed_lines_covered += len(hit)
-            missing = [line for line in changed if line not in hit]
-            if missing:
-                coverage.uncovered[path] = missing
-        return coverage
 
-
-def _executable(path: Path) -> ExecutableLines:
-    try:
-        return executable_lines(path.read_text(encoding="utf-8", errors="replace"), str(path))
-    except OSError:
-        return ExecutableLines(frozenset(), frozenset())
+def _cost_per_sequence(batch_seconds: float, results: list[dict]) -> float:
+    """Seconds per sequence of a batch, not counting the time its hangs took (they are not replayed)."""
+    hung = sum(r.get("ms", 0.0) / 1000 for r in results if r["status"] == "timeout")
+    return max(0.0, batch_seconds - hung) / max(1, len(results))
 
 
 def _key_shape(statement: str, rest: str) -> str:

@@ -69,9 +69,16 @@ class Worker:
                 "memory_mb": options.memory_mb,
             }, timeout=INIT_TIMEOUT)
         except WorkerError as exc:
+            exited = self._process.poll()
+            detail = self._stderr_tail().splitlines()[-1]
             self.close()
+            if exited is not None and detail == "no error output":
+                raise SetupError(f"{options.python} could not run the difforacle worker (exit status "
+                                 f"{exited}); pass --python with a Python 3.11+ interpreter that can "
+                                 "import the project") from None
             raise SetupError(f"the {side} commit's code could not be imported with {options.python}: "
-                             f"{str(exc).splitlines()[-1]}") from None
+                             f"{str(exc).splitlines()[-1]}; pass --python with an interpreter that has the "
+                             "project's dependencies") from None
         self.catalog: dict = reply["catalog"]
         self.unwrapped: list[str] = reply.get("unwrapped", [])  # changed units without hit detection
 

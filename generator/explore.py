@@ -24,7 +24,7 @@ NULL_RATIO = 0.05
 REPEAT_RATIO = 0.05
 MAX_REPEAT = 6
 POOL_LIMIT = 400  # values per type; older entries are replaced at random past this
-MAX_TIMEOUTS = 3
+MAX_TIMEOUTS = 2
 REUSE_RATIO = 0.3
 WORKED_RATIO = 0.3
 WORKED_LIMIT = 16
@@ -159,10 +159,11 @@ class Explorer:
         An operation that hangs or kills its process a few times is dropped: each such
         sequence costs a whole timeout, and Randoop treats them as illegal anyway.
         """
-        if result.get("status") in ("timeout", "crash") and statements:
-            op_id = statements[min(result.get("n", 0), len(statements) - 1)]["op"]
+        if result.get("status") in ("timeout", "crash", "skipped") and statements:
+            op_id = result.get("skipped_op") or statements[min(result.get("n", 0), len(statements) - 1)]["op"]
             self._timeouts[op_id] = self._timeouts.get(op_id, 0) + 1
-            if self._timeouts[op_id] == MAX_TIMEOUTS:
+            op = self._by_id.get(op_id)
+            if self._timeouts[op_id] == (1 if op is not None and not op.params else MAX_TIMEOUTS):
                 tiers = (self.focus, self.related, self.builders)
                 self.focus, self.related, self.builders = ([op for op in t if op.id != op_id] for t in tiers)
         if result.get("status") != "ok" or not statements:

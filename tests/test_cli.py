@@ -179,7 +179,7 @@ def test_same_seed_and_max_sequences_give_the_same_report(tmp_path: Path) -> Non
     for run in (1, 2):
         path = tmp_path / f"run{run}.json"
         result = run_cli("diff", "--repo", str(repo), "--base", "main", "--head", "feature", "--seed", "7",
-                         "--budget", "6", "--max-sequences", "300", "--quiet", "--json", str(path))
+                         "--budget", "6", "--max-sequences", "1000", "--quiet", "--json", str(path))
         assert result.returncode == 1, result.stderr
         reports.append(json.loads(path.read_text(encoding="utf-8")))
 

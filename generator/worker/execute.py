@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import signal
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -34,13 +35,21 @@ class SequenceRunner:
         self.call_timeout = call_timeout
         self.random_seed = random_seed
         self.on_statement: Callable[[int], None] = lambda index: None
+        # Operations that hung earlier in this request: later sequences calling them are
+        # skipped, so that one endless loop costs one timeout, not one per sequence.
+        self.hanging_ops: set[str] = set()
         signal.signal(signal.SIGALRM, _on_alarm)
 
     def run(self, statements: list[dict], want_callees: bool = False) -> dict:
         """Execute `statements`; return status, observations and feedback for the generator."""
         random.seed(self.random_seed)
+        started = time.perf_counter()
         values: list[Any] = []
         result: dict[str, Any] = {"status": "ok", "obs": {}, "types": [], "digests": {}, "reusable": []}
+        hanging = next((s["op"] for s in statements if s["op"] in self.hanging_ops), None)
+        if hanging is not None:
+            result.update(status="skipped", n=0, hit=False, skipped_op=hanging)
+            return result
         if want_callees:
             result["callees"] = []
         self.tracer.hit = False
@@ -52,12 +61,15 @@ class SequenceRunner:
                 status = self._step(index, statement, values, result, want_callees)
                 if status != "ok":
                     result["status"] = status
+                    if status == "timeout":
+                        self.hanging_ops.add(statement["op"])
                     break
         finally:
             self.tracer.stop()
             signal.setitimer(signal.ITIMER_REAL, 0)
         result["n"] = len(values)
         result["hit"] = self.tracer.hit
+        result["ms"] = round((time.perf_counter() - started) * 1000, 3)  # for the host's time planning
         return result
 
     def _step(self, index: int, statement: dict, values: list, result: dict, want_callees: bool) -> str:

@@ -75,15 +75,21 @@ class ForkRunner:
         self.sequence_timeout = sequence_timeout
         self._progress = mmap.mmap(-1, 8)  # shared with children: (sequence, statement) in progress
 
-    def run(self, items: list[Any], work: Callable[[Any], dict], isolate: bool) -> list[str]:
-        """One JSON text per item, in order (kept as text: the host decodes it, not us)."""
+    def run(self, items: list[Any], work: Callable[[Any], dict], isolate: bool,
+            on_hang: Callable[[Any, int], None] = lambda item, statement: None) -> list[str]:
+        """One JSON text per item, in order (kept as text: the host decodes it, not us).
+
+        `on_hang(item, statement)` runs in this (parent) process when a child had to be
+        killed, before the next child is forked, so that the next child can avoid the cause.
+        """
         results: list[str] = []
         while len(results) < len(items):
             pending = items[len(results):len(results) + 1] if isolate else items[len(results):]
-            results.extend(self._run_child(pending, work))
+            results.extend(self._run_child(pending, work, on_hang))
         return results
 
-    def _run_child(self, items: list[Any], work: Callable[[Any], dict]) -> Iterator[str]:
+    def _run_child(self, items: list[Any], work: Callable[[Any], dict],
+                   on_hang: Callable[[Any, int], None]) -> Iterator[str]:
         struct.pack_into("ii", self._progress, 0, 0, 0)
         read_fd, write_fd = os.pipe()
         cpu = int(self.sequence_timeout * len(items)) + 5
@@ -100,9 +106,10 @@ class ForkRunner:
                 code = 70
             os._exit(code)
         os.close(write_fd)
-        yield from self._collect(pid, read_fd, items)
+        yield from self._collect(pid, read_fd, items, on_hang)
 
-    def _collect(self, pid: int, read_fd: int, items: list[Any]) -> Iterator[str]:
+    def _collect(self, pid: int, read_fd: int, items: list[Any],
+                 on_hang: Callable[[Any, int], None]) -> Iterator[str]:
         buffer = b""
         done = 0
         deadline = time.monotonic() + self.sequence_timeout
@@ -128,6 +135,8 @@ class ForkRunner:
             _, wait_status = os.waitpid(pid, 0)
         if done < len(items):
             statement = struct.unpack_from("ii", self._progress, 0)[1]
+            if status == "hang":
+                on_hang(items[done], statement)
             yield json.dumps(_lost(status or _describe_exit(wait_status), statement))
 
     def set_statement(self, index: int) -> None:

@@ -81,7 +81,12 @@ class Worker:
                 result["covered"] = sorted(runner.tracer.covered)
             return result
 
-        results = self.forks.run(request["sequences"], work, bool(request.get("isolate")))
+        runner.hanging_ops.clear()
+
+        def on_hang(sequence: list[dict], statement: int) -> None:
+            runner.hanging_ops.add(sequence[min(statement, len(sequence) - 1)]["op"])
+
+        results = self.forks.run(request["sequences"], work, bool(request.get("isolate")), on_hang)
         return RawReply('{"ok": true, "results": [' + ",".join(results) + "]}")
 
     def reply(self, message: dict[str, Any] | RawReply) -> None:
