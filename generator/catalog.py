@@ -87,16 +87,54 @@ def focus_operations(catalog: Catalog, changes: ChangeSet, sources: dict[str, st
     reached = set(changed)
     for module, source in sources.items():
         reached |= _callers(module, source, {q for m, q in changed if m == module})
+    whole_modules = changed_at_import(changes, sources)
     focus: set[str] = set()
     for op in catalog.operations:
         key = (op.module, op.qualname)
         owner = (op.module, op.qualname.rsplit(".", 1)[0]) if "." in op.qualname else None
-        if key in reached or owner in changed_classes:
+        if key in reached or owner in changed_classes or op.module in whole_modules:
             focus.add(op.id)
         elif op.kind == "constructor" and any(m == op.module and q.startswith(op.qualname + ".")
                                               for m, q in changed):
             focus.add(op.id)  # building the object is the first step towards its changed methods
     return focus
+
+
+def changed_at_import(changes: ChangeSet, sources: dict[str, str]) -> set[str]:
+    """Modules whose changed functions run at import time (they fill module-level tables).
+
+    Such a change reaches every function that reads those tables without ever calling the
+    changed one, so the whole module is the target and every sequence must be replayed.
+    """
+    found = set()
+    for module, source in sources.items():
+        names = {u.qualname.rsplit(".", 1)[-1] for u in changes.units
+                 if u.module == module and u.kind in ("function", "method")}
+        if names and names & _import_time_calls(source):
+            found.add(module)
+    return found
+
+
+def _import_time_calls(source: str) -> set[str]:
+    """Names called by module-level and class-body statements (not inside function bodies)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    called: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # the body runs later; decorators and defaults run now
+            pending.extend([*node.decorator_list, *node.args.defaults, *filter(None, node.args.kw_defaults)])
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            called.add(node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+        pending.extend(ast.iter_child_nodes(node))
+    return called
 
 
 def _callers(module: str, source: str, changed: set[str]) -> set[tuple[str, str]]:

@@ -2,13 +2,14 @@
 
 Lines are counted on head (added or modified) for files with head-side changes, and on
 base (removed) for files with deletions only. Only lines that carry code count (see
-generator.lines); lines that run at import time are credited when the module imported.
+generator.lines); lines the worker ran while importing the module count as covered.
 Tracing lines slows the worker down, so replay asks for lines only while some are still
 uncovered (`pending`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,9 +25,7 @@ class _File:
 
 
 class ChangedLines:
-    def __init__(self, changes: ChangeSet, base: Checkout, head: Checkout,
-                 import_errors: dict[str, set[str]]) -> None:
-        """`import_errors`: side -> modules that failed to import there."""
+    def __init__(self, changes: ChangeSet, base: Checkout, head: Checkout) -> None:
         self._files: dict[str, dict[str, _File]] = {"base": {}, "head": {}}
         for change in changes.files:
             side = "head" if change.head_lines and change.head_path else "base"
@@ -37,20 +36,21 @@ class ChangedLines:
             absolute = checkout.root / path
             lines = _executable(absolute)
             wanted = sorted(set(change.head_lines if side == "head" else change.base_lines) & lines.all)
-            tracked = _File(path, wanted)
-            if change.module not in import_errors.get(side, set()):
-                tracked.covered.update(line for line in wanted if line in lines.at_import)
-            self._files[side][str(absolute)] = tracked
+            self._files[side][str(absolute)] = _File(path, wanted)
 
     def pending(self, side: str) -> bool:
         return any(len(f.covered) < len(f.wanted) for f in self._files[side].values())
 
     def add(self, side: str, results: list[dict]) -> None:
-        files = self._files[side]
         for result in results:
-            for _, file, line in result.get("covered", ()):
-                if file in files:
-                    files[file].covered.add(line)
+            self.add_lines(side, ((file, line) for _, file, line in result.get("covered", ())))
+
+    def add_lines(self, side: str, lines: Iterable[tuple[str, int]]) -> None:
+        """Credit (absolute file, line) pairs, e.g. the lines a worker ran while importing."""
+        files = self._files[side]
+        for file, line in lines:
+            if file in files:
+                files[file].covered.add(line)
 
     def report(self) -> Coverage:
         coverage = Coverage()

@@ -14,11 +14,11 @@ import random
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .catalog import Catalog, focus_operations, read_sources
+from .catalog import Catalog, changed_at_import, focus_operations, read_sources
 from .changed_lines import ChangedLines
 from .changes import compute_changes
 from .compare import Mismatch, first_mismatch, kind_of, leaf_text, leaves_equal, unstable_keys
@@ -32,7 +32,6 @@ from .workspace import checkouts, open_repo, resolve
 # Sequences worth replaying. Not "timeout": a hang on base costs a whole timeout again on
 # each replay, and a head that hangs where base did not shows up on sequences that ended.
 KEPT_STATUSES = ("ok", "exception", "crash")
-REPLAY_OVERHEAD = 1.3  # replay: two workers on two cores, line tracing until coverage is complete
 REPRESENTATIVES = 3
 EXPLORE_RANDOM_SEED, REPLAY_RANDOM_SEED = 0, 1
 TEST_DIRS = ("tests", "test", "testing")
@@ -52,7 +51,7 @@ class Options:
     seed: int = 0
     python: str = field(default_factory=lambda: sys.executable)
     batch_size: int = 50
-    call_timeout: float = 1.0
+    call_timeout: float | None = None  # seconds per call; default scales with the budget
     max_sequences: int | None = None  # stop exploring after this many (reproducible runs)
     progress: Callable[[Progress], None] | None = None
 
@@ -84,6 +83,46 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
     return report
 
 
+class _Replayer:
+    """Replays kept sequences on base (another process and hash seed) and on head, in the
+    background, so that replay overlaps generation and nothing waits for the end."""
+
+    def __init__(self, base: Worker, head: Worker, lines: ChangedLines) -> None:
+        self.base, self.head, self.lines = base, head, lines
+        self._pool = ThreadPoolExecutor(2)
+        self._pending: tuple[list[_Kept], Future, Future, float] | None = None
+        self.last_seconds = 0.0  # how long the latest round took: the time the final one needs
+        self.replayed = 0
+
+    def start(self, kept: list[_Kept]) -> None:
+        if not kept:
+            return
+        batch = [k.statements for k in kept]
+        # changed lines are traced only while some are still uncovered (tracing is slow)
+        base = self._pool.submit(self.base.run, batch, REPLAY_RANDOM_SEED, lines=self.lines.pending("base"))
+        head = self._pool.submit(self.head.run, batch, REPLAY_RANDOM_SEED, lines=self.lines.pending("head"))
+        self._pending = (kept, base, head, time.monotonic())
+
+    def finish(self) -> None:
+        if self._pending is None:
+            return
+        kept, base, head, started = self._pending
+        self._pending = None
+        base_results, head_results = base.result(), head.result()
+        self.last_seconds = time.monotonic() - started
+        self.lines.add("base", base_results)
+        self.lines.add("head", head_results)
+        for item, b, h in zip(kept, base_results, head_results, strict=True):
+            item.replayed_base, item.replayed_head = b, h
+        self.replayed += len(kept)
+
+    def __enter__(self) -> _Replayer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 @dataclass
 class _Kept:
     statements: list[dict]
@@ -97,10 +136,11 @@ class _Session:
                  started: float, report: Report) -> None:
         self.changes, self.base, self.head = changes, base, head
         self.options, self.started, self.report = options, started, report
-        self.worker_options = WorkerOptions(options.python, call_timeout=options.call_timeout)
+        call_timeout = options.call_timeout or _call_timeout(options.budget)
+        self.worker_options = WorkerOptions(options.python, call_timeout=call_timeout,
+                                            sequence_timeout=max(2.0, 5 * call_timeout))
         self.workers: list[Worker] = []
         self.kept: list[_Kept] = []
-        self.kept_seconds = 0.0  # what the kept sequences cost while exploring: predicts the replay
 
     # ------------------------------------------------------------ helpers
 
@@ -135,16 +175,18 @@ class _Session:
             (self.base, "base", 0), (self.head, "head", 1), (self.base, "base", 1))
         catalog = Catalog.from_json(explorer_worker.catalog)
         self._check_imports(catalog, head_worker)
-        catalog.focus = focus_operations(catalog, self.changes, read_sources(self.base.root, self.changes))
+        self.sources = read_sources(self.base.root, self.changes)
+        catalog.focus = focus_operations(catalog, self.changes, self.sources)
         self.operations = {op.id: op for op in catalog.operations}
         importable_on_head = set(self.changes.modules) - set(head_worker.catalog["import_errors"])
         if not importable_on_head - set(catalog.import_errors):
             self.report.notes.append("No changed module imports on both commits: nothing to replay.")
             return
-        self.lines = ChangedLines(self.changes, self.base, self.head, {
-            "base": set(catalog.import_errors), "head": set(head_worker.catalog["import_errors"])})
-        self.explore(explorer_worker, catalog)
-        self.replay(replay_worker, head_worker)
+        self.lines = ChangedLines(self.changes, self.base, self.head)
+        self.lines.add_lines("base", map(tuple, explorer_worker.covered_at_import))
+        self.lines.add_lines("head", map(tuple, head_worker.covered_at_import))
+        with _Replayer(replay_worker, head_worker, self.lines) as replayer:
+            self.explore(explorer_worker, catalog, replayer)
         self.confirm()
         self.report.coverage = self.lines.report()
 
@@ -160,41 +202,47 @@ class _Session:
             if module not in errors:
                 self.report.differences.append(_import_difference(module, error, self.changes))
 
-    def explore(self, worker: Worker, catalog: Catalog) -> None:
+    def explore(self, worker: Worker, catalog: Catalog, replayer: _Replayer) -> None:
+        """Generate on base; replay each batch's kept sequences while the next batch is generated."""
         self.progress("exploring")
         rng = random.Random(self.options.seed)
         constants = mine_constants(*self._constant_sources())
         explorer = Explorer(catalog, ValueGenerator(random.Random(rng.random()), constants), rng)
-        replay_all = bool(worker.unwrapped) or any(u.kind in ("module", "class") for u in self.changes.units)
+        replay_all = (bool(worker.unwrapped) or any(u.kind in ("module", "class") for u in self.changes.units)
+                      or bool(changed_at_import(self.changes, self.sources)))
         stats = self.report.stats
         explore_started = time.monotonic()
-        while not self._explore_done():
+        while not self._explore_done(replayer):
             # Small batches first: the explorer learns which operations hang or fail before
             # it commits a full batch to them.
-            size = min(self.options.batch_size, max(10, stats.sequences))
+            size = min(self.options.batch_size, max(10, stats.sequences),
+                       (self.options.max_sequences or sys.maxsize) - stats.sequences)
             batch = list(explorer.candidates(size))
             if not batch:
                 break
-            batch_started = time.monotonic()
             results = worker.run(batch, EXPLORE_RANDOM_SEED)
-            cost = _cost_per_sequence(time.monotonic() - batch_started, results)
+            kept = []
             for statements, result in zip(batch, results, strict=True):
                 explorer.feedback(statements, result)
+                stats.crashed += result["status"] in ("crash", "timeout")
                 if result["status"] in KEPT_STATUSES and (result.get("hit") or replay_all):
-                    self.kept.append(_Kept(statements, result))
-                    self.kept_seconds += cost
+                    kept.append(_Kept(statements, result))
+            self.kept.extend(kept)
+            replayer.finish()
+            replayer.start(kept)
             stats.sequences += len(batch)
             stats.explore_seconds = round(time.monotonic() - explore_started, 2)
             self.progress("exploring")
+        replayer.finish()
         stats.kept = len(self.kept)
+        stats.replayed = replayer.replayed
 
-    def _explore_done(self) -> bool:
+    def _explore_done(self, replayer: _Replayer) -> bool:
         limit = self.options.max_sequences
         if limit is not None:
             return self.report.stats.sequences >= limit
-        replay_estimate = self.kept_seconds * REPLAY_OVERHEAD
         reserve = max(1.5, 0.1 * self.options.budget)  # confirmation and rendering
-        return self.elapsed() + replay_estimate + reserve >= self.options.budget
+        return self.elapsed() + replayer.last_seconds + reserve >= self.options.budget
 
     def _constant_sources(self) -> tuple[list[Path], dict[Path, set[int]], list[Path]]:
         files, changed = [], {}
@@ -205,29 +253,6 @@ class _Session:
                 changed[path] = set(change.base_lines)
         tests = [p for d in TEST_DIRS for p in sorted((self.base.root / d).rglob("test*.py"))][:50]
         return files, changed, tests
-
-    def replay(self, base_worker: Worker, head_worker: Worker) -> None:
-        self.progress("replaying")
-        size = self.options.batch_size
-        with ThreadPoolExecutor(2) as pool:
-            for start in range(0, len(self.kept), size):
-                if self.options.max_sequences is None and self.elapsed() > self.options.budget - 1.0:
-                    self.report.notes.append(
-                        f"Replay stopped by the budget after {start} of {len(self.kept)} sequences.")
-                    break
-                chunk = self.kept[start:start + size]
-                batch = [k.statements for k in chunk]
-                base_future = pool.submit(base_worker.run, batch, REPLAY_RANDOM_SEED,
-                                          lines=self.lines.pending("base"))
-                head_future = pool.submit(head_worker.run, batch, REPLAY_RANDOM_SEED,
-                                          lines=self.lines.pending("head"))
-                base_results, head_results = base_future.result(), head_future.result()
-                self.lines.add("base", base_results)
-                self.lines.add("head", head_results)
-                for kept, b, h in zip(chunk, base_results, head_results, strict=True):
-                    kept.replayed_base, kept.replayed_head = b, h
-                self.report.stats.replayed += len(chunk)
-                self.progress("replaying")
 
     def confirm(self) -> None:
         groups = self._mismatch_groups()
@@ -302,10 +327,10 @@ class _Session:
         return None, None
 
 
-def _cost_per_sequence(batch_seconds: float, results: list[dict]) -> float:
-    """Seconds per sequence of a batch, not counting the time its hangs took (they are not replayed)."""
-    hung = sum(r.get("ms", 0.0) / 1000 for r in results if r["status"] == "timeout")
-    return max(0.0, batch_seconds - hung) / max(1, len(results))
+def _call_timeout(budget: float) -> float:
+    """A call that runs longer is a hang: 1 s (Randoop uses 5 s) but no more than a sixtieth of
+    the budget, down to 0.25 s, so that a few hanging operations cannot eat a short budget."""
+    return min(1.0, max(0.25, budget / 60))
 
 
 def _key_shape(statement: str, rest: str) -> str:

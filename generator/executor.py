@@ -81,6 +81,7 @@ class Worker:
                              "project's dependencies") from None
         self.catalog: dict = reply["catalog"]
         self.unwrapped: list[str] = reply.get("unwrapped", [])  # changed units without hit detection
+        self.covered_at_import: list[list] = reply.get("covered_at_import", [])
 
     def _read_replies(self) -> None:
         """Reader thread: lets `request` wait with a timeout; an empty line means the worker is gone."""

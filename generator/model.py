@@ -143,7 +143,7 @@ class Stats:
     replayed: int = 0
     candidates: int = 0
     masked_keys: int = 0
-    crashed: int = 0
+    crashed: int = 0  # sequences that crashed their process or timed out while exploring
 
 
 @dataclass

@@ -4,7 +4,8 @@ Protocol `difforacle.worker/1`. Requests:
 
     {"cmd": "init", "roots": [...], "modules": [...], "units": [[module, qualname]],
      "lines": {file: [n]}, "call_timeout": s, "sequence_timeout": s, "memory_mb": n}
-        -> {"ok": true, "protocol": ..., "catalog": {...}, "unwrapped": [units], "python": "3.11.7"}
+        -> {"ok": true, "protocol": ..., "catalog": {...}, "unwrapped": [units],
+            "covered_at_import": [[file, line], ...], "python": "3.11.7"}
     {"cmd": "run", "sequences": [[stmt, ...], ...], "random_seed": n, "isolate": bool,
      "callees": bool, "lines": bool, "disabled_observers": [type names]}
         -> {"ok": true, "results": [...], "covered": [[statement-free file, line], ...]}
@@ -55,15 +56,15 @@ class Worker:
     def init(self, request: dict) -> dict:
         for root in reversed(request["roots"]):
             sys.path.insert(0, root)
-        catalog = build_catalog(request["modules"])
         tracer = ChangeTracer(request.get("lines", {}))
+        catalog, covered_at_import = tracer.during_import(lambda: build_catalog(request["modules"]))
         codes, unwrapped = install_hit_wrappers(request.get("units", []), tracer)
         tracer.watch(codes)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0)
         self.forks = ForkRunner(request.get("memory_mb", 2048), request.get("sequence_timeout", 10.0))
         self.runner.on_statement = self.forks.set_statement
         return {"ok": True, "protocol": PROTOCOL, "catalog": catalog, "unwrapped": unwrapped,
-                "python": sys.version.split()[0]}
+                "covered_at_import": sorted(covered_at_import), "python": sys.version.split()[0]}
 
     def run(self, request: dict) -> dict | RawReply:
         if self.runner is None or self.forks is None:

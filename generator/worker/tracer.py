@@ -17,6 +17,7 @@ import functools
 import inspect
 import sys
 import types
+from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
 
@@ -34,6 +35,34 @@ class ChangeTracer:
     def start(self) -> None:
         if self._codes and self.record_lines:
             sys.settrace(self._on_call)
+
+    def during_import(self, load: Callable[[], Any]) -> tuple[Any, set[tuple[str, int]]]:
+        """Run `load` (the imports) with every changed line of the changed files traced.
+
+        Module bodies, class bodies and functions they call (tables filled at import) run
+        only here, before any sequence; their changed lines are covered by the import.
+        """
+        covered: set[tuple[str, int]] = set()
+
+        def on_call(frame: FrameType, event: str, arg: Any) -> Any:
+            path = frame.f_code.co_filename
+            lines = self._lines.get(path)
+            if lines is None:
+                return None
+
+            def on_line(frame: FrameType, event: str, arg: Any) -> Any:
+                if event == "line" and frame.f_lineno in lines:
+                    covered.add((path, frame.f_lineno))
+                return on_line
+
+            return on_line
+
+        sys.settrace(on_call)
+        try:
+            result = load()
+        finally:
+            sys.settrace(None)
+        return result, covered
 
     def watch(self, codes: set[CodeType]) -> None:
         self._codes = codes
