@@ -103,9 +103,10 @@ class _Replayer:
         head = self._pool.submit(self.head.run, batch, REPLAY_RANDOM_SEED, lines=self.lines.pending("head"))
         self._pending = (kept, base, head, time.monotonic())
 
-    def finish(self) -> None:
+    def finish(self) -> list[_Kept]:
+        """Wait for the round in flight; return its sequences, with their replay results."""
         if self._pending is None:
-            return
+            return []
         kept, base, head, started = self._pending
         self._pending = None
         base_results, head_results = base.result(), head.result()
@@ -115,6 +116,7 @@ class _Replayer:
         for item, b, h in zip(kept, base_results, head_results, strict=True):
             item.replayed_base, item.replayed_head = b, h
         self.replayed += len(kept)
+        return kept
 
     def __enter__(self) -> _Replayer:
         return self
@@ -127,8 +129,8 @@ class _Replayer:
 class _Kept:
     statements: list[dict]
     explored: dict
-    replayed_base: dict | None = None
-    replayed_head: dict | None = None
+    replayed_base: dict = field(default_factory=dict)
+    replayed_head: dict = field(default_factory=dict)
 
 
 class _Session:
@@ -140,7 +142,7 @@ class _Session:
         self.worker_options = WorkerOptions(options.python, call_timeout=call_timeout,
                                             sequence_timeout=max(2.0, 5 * call_timeout))
         self.workers: list[Worker] = []
-        self.kept: list[_Kept] = []
+        self.groups: dict[tuple, list[tuple[_Kept, Mismatch]]] = {}  # (kind, operation, key shape)
 
     # ------------------------------------------------------------ helpers
 
@@ -148,9 +150,10 @@ class _Session:
         return time.monotonic() - self.started
 
     def progress(self, phase: str) -> None:
+        """Differences so far: confirmed ones once confirming, candidate groups before."""
         if self.options.progress:
-            self.options.progress(Progress(phase, self.report.stats.sequences,
-                                           len(self.report.differences), self.elapsed()))
+            found = len(self.report.differences) + (len(self.groups) if phase != "confirming" else 0)
+            self.options.progress(Progress(phase, self.report.stats.sequences, found, self.elapsed()))
 
     def start_worker(self, checkout: Checkout, side: str, hash_seed: int) -> Worker:
         worker = Worker(checkout, self.changes, side, hash_seed, self.worker_options)
@@ -227,14 +230,13 @@ class _Session:
                 stats.crashed += result["status"] in ("crash", "timeout")
                 if result["status"] in KEPT_STATUSES and (result.get("hit") or replay_all):
                     kept.append(_Kept(statements, result))
-            self.kept.extend(kept)
-            replayer.finish()
+            stats.kept += len(kept)
+            self.compare(replayer.finish())
             replayer.start(kept)
             stats.sequences += len(batch)
             stats.explore_seconds = round(time.monotonic() - explore_started, 2)
             self.progress("exploring")
-        replayer.finish()
-        stats.kept = len(self.kept)
+        self.compare(replayer.finish())
         stats.replayed = replayer.replayed
 
     def _explore_done(self, replayer: _Replayer) -> bool:
@@ -255,7 +257,7 @@ class _Session:
         return files, changed, tests
 
     def confirm(self) -> None:
-        groups = self._mismatch_groups()
+        groups = self.groups
         self.report.stats.candidates = sum(len(g) for g in groups.values())
         if not groups:
             return
@@ -271,23 +273,22 @@ class _Session:
                     self.progress("confirming")
                     break
 
-    def _mismatch_groups(self) -> dict[tuple, list[tuple[_Kept, Mismatch]]]:
-        groups: dict[tuple, list[tuple[_Kept, Mismatch]]] = {}
-        masked_total = 0
-        for kept in self.kept:
-            if kept.replayed_base is None or kept.replayed_head is None:
-                continue
+    def compare(self, replayed: list[_Kept]) -> None:
+        """Mask what varied between the two base runs, then group what differs on head.
+
+        Observations are dropped afterwards: only the mismatching sequences keep theirs.
+        """
+        for kept in replayed:
             masked = unstable_keys(kept.explored["obs"], kept.replayed_base["obs"])
-            masked_total += len(masked)
+            self.report.stats.masked_keys += len(masked)
             mismatch = first_mismatch(kept.replayed_base, kept.replayed_head, masked)
             if mismatch is None:
+                kept.explored = kept.replayed_base = kept.replayed_head = {}
                 continue
             statement, _, rest = mismatch.key.partition("/")
-            shape = _key_shape(statement, rest)
             op = kept.statements[int(statement)]["op"]
-            groups.setdefault((kind_of(mismatch), op, shape), []).append((kept, mismatch))
-        self.report.stats.masked_keys = masked_total
-        return groups
+            group = (kind_of(mismatch), op, _key_shape(statement, rest))
+            self.groups.setdefault(group, []).append((kept, mismatch))
 
     def _confirm_one(self, kept: _Kept, mismatch: Mismatch, base_worker: Worker,
                      head_worker: Worker) -> Difference | None:
