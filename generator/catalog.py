@@ -125,6 +125,10 @@ def _import_time_calls(source: str) -> set[str]:
     pending: list[ast.AST] = list(tree.body)
     while pending:
         node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # `@deco` calls deco at import, though no Call node says so
+            called.update(d.id if isinstance(d, ast.Name) else d.attr for d in node.decorator_list
+                          if isinstance(d, (ast.Name, ast.Attribute)))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # the body runs later; decorators and defaults run now
             pending.extend([*node.decorator_list, *node.args.defaults, *filter(None, node.args.kw_defaults)])

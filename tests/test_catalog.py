@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from generator.catalog import Catalog, Operation, Parameter, focus_operations, read_sources
+from generator.catalog import (
+    Catalog,
+    Operation,
+    Parameter,
+    changed_at_import,
+    focus_operations,
+    read_sources,
+)
 from generator.model import ChangeSet, FileChange, Unit
 from generator.worker.introspect import build_catalog
 
@@ -202,3 +209,40 @@ def test_read_sources(tmp_path: Path, with_base: bool) -> None:
     gone = FileChange("pkg/gone.py", None, "pkg.gone", frozenset({1}), frozenset())
     sources = read_sources(tmp_path, ChangeSet("0" * 40, (change, added, gone), ()))
     assert sources == ({"pkg.mod": "X = 1\n"} if with_base else {})
+
+
+IMPORT_TIME = textwrap.dedent('''
+    TABLE = []
+
+
+    def _register(word):
+        TABLE.append(word.upper())
+
+
+    def lookup(word):
+        return word.upper() in TABLE
+
+
+    _register("person")
+''')
+
+
+def _changed(module: str, qualname: str) -> ChangeSet:
+    unit = Unit(module, qualname, "function", "modified", f"{module}.py", 1, 2)
+    return ChangeSet("0" * 40, (FileChange(f"{module}.py", f"{module}.py", module, frozenset({1}),
+                                           frozenset({1})),), (unit,))
+
+
+def test_a_changed_function_called_at_import_makes_the_whole_module_the_focus() -> None:
+    changes = _changed("words", "_register")
+    assert changed_at_import(changes, {"words": IMPORT_TIME}) == {"words"}
+    catalog = Catalog.from_json({"operations": [
+        {"id": "words:lookup", "kind": "function", "owner": None, "params": [], "returns": []},
+    ], "classes": {}})
+    assert focus_operations(catalog, changes, {"words": IMPORT_TIME}) == {"words:lookup"}
+
+
+def test_functions_called_only_from_function_bodies_are_not_import_time() -> None:
+    assert changed_at_import(_changed("words", "lookup"), {"words": IMPORT_TIME}) == set()
+    decorated = "def deco(f):\n    return f\n\n\n@deco\ndef g():\n    return deco(1)\n"
+    assert changed_at_import(_changed("d", "deco"), {"d": decorated}) == {"d"}  # decorators run at import

@@ -224,3 +224,23 @@ def test_unrelated_histories_have_no_merge_base(builder: RepoBuilder) -> None:
     builder.commit({"other.py": "x = 1\n"}, "unrelated")
     with pytest.raises(SetupError, match="have no merge base"):
         _changes(builder)
+
+
+# ---------------------------------------------------------------- layout-only changes
+
+
+def test_comment_and_formatting_changes_are_skipped_as_layout_only(builder: RepoBuilder) -> None:
+    reformatted = MOD.replace("text.split()", "text.split(  )  # split on whitespace")
+    changes = _pr(builder, BASE, {"pkg/mod.py": "# a new comment\n" + reformatted})
+    assert changes.units == ()
+    assert changes.files == ()
+    assert changes.modules == ()
+    assert changes.skipped == (
+        "pkg/mod.py: comments or layout only (same syntax tree): behaviour cannot differ",)
+
+
+def test_docstring_change_is_not_layout_only(builder: RepoBuilder) -> None:
+    """Docstrings are values (`__doc__`), so editing one is a change to look at."""
+    changes = _pr(builder, BASE, {"pkg/mod.py": '"""Edited module docstring."""\n' + MOD})
+    assert changes.modules == ("pkg.mod",)
+    assert [u.qualname for u in changes.units] == ["<module>"]

@@ -1,0 +1,48 @@
+"""Tests for generator.changed_lines: which executable changed lines the calls ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.changed_lines import ChangedLines
+from generator.model import ChangeSet, Checkout, FileChange
+
+SOURCE = '''\
+"""Module."""
+LIMIT = 3
+
+
+def f(x):
+    # a comment
+    if x > LIMIT:
+        return 1
+    return 0
+'''
+
+
+def _setup(tmp_path: Path, base_lines: set[int], head_lines: set[int]) -> tuple[ChangedLines, str]:
+    for side in ("base", "head"):
+        (tmp_path / side / "pkg").mkdir(parents=True)
+        (tmp_path / side / "pkg" / "mod.py").write_text(SOURCE)
+    base = Checkout("base", "a" * 40, tmp_path / "base", (tmp_path / "base",))
+    head = Checkout("head", "b" * 40, tmp_path / "head", (tmp_path / "head",))
+    change = FileChange("pkg/mod.py", "pkg/mod.py", "pkg.mod", frozenset(base_lines), frozenset(head_lines))
+    return ChangedLines(ChangeSet("c" * 40, (change,), ()), base, head), str(tmp_path / "head" / "pkg/mod.py")
+
+
+def test_only_executable_head_lines_count_and_runs_cover_them(tmp_path: Path) -> None:
+    lines, head_file = _setup(tmp_path, {7}, {1, 6, 7, 8})  # docstring and comment do not count
+    assert lines.pending("head") and not lines.pending("base")
+    assert lines.report().changed_lines == 2
+    lines.add("head", [{"covered": [[0, head_file, 7]]}])
+    report = lines.report()
+    assert (report.changed_lines_covered, report.uncovered) == (1, {"pkg/mod.py": [8]})
+    lines.add_lines("head", [(head_file, 8)])  # e.g. run while importing
+    assert not lines.pending("head")
+    assert lines.report().uncovered == {}
+
+
+def test_deletions_only_are_counted_on_base(tmp_path: Path) -> None:
+    lines, _ = _setup(tmp_path, {2, 9}, set())
+    assert lines.pending("base") and not lines.pending("head")
+    assert lines.report().uncovered == {"pkg/mod.py": [2, 9]}
