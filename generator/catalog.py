@@ -84,10 +84,10 @@ def focus_operations(catalog: Catalog, changes: ChangeSet, sources: dict[str, st
     """
     changed = {(u.module, u.qualname) for u in changes.units if u.kind in ("function", "method")}
     changed_classes = {(u.module, u.qualname) for u in changes.units if u.kind == "class"}
-    reached = set(changed)
-    for module, source in sources.items():
-        reached |= _callers(module, source, {q for m, q in changed if m == module})
-    whole_modules = changed_at_import(changes, sources)
+    calls = {module: _called_names(source) for module, source in sources.items()}
+    reached_by = {unit: {unit} | _callers(unit[0], calls.get(unit[0], {}), {unit[1]}) for unit in changed}
+    reached = set().union(*reached_by.values())
+    whole_modules = changed_at_import(changes, sources) | _unreached_modules(catalog, reached_by)
     focus: set[str] = set()
     for op in catalog.operations:
         key = (op.module, op.qualname)
@@ -98,6 +98,18 @@ def focus_operations(catalog: Catalog, changes: ChangeSet, sources: dict[str, st
                                               for m, q in changed):
             focus.add(op.id)  # building the object is the first step towards its changed methods
     return focus
+
+
+def _unreached_modules(catalog: Catalog, reached_by: dict[tuple[str, str], set[tuple[str, str]]]) -> set[str]:
+    """Modules with a changed unit that no catalogued operation is known to reach.
+
+    A method of a private helper class (`_Timer.__enter__`) is only ever reached through
+    other classes; not knowing which, every operation of the module becomes a target.
+    """
+    operations = {(op.module, op.qualname) for op in catalog.operations}
+    owners = {(op.module, op.qualname.rsplit(".", 1)[0]) for op in catalog.operations if "." in op.qualname}
+    return {unit[0] for unit, reached in reached_by.items()
+            if not reached & operations and (unit[0], unit[1].rsplit(".", 1)[0]) not in owners}
 
 
 def changed_at_import(changes: ChangeSet, sources: dict[str, str]) -> set[str]:
@@ -141,13 +153,11 @@ def _import_time_calls(source: str) -> set[str]:
     return called
 
 
-def _callers(module: str, source: str, changed: set[str]) -> set[tuple[str, str]]:
-    """Units of `module` that call one of `changed` (by last name component), transitively."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    calls = _called_names(tree)
+def _callers(module: str, calls: dict[str, set[str]], changed: set[str]) -> set[tuple[str, str]]:
+    """Units of `module` that call one of `changed` (by last name component), transitively.
+
+    `calls`: qualname -> names it calls, from `_called_names`.
+    """
     reached_names = {q.rsplit(".", 1)[-1] for q in changed}
     found: set[tuple[str, str]] = set()
     for _ in range(IMPACT_DEPTH):
@@ -159,8 +169,16 @@ def _callers(module: str, source: str, changed: set[str]) -> set[tuple[str, str]
     return found
 
 
-def _called_names(tree: ast.Module) -> dict[str, set[str]]:
-    """qualname -> names called in its body, for top-level functions and methods."""
+def _called_names(source: str) -> dict[str, set[str]]:
+    """qualname -> names called in its body, for top-level functions and methods.
+
+    Syntax that calls dunder methods counts as calling them: `with` calls `__enter__`, a
+    subscript `__getitem__`, `in` `__contains__`, `<` `__lt__`, a `for` loop `__iter__`.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
     result: dict[str, set[str]] = {}
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -168,14 +186,38 @@ def _called_names(tree: ast.Module) -> dict[str, set[str]]:
             if isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                result[prefix + child.name] = {
-                    n.func.id if isinstance(n.func, ast.Name) else n.func.attr
-                    for n in ast.walk(child)
-                    if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
-                }
+                result[prefix + child.name] = {name for n in ast.walk(child) for name in _names_called_by(n)}
 
     visit(tree, "")
     return result
+
+
+_OPERATOR_DUNDERS = {
+    ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__", ast.Eq: "__eq__",
+    ast.NotEq: "__ne__", ast.In: "__contains__", ast.NotIn: "__contains__", ast.Add: "__add__",
+    ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__", ast.FloorDiv: "__floordiv__",
+    ast.Mod: "__mod__", ast.BitAnd: "__and__", ast.BitOr: "__or__", ast.BitXor: "__xor__",
+}
+_SUBSCRIPT_DUNDERS = {ast.Load: "__getitem__", ast.Store: "__setitem__", ast.Del: "__delitem__"}
+
+
+def _names_called_by(node: ast.AST) -> tuple[str, ...]:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return (node.func.id, f"__{node.func.id}__") if node.func.id in ("len", "iter", "repr", "str") \
+            else (node.func.id,)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return (node.func.attr,)
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return ("__enter__", "__exit__")
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return ("__iter__", "__next__")
+    if isinstance(node, ast.Subscript):
+        return (_SUBSCRIPT_DUNDERS.get(type(node.ctx), "__getitem__"),)
+    if isinstance(node, ast.Compare):
+        return tuple(_OPERATOR_DUNDERS[type(op)] for op in node.ops if type(op) in _OPERATOR_DUNDERS)
+    if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _OPERATOR_DUNDERS:
+        return (_OPERATOR_DUNDERS[type(node.op)],)
+    return ()
 
 
 def read_sources(root: Path, changes: ChangeSet) -> dict[str, str]:

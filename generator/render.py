@@ -95,8 +95,17 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower().strip("_") or "value"
 
 
-def _arg_source(arg: dict, names: dict[int, str]) -> str:
-    return names.get(arg["ref"], f"<unnamed {arg['ref']}>") if "ref" in arg else literal_source(arg["lit"])
+def _arg_source(arg: dict, names: dict[int, str], imports: _Imports) -> str:
+    if "ref" in arg:
+        return names.get(arg["ref"], f"<unnamed {arg['ref']}>")
+    if _uses_tag(arg["lit"], "counter"):
+        imports.modules.add("itertools")
+    return literal_source(arg["lit"])
+
+
+def _uses_tag(node: object, tag: str) -> bool:
+    """True if a (nested) literal contains one tagged `tag`."""
+    return isinstance(node, list) and (node[:1] == [tag] or any(_uses_tag(x, tag) for x in node))
 
 
 def _call_source(statement: dict, operations: dict[str, Operation], names: dict[int, str],
@@ -104,8 +113,8 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
     op_id = statement["op"]
     op = operations.get(op_id)
     module, _, qualname = op_id.partition(":")
-    args = [_arg_source(a, names) for a in statement["args"]]
-    kwargs = [f"{k}={_arg_source(a, names)}" for k, a in statement["kwargs"].items()]
+    args = [_arg_source(a, names, imports) for a in statement["args"]]
+    kwargs = [f"{k}={_arg_source(a, names, imports)}" for k, a in statement["kwargs"].items()]
     kind = op.kind if op else ("method" if "." in qualname else "function")
     if kind == "method":
         receiver, rest = args[0], args[1:]

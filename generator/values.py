@@ -182,9 +182,11 @@ class ValueGenerator:
             return self.real()
         if roll < 0.90:
             return ["bool", self.rng.random() < 0.5]
-        if roll < 0.95:
+        if roll < 0.94:
             return self.container("list")
-        return self.mapping()
+        if roll < 0.97:
+            return self.mapping()
+        return self.callback()  # untyped callback parameters (a cache's `ttu`) need one
 
     def _mined(self, tag: str) -> list | None:
         hunk, module, tests = self._by_tag[tag]
@@ -225,7 +227,10 @@ class ValueGenerator:
         return ["str", self.rng.choice(STRINGS)]
 
     def callback(self) -> list:
-        """A function returning a constant: stands in for callbacks such as a cache's timer."""
+        """A function returning a constant, or counting up (a clock that moves), for callbacks
+        such as a cache's timer or time-to-use function."""
+        if self.rng.random() < 0.4:
+            return ["counter", self.rng.choice(SMALL_INTS[:6])]
         return ["fn", self.integer() if self.rng.random() < 0.7 else self.real()]
 
     def raw(self) -> list:

@@ -4,12 +4,14 @@ A literal is a list whose first item is a tag: ["int", 3], ["float", "nan"], ["s
 ["bytes", "6162"], ["bool", true], ["none"], ["list", [lit, ...]], ["tuple", [...]],
 ["set", [...]], ["frozenset", [...]], ["dict", [[klit, vlit], ...]], and ["fn", lit]: a
 function that accepts any arguments and returns the literal (for callback parameters such
-as `timer`). Floats travel as `repr` text so that NaN, infinities and -0.0 survive JSON.
+as `timer`), and ["counter", n]: a function returning n, n+1, n+2, ... on successive calls
+(a clock that moves). Floats travel as `repr` text so that NaN, infinities and -0.0 survive JSON.
 Standard library only: this module runs in the worker.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -44,7 +46,18 @@ def decode(lit: list) -> Any:
         return {decode(k): decode(v) for k, v in lit[1]}
     if tag == "fn":
         return _constant_function(decode(lit[1]))
+    if tag == "counter":
+        return _counter_function(int(lit[1]))
     raise ValueError(f"unknown literal tag {tag!r}")
+
+
+def _counter_function(start: int) -> Any:
+    ticks = itertools.count(start)
+
+    def counter(*args: Any, **kwargs: Any) -> int:
+        return next(ticks)
+
+    return counter
 
 
 def _constant_function(value: Any) -> Any:
@@ -111,4 +124,6 @@ def source(lit: list) -> str:
         return "{" + ", ".join(f"{source(k)}: {source(v)}" for k, v in lit[1]) + "}"
     if tag == "fn":
         return f"lambda *args, **kwargs: {source(lit[1])}"
+    if tag == "counter":
+        return f"lambda *args, _ticks=itertools.count({int(lit[1])}): next(_ticks)"
     raise ValueError(f"unknown literal tag {tag!r}")
