@@ -246,3 +246,44 @@ def test_functions_called_only_from_function_bodies_are_not_import_time() -> Non
     assert changed_at_import(_changed("words", "lookup"), {"words": IMPORT_TIME}) == set()
     decorated = "def deco(f):\n    return f\n\n\n@deco\ndef g():\n    return deco(1)\n"
     assert changed_at_import(_changed("d", "deco"), {"d": decorated}) == {"d"}  # decorators run at import
+
+
+SYNTAX_CALLS = textwrap.dedent('''
+    class _Clock:
+        def __enter__(self):
+            return 1
+
+        def __exit__(self, *exc):
+            return False
+
+
+    class Store:
+        def __init__(self):
+            self.clock = _Clock()
+            self.items = {}
+
+        def put(self, key, value):
+            with self.clock:
+                self.items[key] = value
+
+        def has(self, key):
+            return key in self.items
+''')
+
+
+def test_dunder_methods_are_reached_through_the_syntax_that_calls_them() -> None:
+    changes = _changed("store", "_Clock.__enter__")
+    catalog = Catalog.from_json({"operations": [
+        {"id": "store:Store", "kind": "constructor", "owner": "store.Store", "params": [], "returns": []},
+        {"id": "store:Store.put", "kind": "method", "owner": "store.Store", "params": [], "returns": []},
+        {"id": "store:Store.has", "kind": "method", "owner": "store.Store", "params": [], "returns": []},
+    ], "classes": {"store.Store": {"mro": ["store.Store"], "abstract": False}}})
+    assert focus_operations(catalog, changes, {"store": SYNTAX_CALLS}) == {"store:Store.put"}
+
+
+def test_a_change_no_operation_reaches_makes_the_module_the_target() -> None:
+    source = "class _Hidden:\n    def tick(self):\n        return 1\n\n\ndef public():\n    return 2\n"
+    catalog = Catalog.from_json({"operations": [
+        {"id": "m:public", "kind": "function", "owner": None, "params": [], "returns": []},
+    ], "classes": {}})
+    assert focus_operations(catalog, _changed("m", "_Hidden.tick"), {"m": source}) == {"m:public"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from typing import Any
@@ -225,3 +226,11 @@ def test_fn_literal_source_evaluates_to_an_equivalent_function(lit: list) -> Non
         return value
 
     assert calls(from_source) == calls(decoded)
+
+
+def test_counter_literal_counts_up_per_decoded_function_and_renders_the_same() -> None:
+    clock = decode(["counter", 5])
+    assert [clock(), clock("key", "value", 1.0), clock()] == [5, 6, 7]
+    assert decode(["counter", 5])() == 5  # a fresh clock per decode: sequences stay independent
+    rendered = eval(source(["counter", 5]), {"itertools": itertools})
+    assert [rendered(), rendered(1, 2)] == [5, 6]
