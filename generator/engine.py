@@ -24,6 +24,7 @@ from .changes import compute_changes
 from .compare import Mismatch, first_mismatch, kind_of, leaf_text, leaves_equal, unstable_keys
 from .executor import Worker, WorkerOptions
 from .explore import Explorer
+from .keys import parse_key
 from .model import ChangeSet, Checkout, Difference, Report, SetupError, Statement
 from .render import render_test
 from .values import ValueGenerator, mine_constants
@@ -285,9 +286,11 @@ class _Session:
             if mismatch is None:
                 kept.explored = kept.replayed_base = kept.replayed_head = {}
                 continue
-            statement, _, rest = mismatch.key.partition("/")
-            op = kept.statements[int(statement)]["op"]
-            group = (kind_of(mismatch), op, _key_shape(statement, rest))
+            key = parse_key(mismatch.key)
+            # the key's shape without statement numbers: same observation, other sequence
+            role = "result" if key.observes_result else "argument"
+            shape = "!" if key.is_exception else role + key.suffix
+            group = (kind_of(mismatch), kept.statements[key.statement]["op"], shape)
             self.groups.setdefault(group, []).append((kept, mismatch))
 
     def _confirm_one(self, kept: _Kept, mismatch: Mismatch, base_worker: Worker,
@@ -333,14 +336,6 @@ def _call_timeout(budget: float) -> float:
     the budget, down to 0.25 s, so that a few hanging operations cannot eat a short budget."""
     return min(1.0, max(0.25, budget / 60))
 
-
-def _key_shape(statement: str, rest: str) -> str:
-    """A mismatch key with its statement numbers abstracted, for grouping."""
-    if rest == "!":
-        return "!"
-    digits = len(rest) - len(rest.lstrip("0123456789"))
-    var, suffix = rest[:digits], rest[digits:]
-    return ("result" if var == statement else "argument") + suffix
 
 
 def _relative(file: str, checkout: Checkout) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .catalog import Operation
 from .compare import Mismatch, leaf_text
-from .keys import tokenize
+from .keys import parse_key, tokenize
 from .worker.literals import source as literal_source
 
 BINARY = {"__eq__": "==", "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
@@ -66,9 +66,9 @@ def render_test(statements: list[dict], operations: dict[str, Operation], mismat
 
 def _referenced(statements: list[dict], mismatch: Mismatch) -> set[int]:
     refs = {a["ref"] for s in statements for a in (*s["args"], *s["kwargs"].values()) if "ref" in a}
-    var = re.split(r"[.:\[@!]", mismatch.key.split("/", 1)[1], maxsplit=1)[0]
-    if var.isdigit():
-        refs.add(int(var))
+    var = parse_key(mismatch.key).var
+    if var is not None:
+        refs.add(var)
     return refs
 
 
@@ -140,25 +140,19 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
 def _assertion(index: int, call: str, names: dict[int, str], mismatch: Mismatch,
                imports: _Imports) -> list[str]:
     base, head = mismatch.base, mismatch.head
-    rest = mismatch.key.split("/", 1)[1]
+    key = parse_key(mismatch.key)
     note = f"head: {leaf_text(head, base)}"
     is_statement = call.startswith("del ") or (" = " in call and "[" in call.split(" = ", 1)[0])
-    if rest == "!":
+    if key.var is None:
         if base is not None and base[0] == "E":
             return [*_raises(base, imports, note), f"    {call}"]
         return [f"{call}  # {note}"]
-    var, suffix = _split_var(rest)
-    value_name = names.get(int(var), "result")
-    prefix = [f"{value_name} = {call}"] if int(var) == index and not is_statement else [call]
-    expression = _expression(value_name, suffix)
+    value_name = names.get(key.var, "result")
+    prefix = [f"{value_name} = {call}"] if key.observes_result and not is_statement else [call]
+    expression = _expression(value_name, key.suffix)
     if base is not None and base[0] == "E":
         return [*prefix, *_raises(base, imports, note), f"    {expression}"]
     return [*prefix, *_compare(expression, base, note, imports)]
-
-
-def _split_var(rest: str) -> tuple[str, str]:
-    digits = len(rest) - len(rest.lstrip("0123456789"))
-    return rest[:digits], rest[digits:]
 
 
 def _expression(name: str, suffix: str) -> str:
