@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .catalog import Catalog, changed_at_import, focus_operations, read_sources
@@ -34,6 +34,7 @@ from .workspace import checkouts, open_repo, resolve
 # each replay, and a head that hangs where base did not shows up on sequences that ended.
 KEPT_STATUSES = ("ok", "exception", "crash")
 REPRESENTATIVES = 3
+CONFIRM_CALL_TIMEOUT = 2.0  # seconds: at least this long before a call counts as hanging in confirmation
 EXPLORE_RANDOM_SEED, REPLAY_RANDOM_SEED = 0, 1
 TEST_DIRS = ("tests", "test", "testing")
 
@@ -142,6 +143,11 @@ class _Session:
         call_timeout = options.call_timeout or _call_timeout(options.budget)
         self.worker_options = WorkerOptions(options.python, call_timeout=call_timeout,
                                             sequence_timeout=max(2.0, 5 * call_timeout))
+        # Confirmation is patient: a call that merely ran slow on a loaded machine must not
+        # become a "hang" difference, so the fresh workers wait several times longer.
+        confirm_timeout = max(CONFIRM_CALL_TIMEOUT, 4 * call_timeout)
+        self.confirm_options = replace(self.worker_options, call_timeout=confirm_timeout,
+                                       sequence_timeout=max(4.0, 5 * confirm_timeout))
         self.workers: list[Worker] = []
         self.groups: dict[tuple, list[tuple[_Kept, Mismatch]]] = {}  # (kind, operation, key shape)
 
@@ -156,12 +162,13 @@ class _Session:
             found = len(self.report.differences) + (len(self.groups) if phase != "confirming" else 0)
             self.options.progress(Progress(phase, self.report.stats.sequences, found, self.elapsed()))
 
-    def start_worker(self, checkout: Checkout, side: str, hash_seed: int) -> Worker:
-        worker = Worker(checkout, self.changes, side, hash_seed, self.worker_options)
+    def start_worker(self, checkout: Checkout, side: str, hash_seed: int,
+                     options: WorkerOptions | None = None) -> Worker:
+        worker = Worker(checkout, self.changes, side, hash_seed, options or self.worker_options)
         self.workers.append(worker)
         return worker
 
-    def start_workers(self, *specs: tuple[Checkout, str, int]) -> list[Worker]:
+    def start_workers(self, *specs: tuple) -> list[Worker]:
         """Start workers in parallel: each spends its start-up importing the project."""
         with ThreadPoolExecutor(len(specs)) as pool:
             futures = [pool.submit(self.start_worker, *spec) for spec in specs]
@@ -263,7 +270,8 @@ class _Session:
         if not groups:
             return
         self.progress("confirming")
-        base_worker, head_worker = self.start_workers((self.base, "base", 2), (self.head, "head", 2))
+        base_worker, head_worker = self.start_workers((self.base, "base", 2, self.confirm_options),
+                                                      (self.head, "head", 2, self.confirm_options))
         for members in groups.values():
             members.sort(key=lambda m: (int(m[1].key.split("/", 1)[0]), repr(m[0].statements)))
             for kept, mismatch in members[:REPRESENTATIVES]:
@@ -301,8 +309,8 @@ class _Session:
         head = head_worker.run([sequence], REPLAY_RANDOM_SEED, isolate=True, callees=True, lines=True)[0]
         key = mismatch.key
         base_leaf, head_leaf = base["obs"].get(key), head["obs"].get(key)
-        if not (leaves_equal(base_leaf, mismatch.base) and leaves_equal(head_leaf, mismatch.head)):
-            return None  # does not reproduce in a fresh process: nondeterministic
+        if not (_reproduces(base_leaf, mismatch.base) and _reproduces(head_leaf, mismatch.head)):
+            return None  # does not reproduce in a fresh process: nondeterministic or merely slow
         kind = kind_of(mismatch)
         callees = base.get("callees") or head.get("callees") or []
         target = callees[statement] if statement < len(callees) else sequence[statement]["op"]
@@ -336,6 +344,16 @@ def _call_timeout(budget: float) -> float:
     the budget, down to 0.25 s, so that a few hanging operations cannot eat a short budget."""
     return min(1.0, max(0.25, budget / 60))
 
+
+def _is_timeout(leaf: list | None) -> bool:
+    return leaf is not None and leaf[0] == "E" and leaf[1] in ("Timeout", "Hang")
+
+
+def _reproduces(leaf: list | None, expected: list | None) -> bool:
+    """A hang reproduces as a hang under the longer confirmation timeout (its message names the limit)."""
+    if _is_timeout(expected):
+        return _is_timeout(leaf)
+    return leaves_equal(leaf, expected)
 
 
 def _relative(file: str, checkout: Checkout) -> str:
