@@ -47,11 +47,16 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="write the JSON report (difforacle.report/1)")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the markdown report")
-    parser.add_argument("--tests-dir", type=Path, metavar="DIR", help="write one pytest file per difference")
+    parser.add_argument("--tests-dir", type=Path, metavar="DIR",
+                        help="write the pytest files of each difference (pin_base and pin_head)")
     parser.add_argument("--python", default=sys.executable, metavar="PATH",
                         help="interpreter that can import the project (default: this one)")
     parser.add_argument("--max-sequences", type=_positive_int, metavar="N",
                         help="stop exploring after N sequences instead of by time (bit-for-bit reproducible)")
+    parser.add_argument("--minimize-share", type=_share, default=0.15, metavar="FRACTION",
+                        help="share of the budget for shrinking the tests of differences (default: 0.15)")
+    parser.add_argument("--show-unreproduced", action="store_true",
+                        help="also report differences whose test pytest did not reproduce (marked as such)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
@@ -62,6 +67,13 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError("must be a finite number greater than 0")
+    return value
+
+
+def _share(text: str) -> float:
+    value = _positive_float(text) if text.strip() not in ("0", "0.0") else 0.0
+    if value >= 1:
+        raise argparse.ArgumentTypeError("must be a fraction of the budget, from 0 to below 1")
     return value
 
 
@@ -102,7 +114,8 @@ class _ProgressLine:
 def _run(args: argparse.Namespace, repo: Path, base: str, head: str) -> int:
     progress = _ProgressLine(not args.quiet)
     options = Options(budget=args.budget, seed=args.seed, python=args.python,
-                      max_sequences=args.max_sequences, progress=progress)
+                      max_sequences=args.max_sequences, minimize_share=args.minimize_share,
+                      show_unreproduced=args.show_unreproduced, progress=progress)
     try:
         report = analyze(repo, base, head, options)
     finally:

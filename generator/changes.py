@@ -125,8 +125,9 @@ def _file_change(
     module = _module(head_path, head_roots) or _module(base_path, base_roots)
     removed, added = _changed_lines(patched)
     none: frozenset[int] = frozenset()  # a side that is not Python (x.txt renamed to x.py) has no lines
+    hunks = tuple((h.source_start, h.source_length, h.target_start, h.target_length) for h in patched)
     return FileChange(
-        base_path, head_path, module, removed if base_path else none, added if head_path else none
+        base_path, head_path, module, removed if base_path else none, added if head_path else none, hunks
     )
 
 

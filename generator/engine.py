@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,11 +22,14 @@ from .catalog import Catalog, changed_at_import, focus_operations, read_sources
 from .changed_lines import ChangedLines
 from .changes import compute_changes
 from .compare import Mismatch, first_mismatch, kind_of, leaf_text, leaves_equal, unstable_keys
+from .differential import DifferenceCheck, Shown, Signature, case_from_key, key_suffix
 from .executor import Worker, WorkerOptions
 from .explore import Explorer
 from .keys import parse_key
+from .minimize import Case, minimize
 from .model import ChangeSet, Checkout, Difference, Report, SetupError, Statement
-from .render import render_test
+from .render import can_pin, render_test, test_name
+from .reproduce import SuggestedTests, check_reproduction
 from .values import ValueGenerator, mine_constants
 from .workspace import checkouts, open_repo, resolve
 
@@ -34,6 +37,8 @@ from .workspace import checkouts, open_repo, resolve
 # each replay, and a head that hangs where base did not shows up on sequences that ended.
 KEPT_STATUSES = ("ok", "exception", "crash")
 REPRESENTATIVES = 3
+UNPINNABLE = "# base's behaviour here cannot be asserted by a test (a hang, a crash, or no stable value)\n"
+REPRODUCE_SECONDS = 3.0  # time kept for running the suggested tests with pytest on both commits
 CONFIRM_CALL_TIMEOUT = 2.0  # seconds: at least this long before a call counts as hanging in confirmation
 EXPLORE_RANDOM_SEED, REPLAY_RANDOM_SEED = 0, 1
 TEST_DIRS = ("tests", "test", "testing")
@@ -55,6 +60,8 @@ class Options:
     batch_size: int = 50
     call_timeout: float | None = None  # seconds per call; default scales with the budget
     max_sequences: int | None = None  # stop exploring after this many (reproducible runs)
+    minimize_share: float = 0.15  # of the budget, for shrinking the tests of confirmed differences
+    show_unreproduced: bool = False  # also report differences whose pytest test did not reproduce
     progress: Callable[[Progress], None] | None = None
 
 
@@ -128,6 +135,19 @@ class _Replayer:
 
 
 @dataclass
+class _Finding:
+    """A confirmed difference being minimized; `group` is (target, kind, observation, path, hunk)."""
+
+    case: Case
+    shown: Shown
+    group: tuple
+    path: str | None
+    line: int | None
+    count: int = 1
+    minimized: bool = True
+
+
+@dataclass
 class _Kept:
     statements: list[dict]
     explored: dict
@@ -150,6 +170,7 @@ class _Session:
                                        sequence_timeout=max(4.0, 5 * confirm_timeout))
         self.workers: list[Worker] = []
         self.groups: dict[tuple, list[tuple[_Kept, Mismatch]]] = {}  # (kind, operation, key shape)
+        self.found: list[Difference] = []  # confirmed, before the reproduction check
 
     # ------------------------------------------------------------ helpers
 
@@ -159,7 +180,7 @@ class _Session:
     def progress(self, phase: str) -> None:
         """Differences so far: confirmed ones once confirming, candidate groups before."""
         if self.options.progress:
-            found = len(self.report.differences) + (len(self.groups) if phase != "confirming" else 0)
+            found = len(self.found) + (len(self.groups) if phase in ("importing", "exploring") else 0)
             self.options.progress(Progress(phase, self.report.stats.sequences, found, self.elapsed()))
 
     def start_worker(self, checkout: Checkout, side: str, hash_seed: int,
@@ -181,6 +202,10 @@ class _Session:
     # ------------------------------------------------------------ phases
 
     def run(self) -> None:
+        self.find()
+        self.reproduce()
+
+    def find(self) -> None:
         self.progress("importing")
         explorer_worker, head_worker, replay_worker = self.start_workers(
             (self.base, "base", 0), (self.head, "head", 1), (self.base, "base", 1))
@@ -211,7 +236,7 @@ class _Session:
             self.report.notes.append(f"{module} does not import on base ({error}); it was not tested.")
         for module, error in head_worker.catalog["import_errors"].items():
             if module not in errors:
-                self.report.differences.append(_import_difference(module, error, self.changes))
+                self.found.append(_import_difference(module, error, self.changes))
 
     def explore(self, worker: Worker, catalog: Catalog, replayer: _Replayer) -> None:
         """Generate on base; replay each batch's kept sequences while the next batch is generated."""
@@ -252,6 +277,8 @@ class _Session:
         if limit is not None:
             return self.report.stats.sequences >= limit
         reserve = max(1.5, 0.1 * self.options.budget)  # confirmation and rendering
+        if self.groups:  # something to minimize and reproduce
+            reserve += self.options.minimize_share * self.options.budget + REPRODUCE_SECONDS
         return self.elapsed() + replayer.last_seconds + reserve >= self.options.budget
 
     def _constant_sources(self) -> tuple[list[Path], dict[Path, set[int]], list[Path]]:
@@ -265,6 +292,8 @@ class _Session:
         return files, changed, tests
 
     def confirm(self) -> None:
+        """Confirm one representative per group in fresh processes, minimize it, group the
+        results into findings, render their tests and check that pytest reproduces them."""
         groups = self.groups
         self.report.stats.candidates = sum(len(g) for g in groups.values())
         if not groups:
@@ -272,15 +301,98 @@ class _Session:
         self.progress("confirming")
         base_worker, head_worker = self.start_workers((self.base, "base", 2, self.confirm_options),
                                                       (self.head, "head", 2, self.confirm_options))
-        for members in groups.values():
-            members.sort(key=lambda m: (int(m[1].key.split("/", 1)[0]), repr(m[0].statements)))
-            for kept, mismatch in members[:REPRESENTATIVES]:
-                difference = self._confirm_one(kept, mismatch, base_worker, head_worker)
-                if difference is not None:
-                    difference.count = len(members)
-                    self.report.differences.append(difference)
+        check = DifferenceCheck(base_worker, head_worker)
+        budget = self.options.budget
+        minimize_until = min(time.monotonic() + self.options.minimize_share * budget,
+                             self.started + budget - REPRODUCE_SECONDS)
+        findings: dict[tuple, _Finding] = {}
+        try:
+            for remaining, members in zip(range(len(groups), 0, -1), groups.values(), strict=True):
+                members.sort(key=lambda m: (int(m[1].key.split("/", 1)[0]), repr(m[0].statements)))
+                for kept, mismatch in members[:REPRESENTATIVES]:
+                    found = self._confirm_one(kept, mismatch, check)
+                    if found is None:
+                        continue
+                    if found.group in findings:  # same target, kind, observation and hunk
+                        findings[found.group].count += len(members)
+                    else:
+                        share = (minimize_until - time.monotonic()) / remaining
+                        self._minimize(found, check, time.monotonic() + share)
+                        found.count = len(members)
+                        findings[found.group] = found
                     self.progress("confirming")
                     break
+        finally:
+            check.close()
+        self.found.extend(self._difference(f) for f in findings.values())
+
+    def _confirm_one(self, kept: _Kept, mismatch: Mismatch, check: DifferenceCheck) -> _Finding | None:
+        """The mismatch again, alone in fresh processes on both commits; None if it does not reproduce."""
+        case = case_from_key(kept.statements, mismatch.key)
+        shown = check.observe(case, key_suffix(mismatch.key), lines=True)
+        if shown is None or not (_reproduces(shown.mismatch.base, mismatch.base)
+                                 and _reproduces(shown.mismatch.head, mismatch.head)):
+            return None  # does not reproduce in a fresh process: nondeterministic or merely slow
+        path, line, hunk = self._location(case.target, shown)
+        group = (shown.target, kind_of(mismatch), key_suffix(mismatch.key), path, hunk)
+        return _Finding(case, shown, group, path, line)
+
+    def _minimize(self, finding: _Finding, check: DifferenceCheck, deadline: float) -> None:
+        signature = Signature.of(finding.shown)
+        pins = [pin for pin in ("base", "head") if can_pin(finding.shown.mismatch, pin)]
+
+        def same(cases: Sequence[Case]) -> list[Shown | None]:
+            """The same difference, and still assertable where the original was."""
+            shown = check.same(cases, signature)
+            return [s if s is not None and all(can_pin(s.mismatch, p) for p in pins) else None for s in shown]
+
+        result = minimize(finding.case, finding.shown, same, deadline=deadline, operations=self.operations)
+        finding.minimized = result.complete
+        if result.case != finding.case:
+            shown = check.observe(result.case, signature.suffix, lines=True) or result.outcome
+            finding.case, finding.shown = result.case, shown
+            finding.path, finding.line, _ = self._location(result.case.target, shown)
+
+    def reproduce(self) -> None:
+        """Run both flavours of each difference's test with pytest on both commits; report what reproduces."""
+        differences = self.found
+        if not differences:
+            return
+        self.progress("reproducing")
+        suggested = {f"d{n}": SuggestedTests(f"d{n}", d.test, d.pin_head)
+                     for n, d in enumerate(differences, 1) if d.test != UNPINNABLE}
+        results = check_reproduction(list(suggested.values()), self.base, self.head, self.options.python)
+        hidden = 0
+        for number, difference in enumerate(differences, 1):
+            result = results.get(f"d{number}")
+            difference.reproduced = result is not None and result.reproduced
+            if difference.reproduced or self.options.show_unreproduced:
+                self.report.differences.append(difference)
+            else:
+                hidden += 1
+        if hidden:
+            self.report.notes.append(
+                f"{hidden} confirmed difference(s) hidden: their suggested test did not reproduce them "
+                "under pytest in a fresh process (--show-unreproduced reports them).")
+        cut = [d for d in differences if not d.minimized]
+        if cut:
+            self.report.notes.append(
+                f"Minimization stopped at its time bound for {len(cut)} test(s) "
+                f"({', '.join(sorted({d.target for d in cut}))}); they may be longer than needed "
+                "(raise --minimize-share).")
+
+    def _difference(self, finding: _Finding) -> Difference:
+        mismatch, target = finding.shown.mismatch, finding.shown.target
+        kind = kind_of(mismatch)
+        statements = list(finding.case.statements)
+        tests = {pin: render_test(statements, self.operations, mismatch, test_name(target, kind, pin),
+                                  pin=pin) if can_pin(mismatch, pin) else None for pin in ("base", "head")}
+        return Difference(
+            id="", kind=kind, target=target, path=finding.path, line=finding.line,
+            base=leaf_text(mismatch.base, mismatch.head), head=leaf_text(mismatch.head, mismatch.base),
+            test=tests["base"] or UNPINNABLE, key=mismatch.key,
+            statements=[Statement.from_json(s) for s in statements], count=finding.count,
+            pin_head=tests["head"], minimized=finding.minimized)
 
     def compare(self, replayed: list[_Kept]) -> None:
         """Mask what varied between the two base runs, then group what differs on head.
@@ -301,42 +413,29 @@ class _Session:
             group = (kind_of(mismatch), kept.statements[key.statement]["op"], shape)
             self.groups.setdefault(group, []).append((kept, mismatch))
 
-    def _confirm_one(self, kept: _Kept, mismatch: Mismatch, base_worker: Worker,
-                     head_worker: Worker) -> Difference | None:
-        statement = int(mismatch.key.split("/", 1)[0])
-        sequence = kept.statements[: statement + 1]
-        base = base_worker.run([sequence], REPLAY_RANDOM_SEED, isolate=True, callees=True, lines=True)[0]
-        head = head_worker.run([sequence], REPLAY_RANDOM_SEED, isolate=True, callees=True, lines=True)[0]
-        key = mismatch.key
-        base_leaf, head_leaf = base["obs"].get(key), head["obs"].get(key)
-        if not (_reproduces(base_leaf, mismatch.base) and _reproduces(head_leaf, mismatch.head)):
-            return None  # does not reproduce in a fresh process: nondeterministic or merely slow
-        kind = kind_of(mismatch)
-        callees = base.get("callees") or head.get("callees") or []
-        target = callees[statement] if statement < len(callees) else sequence[statement]["op"]
-        path, line = self._location(statement, head, base, target)
-        name = f"test_{kind}_{_slug(target)}"
-        test = render_test(sequence, self.operations, mismatch, name)
-        return Difference(
-            id="", kind=kind, target=target, path=path, line=line,
-            base=leaf_text(mismatch.base, mismatch.head), head=leaf_text(mismatch.head, mismatch.base),
-            test=test, key=key, statements=[Statement.from_json(s) for s in sequence])
-
-    def _location(self, statement: int, head: dict, base: dict, target: str) -> tuple[str | None, int | None]:
-        """The first changed line the differing statement executed (head first), else the target's unit."""
-        for result, checkout in ((head, self.head), (base, self.base)):
+    def _location(self, statement: int, shown: Shown) -> tuple[str | None, int | None, int | None]:
+        """Path and line of the first changed line the differing statement executed (head first),
+        else of the target's unit; and the index of the diff hunk that line belongs to."""
+        for side, result, checkout in (("head", shown.head, self.head), ("base", shown.base, self.base)):
             lines = sorted((file, line) for s, file, line in result.get("covered", []) if s == statement)
             if lines:
                 file, line = lines[0]
-                return _relative(file, checkout), line
-        module, _, qualname = target.partition(":")
+                path = _relative(file, checkout)
+                return path, line, self._hunk(side, path, line)
+        module, _, qualname = shown.target.partition(":")
         for unit in self.changes.units:
             if unit.module == module and unit.qualname == qualname:
-                return unit.path, unit.start
-        op = self.operations.get(target)
+                return unit.path, unit.start, None
+        op = self.operations.get(shown.target)
         if op and op.file:
-            return _relative(op.file, self.base), op.line
-        return None, None
+            return _relative(op.file, self.base), op.line, None
+        return None, None, None
+
+    def _hunk(self, side: str, path: str, line: int) -> int | None:
+        for change in self.changes.files:
+            if (change.head_path if side == "head" else change.base_path) == path:
+                return change.hunk_at(side, line)
+        return None
 
 
 def _call_timeout(budget: float) -> float:

@@ -65,6 +65,16 @@ class FileChange:
     module: str | None  # dotted module name (head's, or base's for deleted files)
     base_lines: frozenset[int]
     head_lines: frozenset[int]
+    # (base start, base length, head start, head length) per hunk of the zero-context diff
+    hunks: tuple[tuple[int, int, int, int], ...] = field(default=(), compare=False)
+
+    def hunk_at(self, side: str, line: int) -> int | None:
+        """The index of the hunk that changed `line` on `side` ("base" or "head"), if any."""
+        for index, (base_start, base_length, head_start, head_length) in enumerate(self.hunks):
+            start, length = (base_start, base_length) if side == "base" else (head_start, head_length)
+            if start <= line < start + length:
+                return index
+        return None
 
 
 @dataclass(frozen=True)
@@ -124,6 +134,14 @@ class Difference:
     key: str  # observation key that differs (see generator.compare)
     statements: list[Statement] = field(default_factory=list)
     count: int = 1
+    pin_head: str | None = None  # pytest source asserting head's behaviour (kept if the change is intended)
+    reproduced: bool | None = None  # pytest reproduced both flavours in fresh processes (None: not checked)
+    minimized: bool = True  # False when the minimization time bound cut shrinking short
+
+    @property
+    def pin_base(self) -> str:
+        """The regression test: passes on base, fails on head."""
+        return self.test
 
 
 @dataclass

@@ -1,67 +1,157 @@
-"""Pytest source for a difference: the call sequence, then one assertion that holds on base.
+"""Pytest source for a difference: the call sequence, then one check of one commit's behaviour.
 
-The asserted expression is read back from the observation key (`3/0:total` is
-`meter.total` after statement 3), the expected value from the base leaf, and the head
-value goes into the assertion message, so the test passes on base and fails on head.
+A rendered test *pins* one side of a mismatch:
+
+- `pin="base"` asserts the base leaf: it passes on base and fails on head (a regression test
+  that keeps the old behaviour); the head value is in the assertion message or a comment;
+- `pin="head"` asserts the head leaf: it passes on head and fails on base (a test of the new
+  behaviour); the base value is in the message or comment.
+
+The checked expression is read back from the observation key (`3/0:total` is `meter.total`
+after statement 3). The test ends in exactly one behaviour: an `assert`, a
+`with pytest.raises(Exc, match=...)` block when the pinned side raises, or the bare call when
+the pinned side returns normally where the other raised. Floats are compared with
+`pytest.approx(value, rel=1e-09, abs=1e-12)` (the tolerance of generator.compare), NaN with
+`math.isnan`, infinities exactly.
+
+Some leaves cannot be pinned (`can_pin` says which): a hang, timeout or crash on the pinned
+side, a value with no assertable form (an unstable observer, a cycle, an `str()` that was cut
+short), an observation missing on the pinned side that no `hasattr` can express, an
+operation missing on the pinned side (its import fails), and a check that would hold on the
+other side too. `render_test` raises `Unpinnable` (a ValueError) for them.
+
+Every module is formatted with black (line length 100); the names come from generator.naming.
 """
 
 from __future__ import annotations
 
-import keyword
 import re
+import sys
 from dataclasses import dataclass, field
+from typing import Literal
 
 from .catalog import Operation
 from .compare import Mismatch, leaf_text
-from .keys import parse_key, tokenize
+from .keys import Token, parse_key
+from .naming import BUILTIN_NAMES, Names, test_name, variable_name
 from .worker.literals import source as literal_source
 
+__all__ = ["Pin", "Unpinnable", "can_pin", "render_test", "test_name"]
+
+Pin = Literal["base", "head"]
 BINARY = {"__eq__": "==", "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
           "__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__floordiv__": "//",
           "__mod__": "%", "__and__": "&", "__or__": "|", "__xor__": "^"}
 UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__float__": "float({0})",
          "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
          "__bool__": "bool({0})", "__hash__": "hash({0})"}
-WRAPPERS = {"@len": "len({})", "@list": "list({})", "@str": "str({})", "@repr": "repr({})"}
+WRAPPERS = {"len": "len({})", "list": "list({})", "str": "str({})", "repr": "repr({})"}
+LOST = frozenset({"Timeout", "Hang", "Crash"})  # worker leaves without a module: the call never ended
+HELPER_MODULES = ("hashlib", "itertools", "math", "pytest", "re")
+RESERVED = frozenset({*HELPER_MODULES, "excinfo"})
+LINE_LENGTH = 100
+MESSAGE_LIMIT = 300  # generator.worker.observe.clean_text's limit for exception messages
+TEXT_LIMIT = 400  # and for str()/repr() observers
+MAX_ITEMS = 20  # list() and generator observers stop there
+NOTE_LIMIT = 200
+REGEX_SPECIAL = frozenset("\\.^$*+?{}[]|()")
+EXACT_TAGS = frozenset({"n", "t", "T", "enum", "fn"})  # their checks test the type already
+NUMERIC_TAGS = frozenset({"i", "i~", "f", "c", "t"})
+TEXT_TAGS = frozenset({"s", "s~", "b", "b~"})
+_BUILTIN_TYPES = {"i": "int", "i~": "int", "f": "float", "c": "complex", "s": "str", "s~": "str",
+                  "b": "bytes", "b~": "bytes", "list": "list", "tuple": "tuple", "dict": "dict"}
+
+
+class Unpinnable(ValueError):
+    """The mismatch has no test that passes on the pinned side (see `can_pin`)."""
 
 
 @dataclass
 class _Imports:
-    names: dict[str, str] = field(default_factory=dict)  # local name -> "from m import n" line
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)  # local name -> (module, name)
     modules: set[str] = field(default_factory=set)
 
     def name_for(self, module: str, name: str) -> str:
-        line = f"from {module} import {name}"
-        if self.names.get(name, line) == line:
-            self.names[name] = line
+        if self.names.get(name, (module, name)) == (module, name) and name not in RESERVED | BUILTIN_NAMES:
+            self.names[name] = (module, name)
             return name
-        self.modules.add(module)  # clash: fall back to the qualified form
+        self.modules.add(module)  # clash (or a builtin's name): fall back to the qualified form
         return f"{module}.{name}"
 
+    def bound(self) -> set[str]:
+        """Every name the import lines bind in the test module."""
+        return set(self.names) | {m.split(".")[0] for m in self.modules}
+
     def lines(self) -> list[str]:
-        return sorted({f"import {m}" for m in self.modules}) + sorted(set(self.names.values()))
+        """Standard library, then pytest, then the project; one `from` line per module."""
+        groups: list[list[str]] = [[], [], []]
+        for module in sorted(self.modules):
+            groups[_group(module)].append(f"import {module}")
+        by_module: dict[str, list[str]] = {}
+        for module, name in self.names.values():
+            by_module.setdefault(module, []).append(name)
+        for module in sorted(by_module):
+            groups[_group(module)].append(f"from {module} import {', '.join(sorted(by_module[module]))}")
+        return [line for group in groups if group for line in [*group, ""]][:-1]
+
+
+def _group(module: str) -> int:
+    top = module.split(".")[0]
+    if top == "pytest":
+        return 1
+    return 0 if top in sys.stdlib_module_names else 2
+
+
+def can_pin(mismatch: Mismatch, pin: Pin = "base") -> bool:
+    """True if `render_test(..., pin=pin)` can render a test that holds on the pinned side."""
+    try:
+        _final("f()", {}, mismatch, pin, _Imports())
+    except Unpinnable:
+        return False
+    return True
 
 
 def render_test(statements: list[dict], operations: dict[str, Operation], mismatch: Mismatch,
-                test_name: str) -> str:
-    """A self-contained pytest module that passes on base and fails on head."""
-    imports = _Imports()
-    last = int(mismatch.key.split("/", 1)[0])
+                test_name: str, *, pin: Pin = "base") -> str:
+    """A self-contained pytest module that passes on the `pin` side and fails on the other.
+
+    Raises Unpinnable (a ValueError) when `can_pin(mismatch, pin)` is False.
+    """
+    if pin not in ("base", "head"):
+        raise ValueError(f"pin must be 'base' or 'head', not {pin!r}")
+    last = parse_key(mismatch.key).statement
     statements = statements[: last + 1]
     needed = _referenced(statements, mismatch)
-    names = _variable_names(statements, operations, needed)
+    probe = _Imports()  # first pass: which names the imports bind, so that no variable shadows one
+    _body(statements, operations, mismatch, pin, _variable_names(statements, operations, needed, ()), probe)
+    names = _variable_names(statements, operations, needed, probe.bound() | RESERVED | {test_name})
+    imports = _Imports()
+    body = _body(statements, operations, mismatch, pin, names, imports)
+    header = imports.lines()
+    source = "\n".join(header) + ("\n\n\n" if header else "") + f"def {test_name}():\n"
+    return _format(source + "".join(f"    {line}\n" for line in body))
+
+
+def _format(source: str) -> str:
+    import black  # imported on first use: it takes a while, and only rendering needs it
+
+    return black.format_str(source, mode=black.Mode(line_length=LINE_LENGTH))
+
+
+def _body(statements: list[dict], operations: dict[str, Operation], mismatch: Mismatch, pin: Pin,
+          names: dict[int, str], imports: _Imports) -> list[str]:
+    last = len(statements) - 1
+    as_value = parse_key(mismatch.key).observes_result
     body: list[str] = []
     for index, statement in enumerate(statements):
-        call = _call_source(statement, operations, names, imports)
+        call = _call_source(statement, operations, names, imports, as_value and index == last)
         if index == last:
-            body.extend(_assertion(index, call, names, mismatch, imports))
-        elif index in needed:
+            body.extend(_final(call, names, mismatch, pin, imports))
+        elif index in names:
             body.append(f"{names[index]} = {call}")
         else:
             body.append(call)
-    header = imports.lines()
-    source = "\n".join(header) + ("\n\n\n" if header else "") + f"def {test_name}():\n"
-    return source + "".join(f"    {line}\n" for line in body)
+    return body
 
 
 def _referenced(statements: list[dict], mismatch: Mismatch) -> set[int]:
@@ -69,35 +159,19 @@ def _referenced(statements: list[dict], mismatch: Mismatch) -> set[int]:
     var = parse_key(mismatch.key).var
     if var is not None:
         refs.add(var)
-    return refs
+    return {r for r in refs if r < len(statements)}
 
 
-def _variable_names(statements: list[dict], operations: dict[str, Operation],
-                    needed: set[int]) -> dict[int, str]:
-    names: dict[int, str] = {}
-    used: set[str] = set()
-    for index in sorted(needed):
-        if index >= len(statements):
-            continue
-        op = operations.get(statements[index]["op"])
-        base = _snake(op.name if op and op.kind == "constructor" else "result")
-        if keyword.iskeyword(base) or not base.isidentifier():
-            base = "value"
-        name, n = base, 2
-        while name in used:
-            name, n = f"{base}_{n}", n + 1
-        used.add(name)
-        names[index] = name
-    return names
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower().strip("_") or "value"
+def _variable_names(statements: list[dict], operations: dict[str, Operation], needed: set[int],
+                    reserved: set[str] | tuple) -> dict[int, str]:
+    names = Names(reserved)
+    ops = [s["op"] for s in statements]
+    return {i: names.fresh(variable_name(ops[i], operations.get(ops[i]))) for i in sorted(needed)}
 
 
 def _arg_source(arg: dict, names: dict[int, str], imports: _Imports) -> str:
     if "ref" in arg:
-        return names.get(arg["ref"], f"<unnamed {arg['ref']}>")
+        return names[arg["ref"]]
     if _uses_tag(arg["lit"], "counter"):
         imports.modules.add("itertools")
     return literal_source(arg["lit"])
@@ -109,7 +183,8 @@ def _uses_tag(node: object, tag: str) -> bool:
 
 
 def _call_source(statement: dict, operations: dict[str, Operation], names: dict[int, str],
-                 imports: _Imports) -> str:
+                 imports: _Imports, as_value: bool = False) -> str:
+    """Source of a statement's call; `as_value`: an expression even for `x[k] = v` and `del x[k]`."""
     op_id = statement["op"]
     op = operations.get(op_id)
     module, _, qualname = op_id.partition(":")
@@ -125,6 +200,8 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
             return UNARY[method].format(receiver)
         if method == "__getitem__" and len(rest) == 1:
             return f"{receiver}[{rest[0]}]"
+        if method in ("__setitem__", "__delitem__") and as_value:
+            return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
         if method == "__setitem__" and len(rest) == 2:
             return f"{receiver}[{rest[0]}] = {rest[1]}"
         if method == "__delitem__" and len(rest) == 1:
@@ -137,67 +214,203 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
     return f"{callee}({', '.join([*args, *kwargs])})"
 
 
-def _assertion(index: int, call: str, names: dict[int, str], mismatch: Mismatch,
-               imports: _Imports) -> list[str]:
-    base, head = mismatch.base, mismatch.head
+# ---------------------------------------------------------------- the final statement and its check
+
+
+def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, imports: _Imports) -> list[str]:
+    """The last statement and the one behaviour it pins: lines of the test body."""
+    pinned, other = (mismatch.base, mismatch.head) if pin == "base" else (mismatch.head, mismatch.base)
+    note = _comment_text(f"{'head' if pin == 'base' else 'base'}: {_describe(other, pinned)}")
+    if _is_lost(pinned):
+        raise Unpinnable(f"the call does not end on {pin}: {leaf_text(pinned)}")
     key = parse_key(mismatch.key)
-    note = f"head: {leaf_text(head, base)}"
-    is_statement = call.startswith("del ") or (" = " in call and "[" in call.split(" = ", 1)[0])
-    if key.var is None:
-        if base is not None and base[0] == "E":
-            return [*_raises(base, imports, note), f"    {call}"]
-        return [f"{call}  # {note}"]
-    value_name = names.get(key.var, "result")
-    prefix = [f"{value_name} = {call}"] if key.observes_result and not is_statement else [call]
-    expression = _expression(value_name, key.suffix)
-    if base is not None and base[0] == "E":
-        return [*prefix, *_raises(base, imports, note), f"    {expression}"]
-    return [*prefix, *_compare(expression, base, note, imports)]
+    if key.is_exception:
+        if pinned is None:  # returns normally here, raises there: the call alone must not raise
+            return [f"# {note}", call]
+        if pinned[0] == "API":
+            if pinned[1] != "signature":
+                raise Unpinnable(f"the operation is missing on {pin}: {pinned[2]}")
+            imports.modules.add("pytest")
+            return [f"# {note}", "with pytest.raises(TypeError):", f"    {call}"]
+        if pinned[0] != "E" or len(pinned) < 3:
+            raise Unpinnable(f"not an exception: {pinned}")
+        return [f"# {note}", *_raises(pinned, other, call, imports)]
+    value_name = names.get(key.var, "result")  # type: ignore[arg-type]
+    prefix = [f"{value_name} = {call}"] if key.observes_result else [call]
+    expression, owner = _expression(value_name, key.tokens)
+    last = key.tokens[-1] if key.tokens else None
+    if pinned is None:
+        return [*prefix, _absent(owner, last, note)]
+    if pinned[0] == "E":
+        return [*prefix, f"# {note}", *_raises(pinned, other, expression, imports)]
+    check = _full_check(expression, pinned, other, last, imports)
+    if check == _other_check(expression, other, pinned, last):
+        raise Unpinnable(f"the check {check!r} holds on both sides")
+    if other is None and last is not None and last.kind in ("attr", "property", "call"):
+        check = f"hasattr({owner}, {last.text!r}) and {check}"  # absent on the other side
+    return [*prefix, f"assert {check}, {note!r}"]
 
 
-def _expression(name: str, suffix: str) -> str:
-    """Turn a key suffix (`.a:b[0]@len`) into Python source over `name`."""
-    expression = name
-    for token in tokenize(suffix):
+def _other_check(x: str, other: list | None, pinned: list, last: Token | None) -> str | None:
+    """The check the other side's leaf would get (None if it has none)."""
+    if other is None or other[0] in ("E", "API"):
+        return None
+    try:
+        return _full_check(x, other, pinned, last, _Imports())
+    except Unpinnable:
+        return None
+
+
+def _is_lost(leaf: list | None) -> bool:
+    """A hang, timeout or crash recorded by the worker (a project exception has a module too)."""
+    return leaf is not None and leaf[0] == "E" and leaf[1] in LOST and len(leaf) < 4
+
+
+def _describe(leaf: list | None, other: list | None) -> str:
+    """The other side's value for a comment or an assertion message."""
+    if leaf is None:
+        return leaf_text(leaf, other)
+    tag = leaf[0]
+    if _is_lost(leaf):
+        verb = "crashes" if leaf[1] == "Crash" else "hangs"
+        return f"{verb} ({leaf[2]})" if leaf[2] else verb
+    if tag == "i~":
+        return f"an int of {leaf[1]} bits (hash {leaf[2]})"
+    if tag == "s~":
+        start = f" starting {leaf[3]!r}" if len(leaf) > 3 else ""
+        return f"a str of {leaf[1]} characters{start} (sha1 {leaf[2]})"
+    if tag == "b~":
+        return f"{leaf[1]} bytes (sha1 {leaf[2]})"
+    if tag == "c":
+        return leaf[1]
+    if tag == "gen":
+        return f"a generator of {leaf[1]} items"
+    return leaf_text(leaf, other)
+
+
+def _comment_text(text: str) -> str:
+    """One printable line (no newline can end a comment early), at most NOTE_LIMIT characters."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= NOTE_LIMIT else text[: NOTE_LIMIT - 3] + "..."
+
+
+def _expression(name: str, tokens: tuple[Token, ...]) -> tuple[str, str]:
+    """Python source over `name` for a key's tokens (`.a:b[0]@len`), and that of its owner."""
+    expression = owner = name
+    for token in tokens:
+        owner = expression
         if token.kind == "wrap":
-            expression = WRAPPERS["@" + token.text].format(expression)
+            expression = WRAPPERS[token.text].format(expression)
         elif token.kind == "call":
             expression += f".{token.text}()"
         elif token.kind == "item":
             expression += f"[{token.text}]"
         else:
             expression += f".{token.text}"
-    return expression
+    return expression, owner
 
 
-def _raises(leaf: list, imports: _Imports, note: str) -> list[str]:
-    imports.modules.add("pytest")
+def _absent(owner: str, last: Token | None, note: str) -> str:
+    """The pinned side has no such observation: only an attribute's absence can be asserted."""
+    if last is None or last.kind not in ("attr", "property", "call"):
+        raise Unpinnable("the pinned side lacks an observation that no hasattr() can express")
+    return f"assert not hasattr({owner}, {last.text!r}), {note!r}"
+
+
+def _raises(leaf: list, other: list | None, expression: str, imports: _Imports) -> list[str]:
+    """A `with pytest.raises(...)` block around `expression` that the pinned exception passes."""
     name, message = leaf[1], leaf[2]
     module = leaf[3] if len(leaf) > 3 else "builtins"
-    exception = name if module == "builtins" else imports.name_for(module, name.split(".")[0]) + name[
-        len(name.split(".")[0]):]
-    if message and "0x?" not in message and not message.endswith("..."):
-        return [f"with pytest.raises({exception}, match={('^' + re.escape(message) + '$')!r}):  # {note}"]
-    return [f"with pytest.raises({exception}):  # {note}"]
+    if not all(part.isidentifier() for part in (*name.split("."), *module.split("."))):
+        raise Unpinnable(f"exception class {module}.{name} cannot be imported")
+    top = name.split(".")[0]
+    exception = name if module == "builtins" else imports.name_for(module, top) + name[len(top):]
+    pattern = _message_pattern(name, message)
+    same_message = other is not None and other[0] == "E" and bool(re.search(pattern, _sample(other[2])))
+    imports.modules.add("pytest")
+    if same_message and other[1:2] == leaf[1:2] and other[3:4] == leaf[3:4]:  # type: ignore[index]
+        raise Unpinnable(f"the same exception matches on both sides: {leaf_text(leaf)}")
+    opening = f"with pytest.raises({exception}, match={_regex_literal(pattern)})"
+    if same_message:  # another exception type with a matching message: it may be a subclass
+        return [f"{opening} as excinfo:", f"    {expression}", f"assert type(excinfo.value) is {exception}"]
+    return [f"{opening}:", f"    {expression}"]
 
 
-def _compare(expression: str, base: list | None, note: str, imports: _Imports) -> list[str]:
-    """An assertion that `expression` has the base leaf's value (message: the head value)."""
-    message = repr(note)
-    if base is None:
-        if "." in expression:
-            owner, attribute = expression.rsplit(".", 1)
-            return [f"assert not hasattr({owner}, {attribute!r}), {message}"]
-        return [f"{expression}  # {note}"]
-    check = _check(expression, base, imports)
+def _message_pattern(name: str, message: str) -> str:
+    """An anchored regex for a cleaned message: addresses were masked, long text was cut."""
+    cut = len(message) == MESSAGE_LIMIT + 3 and message.endswith("...")
+    body = _escape(message[:MESSAGE_LIMIT] if cut else message)
+    open_ended = cut or name == "RecursionError"  # its suffix was dropped (see observe.exception_leaf)
+    return f"^{body}" + ("" if open_ended else "$")
+
+
+def _escape(text: str) -> str:
+    """`re.escape` without escaping spaces (easier to read), masked addresses matching any address."""
+    escaped = "".join("\\" + c if c in REGEX_SPECIAL else c for c in text)
+    return escaped.replace("0x\\?", "0x[0-9a-fA-F]{4,}")
+
+
+def _sample(message: str) -> str:
+    """A message that the cleaned `message` stands for (masked addresses filled in)."""
+    return message.replace("0x?", "0x0000")
+
+
+def _regex_literal(pattern: str) -> str:
+    trailing = len(pattern) - len(pattern.rstrip("\\"))
+    if '"' not in pattern and pattern.isprintable() and trailing % 2 == 0:
+        return f'r"{pattern}"'
+    return repr(pattern)
+
+
+def _full_check(x: str, leaf: list, other: list | None, last: Token | None, imports: _Imports) -> str:
+    """`_check`, led by a type test when the other side's value has another type."""
+    check = _check(x, leaf, other, last, imports)
     if check is None:
-        return [f"{expression}  # base: {leaf_text(base)}; {note}"]
-    return [f"assert {check}, {message}"]
+        raise Unpinnable(f"no assertable form for {leaf_text(leaf)}")
+    guard = _type_guard(x, leaf, other)
+    return f"{guard} and {check}" if guard else check
 
 
-def _check(x: str, leaf: list, imports: _Imports) -> str | None:
+def _type_guard(x: str, leaf: list, other: list | None) -> str | None:
+    """`type(x) is int` when the other side's value could pass the check with another type.
+
+    `1 == 1.0 == True`, and a length check holds for any sized value of that length.
+    """
+    if other is None or other[0] in ("E", "API", "n") or other[0] == leaf[0]:
+        return None
+    tag, other_tag = leaf[0], other[0]
+    if tag in EXACT_TAGS or _BUILTIN_TYPES.get(tag, tag) == _BUILTIN_TYPES.get(other_tag, other_tag):
+        return None
+    if tag in NUMERIC_TAGS and (other_tag not in NUMERIC_TAGS or not _numerically_equal(leaf, other)):
+        return None
+    if tag in TEXT_TAGS and other_tag in NUMERIC_TAGS | TEXT_TAGS:
+        return None
+    if tag in _BUILTIN_TYPES:
+        return f"type({x}) is {_BUILTIN_TYPES[tag]}"
+    if tag == "gen":
+        return f"type({x}).__name__ == 'generator'"
+    if tag == "set":
+        return f"isinstance({x}, (set, frozenset))"
+    if "." in tag:  # a subclass of list, tuple or dict, by module and qualified name
+        return f"type({x}).__module__ + '.' + type({x}).__qualname__ == {tag!r}"
+    return None
+
+
+def _numerically_equal(a: list, b: list) -> bool:
+    def value(leaf: list) -> complex | None:
+        if leaf[0] == "i~":
+            return None
+        return complex(leaf[1]) if leaf[0] == "c" else complex(float(leaf[1]))
+
+    x, y = value(a), value(b)
+    return x is None or y is None or x == y
+
+
+def _check(x: str, leaf: list, other: list | None, last: Token | None, imports: _Imports) -> str | None:
     """A boolean expression true exactly when `x` matches the leaf, or None if none exists."""
     tag = leaf[0]
+    if last is not None and last.kind == "wrap" and last.text in ("str", "repr") and tag in ("s", "s~"):
+        return _text_check(x, leaf, imports)
     if tag == "n":
         return f"{x} is None"
     if tag == "t":
@@ -209,29 +422,57 @@ def _check(x: str, leaf: list, imports: _Imports) -> str | None:
     if tag == "f":
         return _float_check(x, float(leaf[1]), imports)
     if tag == "c":
-        return f"{x} == complex({leaf[1]!r})"
+        if complex(leaf[1]) != complex(leaf[1]):
+            return None  # NaN parts
+        return f"{x} == complex({leaf[1]!r})" if "inf" in leaf[1] else f"{x} == {leaf[1]}"
     if tag == "i~":  # integer beyond 2**62: bit length and (deterministic) int hash
-        return f"({x}.bit_length(), hash({x})) == ({leaf[1]}, {leaf[2]})"
+        return f"{x}.bit_length() == {leaf[1]} and hash({x}) == {leaf[2]}"
     if tag in ("s~", "b~"):  # long text: length and digest
         imports.modules.add("hashlib")
         data = f"{x}.encode('utf-8', 'surrogatepass')" if tag == "s~" else x
-        return f"(len({x}), hashlib.sha1({data}).hexdigest()[:16]) == ({leaf[1]}, {leaf[2]!r})"
+        return f"len({x}) == {leaf[1]} and hashlib.sha1({data}).hexdigest()[:16] == {leaf[2]!r}"
     if tag == "T":
-        return f"type({x}).__qualname__ == {leaf[1].rsplit('.', 1)[-1]!r}"
+        short = leaf[1].rsplit(".", 1)[-1]
+        if other is not None and other[0] == "T" and other[1].rsplit(".", 1)[-1] == short:
+            return f"type({x}).__module__ + '.' + type({x}).__qualname__ == {leaf[1]!r}"
+        return f"type({x}).__name__ == {short!r}"
     if tag == "enum":
-        return f"f'{{type({x}).__qualname__}}.{{{x}.name}}' == {leaf[1]!r}"
+        enum_type, _, member = leaf[1].rpartition(".")
+        if other is not None and other[0] == "enum" and other[1].rpartition(".")[0] == enum_type:
+            return f"{x}.name == {member!r}"  # another member of the same enum
+        return f"type({x}).__qualname__ + '.' + {x}.name == {leaf[1]!r}"
+    if tag == "fn":
+        return f"{x}.__module__ + '.' + {x}.__qualname__ == {leaf[1]!r}"
     if tag == "gen":
-        return f"len(list({x})) == {leaf[1]}"
+        return _count_check(f"list({x})", leaf[1])
     if tag == "set":
         return _set_check(x, leaf)
     if len(leaf) >= 3 and isinstance(leaf[2], list):  # dict or mapping: size and keys in order
         if all(isinstance(k, list) for k in leaf[2]) and leaf[1] <= len(leaf[2]):
             return f"list({x}) == [{', '.join(literal_source(k) for k in leaf[2])}]"
         return f"len({x}) == {leaf[1]}"
-    if tag in ("list", "tuple") or (len(leaf) == 2 and isinstance(leaf[1], int)):
-        kind = f"isinstance({x}, {tag}) and " if tag in ("list", "tuple") else ""
-        return f"{kind}len({x}) == {leaf[1]}"
+    if len(leaf) == 2 and isinstance(leaf[1], int) and not isinstance(leaf[1], bool):  # list, tuple
+        if last is not None and last.kind == "wrap" and last.text == "list":
+            return _count_check(x, leaf[1])  # the observer took at most MAX_ITEMS items
+        return f"len({x}) == {leaf[1]}"
     return None
+
+
+def _count_check(items: str, count: int) -> str:
+    """`items` (a list built from an iterator the observer cut at MAX_ITEMS) has `count` items."""
+    return f"len({items}) == {count}" if count < MAX_ITEMS else f"len({items}) >= {count}"
+
+
+def _text_check(x: str, leaf: list, imports: _Imports) -> str | None:
+    """str()/repr() observers record cleaned text: addresses masked, cut at TEXT_LIMIT."""
+    if leaf[0] == "s~":
+        return None  # cut short, then digested: nothing left to compare with
+    text = leaf[1]
+    if "0x?" not in text:
+        return f"{x} == {text!r}"
+    imports.modules.add("re")
+    pattern = _escape(text)
+    return f"re.fullmatch({_regex_literal(pattern)}, {x}) is not None"
 
 
 def _float_check(x: str, value: float, imports: _Imports) -> str:

@@ -56,6 +56,10 @@ def _difference_to_json(difference: Difference) -> dict:
         "count": difference.count,
         "statements": len(difference.statements),
         "key": difference.key,
+        "pin_base": difference.pin_base,
+        "pin_head": difference.pin_head,
+        "reproduced": difference.reproduced,
+        "minimized": difference.minimized,
     }
 
 
@@ -186,7 +190,14 @@ def _difference_markdown(difference: Difference) -> str:
     ]
     if difference.count > 1:
         parts.append(f"Seen in {difference.count} sequences.")
-    parts.append(_fenced(difference.test, "python"))
+    if difference.reproduced is False:
+        parts.append("**Not reproduced:** pytest did not confirm this test in a fresh process; "
+                     "treat with care.")
+    parts.append("Regression test (passes on base, fails on head):")
+    parts.append(_fenced(difference.pin_base, "python"))
+    if difference.pin_head:
+        summary = "<details><summary>If the change is intended: the test to keep (passes on head)</summary>"
+        parts.append(f"{summary}\n\n{_fenced(difference.pin_head, 'python')}\n\n</details>")
     return "\n\n".join(parts)
 
 
@@ -248,14 +259,20 @@ def _bullet(text: str) -> str:
 
 
 def write_tests(report: Report, directory: str | os.PathLike[str]) -> list[Path]:
-    """Write each difference's test to its own file; other files in `directory` are left alone."""
+    """Write each difference's tests to files: `pin_base` (the regression test, fails on head) and,
+    when there is one, `pin_head` (the test to keep if the change was intended, passes on head).
+    Other files in `directory` are left alone."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for number, difference in enumerate(report.differences, start=1):
-        path = folder / difference_filename(number, difference)
-        _write_atomic(path, difference.test.rstrip() + "\n")
-        paths.append(path)
+        flavours = [("", difference.pin_base), ("_pin_head", difference.pin_head)]
+        for suffix, source in flavours:
+            if source is None:
+                continue
+            path = folder / difference_filename(number, difference).replace(".py", f"{suffix}.py")
+            _write_atomic(path, source.rstrip() + "\n")
+            paths.append(path)
     return paths
 
 

@@ -13,6 +13,9 @@ import math
 from collections.abc import Iterator
 
 ITEM_LIMIT = 16  # containers and texts longer than this only get halved, not item by item
+# Characters from simplest to least simple (as Hypothesis orders them): digits, then letters.
+CHARACTERS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+OTHER_CHARACTER = len(CHARACTERS)  # the rank of every other character
 
 Literal = list
 
@@ -29,8 +32,8 @@ def weight(lit: Literal) -> int:
         return 3 + 2 * abs(value) + (value < 0)
     if tag == "float":
         return 3 + _float_weight(float(lit[1]))
-    if tag == "str":
-        return 3 + 3 * len(lit[1]) + sum(not (c.isascii() and c.isalnum()) for c in lit[1])
+    if tag == "str":  # length first, then each character's rank
+        return 3 + (OTHER_CHARACTER + 1) * len(lit[1]) + sum(_rank(c) for c in lit[1])
     if tag == "bytes":
         return 3 + 3 * (len(lit[1]) // 2)
     if tag in ("list", "tuple", "set", "frozenset"):
@@ -71,8 +74,7 @@ def _candidates(lit: Literal) -> Iterator[Literal]:
         yield from (["float", repr(v)] for v in _shorter_floats(float(lit[1])))
     elif tag == "str":
         yield from (["str", s] for s in _shorter_sequences(lit[1]))
-        if not lit[1].isascii():
-            yield ["str", lit[1].encode("ascii", "ignore").decode()]
+        yield from (["str", s] for s in _simpler_characters(lit[1]))
     elif tag == "bytes":
         data = bytes.fromhex(lit[1])
         yield from (["bytes", b.hex()] for b in _shorter_sequences(data))
@@ -120,6 +122,20 @@ def _shorter_sequences(data: str | bytes | list) -> Iterator:
     if len(data) <= ITEM_LIMIT:
         for index in range(len(data) - 1, -1, -1):
             yield data[:index] + data[index + 1:]
+
+
+def _rank(character: str) -> int:
+    rank = CHARACTERS.find(character)
+    return OTHER_CHARACTER if rank < 0 else rank
+
+
+def _simpler_characters(text: str) -> Iterator[str]:
+    """One character at a time replaced by a simpler one ('5h' -> '0h', '1h', '2h', '4h')."""
+    for index, character in enumerate(text[:ITEM_LIMIT]):
+        rank = _rank(character)
+        for simpler_rank in sorted({0, 1, rank // 2, rank - 1}):
+            if simpler_rank < rank:
+                yield text[:index] + CHARACTERS[simpler_rank] + text[index + 1:]
 
 
 def _simpler_items(items: list, pairs: bool) -> Iterator[list]:

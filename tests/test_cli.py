@@ -94,10 +94,14 @@ def test_json_markdown_and_tests_dir(pr: RepoBuilder, tmp_path: Path) -> None:
     assert markdown in result.stdout  # the same report is printed
 
     written = sorted((out / "tests").iterdir())
-    assert [p.name for p in written] == ["test_difforacle_001_return_pkg_mod_convert.py"]
-    source = written[0].read_text(encoding="utf-8")
-    ast.parse(source)
-    assert source.rstrip() == difference["test"].rstrip()
+    assert [p.name for p in written] == ["test_difforacle_001_return_pkg_mod_convert.py",
+                                         "test_difforacle_001_return_pkg_mod_convert_pin_head.py"]
+    pin_base, pin_head = (p.read_text(encoding="utf-8") for p in written)
+    for source in (pin_base, pin_head):
+        ast.parse(source)
+    assert pin_base.rstrip() == difference["test"].rstrip() == difference["pin_base"].rstrip()
+    assert pin_head.rstrip() == difference["pin_head"].rstrip()
+    assert difference["reproduced"] is True and difference["statements"] == 1
 
 
 def test_written_tests_pass_on_base_and_fail_on_head(tmp_path: Path) -> None:
@@ -107,18 +111,21 @@ def test_written_tests_pass_on_base_and_fail_on_head(tmp_path: Path) -> None:
     result = run_cli("diff", "--repo", str(repo), "--base", "main", "--head", "feature",
                      "--budget", "6", "--max-sequences", "400", "--quiet", "--tests-dir", str(tests))
     assert result.returncode == 1, result.stderr
-    files = sorted(tests.glob("test_*.py"))
-    assert len(files) >= 2, result.stdout
-    for path in files:
+    pin_head = sorted(tests.glob("test_*_pin_head.py"))
+    pin_base = sorted(set(tests.glob("test_*.py")) - set(pin_head))
+    assert len(pin_base) >= 2 and len(pin_head) == len(pin_base), result.stdout
+    for path in pin_base + pin_head:
         ast.parse(path.read_text(encoding="utf-8"), str(path))
 
-    for side, expected in (("main", "passed"), ("feature", "failed")):
+    # pin_base: passes on base, fails on head; pin_head: the other way around
+    for side, outcome in (("main", ("passed", "failed")), ("feature", ("failed", "passed"))):
         checkout = export_commit(repo, side, tmp_path / side)
-        env_result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", "/dev/null",
-             "--rootdir", str(tests), str(tests)],
-            cwd=tests, env=_env(checkout), capture_output=True, text=True, timeout=60)
-        assert f"{len(files)} {expected}" in env_result.stdout, (side, env_result.stdout)
+        for files, expected in zip((pin_base, pin_head), outcome, strict=True):
+            env_result = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", "/dev/null",
+                 "--rootdir", str(tests), *map(str, files)],
+                cwd=tests, env=_env(checkout), capture_output=True, text=True, timeout=60)
+            assert f"{len(files)} {expected}" in env_result.stdout, (side, env_result.stdout)
 
 
 def _env(pythonpath: Path) -> dict[str, str]:

@@ -22,8 +22,17 @@ def test_strings_get_shorter() -> None:
     candidates = [lit[1] for lit in simpler(["str", "hello"])]
     assert candidates[0] == ""
     assert "h" in candidates and "hell" in candidates
-    assert all(len(c) < 5 for c in candidates)
+    shorter = [c for c in candidates if len(c) < 5]
+    assert candidates[: len(shorter)] == shorter  # all shorter ones first, then simpler characters
+    assert "0ello" in candidates and "hell0" in candidates
+    assert all(len(c) <= 5 for c in candidates)
     assert list(simpler(["str", ""])) == []
+    assert list(simpler(["str", "0"])) == [["str", ""]]
+
+
+def test_characters_get_simpler_in_place() -> None:
+    candidates = [lit[1] for lit in simpler(["str", "5h"])]
+    assert candidates.index("0h") < candidates.index("1h") < candidates.index("4h")
 
 
 def test_floats_move_toward_short_decimals() -> None:

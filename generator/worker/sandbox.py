@@ -49,8 +49,8 @@ def _audit(event: str, args: tuple) -> None:
         raise PermissionError(f"difforacle sandbox: {event} is not allowed while generating tests")
 
 
-def _enter_child(memory_mb: int, cpu_seconds: int) -> None:
-    """Limits and guards that only the forked child gets (audit hooks cannot be removed)."""
+def apply_limits(memory_mb: int, cpu_seconds: int) -> None:
+    """Soft limits on CPU time, file size, processes and (unless 0) address space; never raised above hard."""
     limits = [(resource.RLIMIT_CPU, cpu_seconds), (resource.RLIMIT_FSIZE, 32 * 1024 * 1024),
               (resource.RLIMIT_NPROC, 256)]
     if memory_mb:
@@ -61,10 +61,20 @@ def _enter_child(memory_mb: int, cpu_seconds: int) -> None:
             resource.setrlimit(limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
         except (ValueError, OSError):
             pass
+
+
+def install_audit_hook() -> None:
+    """Refuse new processes, signals and network connections from now on (audit hooks cannot be removed)."""
+    sys.addaudithook(_audit)
+
+
+def _enter_child(memory_mb: int, cpu_seconds: int) -> None:
+    """Limits and guards that only the forked child gets (audit hooks cannot be removed)."""
+    apply_limits(memory_mb, cpu_seconds)
     sys.stdout = sys.stderr = BoundedSink()  # type: ignore[assignment]
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the protocol's stdin is not the project's
     sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the child
-    sys.addaudithook(_audit)
+    install_audit_hook()
 
 
 class ForkRunner:

@@ -1,0 +1,68 @@
+"""Benchmark helper: keep every JSON report the bench harness makes, then summarize the tests.
+
+The harness (../shared/bench) runs `difforacle diff ... --json F` per case and deletes F.
+Point it at this script to keep a copy of each report, then summarize the copies:
+
+    export DIFFORACLE_KEEP_REPORTS=/tmp/reports
+    DIFFORACLE="python $PWD/tests/bench_reports.py" $PY run.py --tool difforacle --budget 30 --out r.json
+    python tests/bench_reports.py summarize /tmp/reports
+
+The summary gives the size of the reported tests (statements per test: median, 90th
+percentile, maximum) and how many reported findings pytest reproduced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+from bot.cli import main as difforacle_main
+
+
+def run_and_keep(argv: list[str]) -> int:
+    status = difforacle_main(argv)
+    keep = os.environ.get("DIFFORACLE_KEEP_REPORTS")
+    if keep and "--json" in argv:
+        report = Path(argv[argv.index("--json") + 1])
+        head = argv[argv.index("--head") + 1]
+        repo = Path(argv[argv.index("--repo") + 1]).name if "--repo" in argv else "repo"
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{repo}__{head}") + ".json"
+        if report.exists():
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(report, Path(keep) / name)
+    return status
+
+
+def percentile(values: list[int], fraction: float) -> float:
+    """Nearest-rank percentile: the smallest value with at least `fraction` of values at or below it."""
+    ordered = sorted(values)
+    rank = max(1, -(-int(fraction * 100) * len(ordered) // 100))
+    return ordered[rank - 1]
+
+
+def summarize(folder: Path) -> str:
+    sizes, reproduced, findings, reports = [], 0, 0, 0
+    for path in sorted(folder.glob("*.json")):
+        reports += 1
+        for difference in json.loads(path.read_text())["differences"]:
+            findings += 1
+            sizes.append(difference["statements"])
+            reproduced += difference.get("reproduced") is True
+    if not sizes:
+        return f"{reports} reports, no findings"
+    median = statistics.median(sizes)
+    return (f"{reports} reports, {findings} findings; statements per test: median {median:g}, "
+            f"p90 {percentile(sizes, 0.9):g}, max {max(sizes)}; reproduced {reproduced}/{findings} "
+            f"({100 * reproduced / findings:.0f}%)")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["summarize"]:
+        print(summarize(Path(sys.argv[2])))
+    else:
+        sys.exit(run_and_keep(sys.argv[1:]))
