@@ -95,7 +95,9 @@ def kind_of(mismatch: Mismatch) -> DifferenceKind:
     if key.is_exception:
         return "exception"
     if key.observes_result:
-        return "return"
+        # the result itself (its items, len(), str()) is a return; a method or property of it, an observer
+        called = any(token.kind in ("call", "property") for token in key.tokens)
+        return "observer" if called else "return"
     return "observer" if key.through_observer else "state"
 
 

@@ -149,6 +149,9 @@ def test_both_lost_at_the_same_place_is_no_difference() -> None:
     ("3/3", ["i", 1], ["i", 2], "return"),
     ("3/3[0]", ["i", 1], ["i", 2], "return"),
     ("12/12['k']", ["i", 1], ["i", 2], "return"),
+    ("3/3@len", ["i", 1], ["i", 2], "return"),
+    ("3/3.balance()", ["i", 1], ["i", 2], "observer"),  # an observer of a constructed object
+    ("3/3:total", ["i", 1], ["i", 2], "observer"),
     ("3/!", ["E", "ValueError", "a", "builtins"], None, "exception"),
     ("3/!", None, ["E", "ValueError", "a", "builtins"], "exception"),
     ("3/!", ["API", "missing", "m has no f"], None, "api"),
