@@ -48,7 +48,7 @@ class Worker:
         self.hash_seed = hash_seed
         self._tmp = tempfile.mkdtemp(prefix=f"difforacle-{side}-")
         self._stderr = open(Path(self._tmp) / "worker.stderr", "w+b")  # noqa: SIM115 - closed in close()
-        env = _worker_environment(checkout, hash_seed, self._tmp)
+        env = worker_environment(checkout, hash_seed, self._tmp)
         try:
             self._process = subprocess.Popen(
                 [options.python, "-X", "faulthandler", str(BOOT)], stdin=subprocess.PIPE,
@@ -146,7 +146,7 @@ class Worker:
         self.close()
 
 
-def _worker_environment(checkout: Checkout, hash_seed: int, tmp: str) -> dict[str, str]:
+def worker_environment(checkout: Checkout, hash_seed: int, tmp: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "COV_CORE"))}
     env.update({
         "PYTHONHASHSEED": str(hash_seed),

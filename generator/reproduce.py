@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
-from .executor import _worker_environment
+from .executor import worker_environment
 from .model import Checkout
 
 PYTEST_BOOT = Path(__file__).parent / "worker" / "pytest_boot.py"
@@ -166,7 +166,7 @@ def _run_pytest(side: str, checkout: Checkout, modules: Mapping[str, str], pytho
     for stem, source in modules.items():
         (folder / f"{stem}.py").write_text(source, encoding="utf-8")
     (tmp / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    env = _worker_environment(checkout, 0, str(scratch))  # HOME and TMPDIR in scratch
+    env = worker_environment(checkout, 0, str(scratch))  # HOME and TMPDIR in scratch
     env = {k: v for k, v in env.items() if not k.startswith("PYTEST")}
     env.update({"PYTHONHASHSEED": "random", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                 FALLBACK_VARIABLE: str(fallback)})

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.executor import BOOT, Worker, WorkerOptions, _worker_environment
+from generator.executor import BOOT, Worker, WorkerOptions, worker_environment
 from generator.model import ChangeSet, Checkout, FileChange
 
 FORBIDDEN = ("git", "jsonschema", "generator", "bot", "unidiff")
@@ -166,7 +166,7 @@ def test_boot_script_speaks_json_lines(tmp_path: Path) -> None:
     ]
     stdin = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in requests)
     done = subprocess.run([sys.executable, str(BOOT)], input=stdin.encode(), capture_output=True, cwd=work,
-                          env=_worker_environment(checkout, 0, str(work)), timeout=60)
+                          env=worker_environment(checkout, 0, str(work)), timeout=60)
     lines = done.stdout.decode().splitlines()
     replies = [json.loads(line) for line in lines]
     assert len(replies) == 5, lines
