@@ -38,7 +38,7 @@ from .workspace import checkouts, open_repo, resolve
 KEPT_STATUSES = ("ok", "exception", "crash")
 REPRESENTATIVES = 3
 UNPINNABLE = "# base's behaviour here cannot be asserted by a test (a hang, a crash, or no stable value)\n"
-REPRODUCE_SECONDS = 3.0  # time kept for running the suggested tests with pytest on both commits
+REPRODUCE_SECONDS = 2.0  # time kept for running the suggested tests with pytest on both commits
 CONFIRM_CALL_TIMEOUT = 2.0  # seconds: at least this long before a call counts as hanging in confirmation
 EXPLORE_RANDOM_SEED, REPLAY_RANDOM_SEED = 0, 1
 TEST_DIRS = ("tests", "test", "testing")
@@ -277,8 +277,9 @@ class _Session:
         if limit is not None:
             return self.report.stats.sequences >= limit
         reserve = max(1.5, 0.1 * self.options.budget)  # confirmation and rendering
-        if self.groups:  # something to minimize and reproduce
-            reserve += self.options.minimize_share * self.options.budget + REPRODUCE_SECONDS
+        if self.groups:  # something to minimize and reproduce, but a short budget keeps exploring
+            budget = self.options.budget
+            reserve += min(self.options.minimize_share * budget + REPRODUCE_SECONDS, 0.25 * budget)
         return self.elapsed() + replayer.last_seconds + reserve >= self.options.budget
 
     def _constant_sources(self) -> tuple[list[Path], dict[Path, set[int]], list[Path]]:

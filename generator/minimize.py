@@ -29,6 +29,7 @@ from .catalog import Operation
 from .shrink import simpler, weight
 
 REF_WEIGHT = 6  # a reference costs more than None: dropping one can free its statement
+EARLIER_REFS = 8  # earlier statements tried in place of a referenced object
 BATCH = 16  # candidates checked per round trip to the workers
 POSITIONAL = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL")
 
@@ -68,7 +69,8 @@ def cost(case: Case) -> tuple[int, int]:
     total = 0
     for statement in case.statements:
         for arg in (*statement["args"], *statement["kwargs"].values()):
-            total += 1 + (REF_WEIGHT if "ref" in arg else weight(arg["lit"]))
+            # a reference to an earlier statement is simpler: the later ones may then go
+            total += 1 + (REF_WEIGHT + arg["ref"] if "ref" in arg else weight(arg["lit"]))
     return len(case.statements), total
 
 
@@ -197,9 +199,7 @@ class _Minimizer(Generic[Outcome]):
             op = self.operations.get(statement["op"])
             receiver = 0 if op is not None and op.kind == "method" else None
             for position, arg in _arguments(statement):
-                if position == receiver:
-                    continue
-                for simpler_arg in _simpler_arguments(arg):
+                for simpler_arg in _simpler_arguments(arg, receiver=position == receiver):
                     yield _replaced(case, index, _with_argument(statement, position, simpler_arg))
 
     def _fewer_arguments(self, statement: dict) -> Iterator[dict]:
@@ -222,9 +222,12 @@ def _arguments(statement: dict) -> Iterator[tuple[int | str, dict]]:
     yield from sorted(statement["kwargs"].items())
 
 
-def _simpler_arguments(arg: dict) -> Iterator[dict]:
+def _simpler_arguments(arg: dict, receiver: bool) -> Iterator[dict]:
+    """None for an object (never for a method's receiver), an object made earlier, a simpler literal."""
     if "ref" in arg:
-        yield {"lit": ["none"]}
+        if not receiver:
+            yield {"lit": ["none"]}
+        yield from ({"ref": earlier} for earlier in range(min(arg["ref"], EARLIER_REFS)))
     else:
         for lit in simpler(arg["lit"]):
             yield {"lit": lit}

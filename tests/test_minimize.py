@@ -224,3 +224,22 @@ def test_minimization_keeps_the_difference(case: Case, threshold: int) -> None:
     for index in range(result.case.target):
         smaller = without(result.case, [index])
         assert smaller is None or check([smaller])[0] is None
+
+
+def test_an_object_built_by_a_chain_of_calls_gives_way_to_an_earlier_one() -> None:
+    """`a != c` where c came from b came from a new object: `a != a` shows it just as well."""
+    statements = (call("new"), call("new"), call("derive", ref(1)), call("derive", ref(2)),
+                  call("target", ref(0), ref(3)))
+
+    def two_objects(cases: Sequence[Case]) -> list[object]:
+        outcomes = []
+        for case in cases:
+            last = case.statements[-1]
+            refs = [a for a in last["args"] if "ref" in a]
+            ok = last["op"] == "target" and len(refs) == 2 and all(
+                case.statements[a["ref"]]["op"] in ("new", "derive") for a in refs)
+            outcomes.append("differs" if ok else None)
+        return outcomes
+
+    result = minimize(Case(statements), "differs", two_objects, deadline=float("inf"))
+    assert result.case.statements == (call("new"), call("target", ref(0), ref(0)))
