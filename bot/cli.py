@@ -71,8 +71,11 @@ def _positive_float(text: str) -> float:
 
 
 def _share(text: str) -> float:
-    value = _positive_float(text) if text.strip() not in ("0", "0.0") else 0.0
-    if value >= 1:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value < 1:  # also refuses NaN
         raise argparse.ArgumentTypeError("must be a fraction of the budget, from 0 to below 1")
     return value
 
