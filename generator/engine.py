@@ -39,6 +39,7 @@ KEPT_STATUSES = ("ok", "exception", "crash")
 REPRESENTATIVES = 3
 UNPINNABLE = "# base's behaviour here cannot be asserted by a test (a hang, a crash, or no stable value)\n"
 REPRODUCE_SECONDS = 2.0  # time kept for running the suggested tests with pytest on both commits
+CONFIRM_OVERRUN = 5.0  # seconds past the budget that confirming may take while nothing is confirmed yet
 CONFIRM_CALL_TIMEOUT = 2.0  # seconds: at least this long before a call counts as hanging in confirmation
 EXPLORE_RANDOM_SEED, REPLAY_RANDOM_SEED = 0, 1
 TEST_DIRS = ("tests", "test", "testing")
@@ -309,6 +310,11 @@ class _Session:
         findings: dict[tuple, _Finding] = {}
         try:
             for remaining, members in zip(range(len(groups), 0, -1), groups.values(), strict=True):
+                if self._out_of_time(bool(findings)):
+                    self.report.notes.append(
+                        f"The budget ran out before {remaining} of {len(groups)} groups of candidate "
+                        "differences were confirmed; a larger --budget checks them.")
+                    break
                 members.sort(key=lambda m: (int(m[1].key.split("/", 1)[0]), repr(m[0].statements)))
                 for kept, mismatch in members[:REPRESENTATIVES]:
                     found = self._confirm_one(kept, mismatch, check)
@@ -326,6 +332,14 @@ class _Session:
         finally:
             check.close()
         self.found.extend(self._difference(f) for f in findings.values())
+
+    def _out_of_time(self, found_some: bool) -> bool:
+        """Confirmation goes on while the budget lasts (keeping time to reproduce), and past it
+        only until a first finding, and never more than CONFIRM_OVERRUN seconds past it."""
+        elapsed, budget = self.elapsed(), self.options.budget
+        if self.options.max_sequences is not None:
+            return False  # reproducible runs confirm everything, however long it takes
+        return elapsed >= budget + CONFIRM_OVERRUN or (found_some and elapsed >= budget - REPRODUCE_SECONDS)
 
     def _confirm_one(self, kept: _Kept, mismatch: Mismatch, check: DifferenceCheck) -> _Finding | None:
         """The mismatch again, alone in fresh processes on both commits; None if it does not reproduce."""
