@@ -45,7 +45,7 @@ BINARY = {"__eq__": "==", "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__
 UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__float__": "float({0})",
          "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
          "__bool__": "bool({0})", "__hash__": "hash({0})"}
-WRAPPERS = {"len": "len({})", "list": "list({})", "str": "str({})", "repr": "repr({})"}
+WRAPPERS = {"len": "len({})", "list": "list(iter({}))", "str": "str({})", "repr": "repr({})"}
 LOST = frozenset({"Timeout", "Hang", "Crash"})  # worker leaves without a module: the call never ended
 HELPER_MODULES = ("hashlib", "itertools", "math", "pytest", "re")
 RESERVED = frozenset({*HELPER_MODULES, "excinfo"})

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from generator.worker import literals
 from generator.worker.literals import decode, encode, source
 
 
@@ -234,3 +235,19 @@ def test_counter_literal_counts_up_per_decoded_function_and_renders_the_same() -
     assert decode(["counter", 5])() == 5  # a fresh clock per decode: sequences stay independent
     rendered = eval(source(["counter", 5]), {"itertools": itertools})
     assert [rendered(), rendered(1, 2)] == [5, 6]
+
+
+def test_observations_rewind_counting_clocks() -> None:
+    """A clock read by an observer is back where the statement left it afterwards, and each
+    block sees it from there: as the rendered test's single, final assertion does."""
+    clock = literals.decode(["counter", 5])
+    assert clock() == 5
+    with literals.clocks_rewound():
+        assert (clock(), clock()) == (6, 7)
+    with literals.clocks_rewound():
+        assert clock() == 6
+    assert clock() == 6 and clock() == 7
+    literals.forget_clocks()
+    with literals.clocks_rewound():  # a forgotten clock is no longer rewound
+        clock()
+    assert clock() == 9

@@ -43,6 +43,7 @@ class SequenceRunner:
     def run(self, statements: list[dict], want_callees: bool = False) -> dict:
         """Execute `statements`; return status, observations and feedback for the generator."""
         random.seed(self.random_seed)
+        literals.forget_clocks()
         started = time.perf_counter()
         values: list[Any] = []
         result: dict[str, Any] = {"status": "ok", "obs": {}, "types": [], "digests": {}, "reusable": []}
@@ -97,7 +98,8 @@ class SequenceRunner:
                 obs[f"{index}/!"] = exception_leaf(exc)
                 return "exception"
             values.append(value)
-            self._observe(index, statement, value, values, result)
+            with literals.clocks_rewound():
+                self._observe(index, statement, value, values, result)
         except StatementTimeout:
             obs[f"{index}/!"] = ["E", "Timeout", f"statement exceeded {self.call_timeout:g}s"]
             return "timeout"

@@ -11,8 +11,9 @@ Standard library only: this module runs in the worker.
 
 from __future__ import annotations
 
-import itertools
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import Any
 
 PRIMITIVE_TAGS = ("int", "float", "str", "bytes", "bool", "none")
@@ -51,11 +52,36 @@ def decode(lit: list) -> Any:
     raise ValueError(f"unknown literal tag {tag!r}")
 
 
+# The state (next value) of every counting clock made in this process. Observations rewind
+# them: a rendered test observes once, at the end, so each observer the worker runs must see
+# the clocks where the statement left them, however often it reads them itself.
+_CLOCKS: list[list[int]] = []
+
+
+@contextlib.contextmanager
+def clocks_rewound() -> Iterator[None]:
+    """Run the block, then put every counting clock back where it was."""
+    saved = [(clock, clock[0]) for clock in _CLOCKS]
+    try:
+        yield
+    finally:
+        for clock, value in saved:
+            clock[0] = value
+
+
+def forget_clocks() -> None:
+    """Called before each sequence: clocks of earlier sequences are garbage."""
+    _CLOCKS.clear()
+
+
 def _counter_function(start: int) -> Any:
-    ticks = itertools.count(start)
+    upcoming = [start]
+    _CLOCKS.append(upcoming)
 
     def counter(*args: Any, **kwargs: Any) -> int:
-        return next(ticks)
+        value = upcoming[0]
+        upcoming[0] += 1
+        return value
 
     return counter
 

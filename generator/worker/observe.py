@@ -25,7 +25,7 @@ from collections.abc import Collection, Iterator
 from itertools import islice
 from typing import Any
 
-from .literals import encode
+from .literals import clocks_rewound, encode
 from .purity import is_observer_candidate, name_suggests_mutation
 
 MAX_ITEMS = 20
@@ -207,14 +207,15 @@ class Observer:
 
     def _observe_once(self, value: Any, suffix: str, name: str, depth: int, seen: set) -> dict:
         result: dict = {}
-        try:
-            observed = _call_observer(value, suffix, name)
-        except StatementTimeout:
-            raise
-        except BaseException as exc:  # an observer that raises is an observation too
-            result[""] = exception_leaf(exc)
-            return result
-        self._snap(result, "", observed, min(depth - 1, 2), False, seen)
+        with clocks_rewound():  # each observer sees the clocks as a test's final assertion would
+            try:
+                observed = _call_observer(value, suffix, name)
+            except StatementTimeout:
+                raise
+            except BaseException as exc:  # an observer that raises is an observation too
+                result[""] = exception_leaf(exc)
+                return result
+            self._snap(result, "", observed, min(depth - 1, 2), False, seen)
         return result
 
     def observers_of(self, t: type) -> list[tuple[str, str]]:
