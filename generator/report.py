@@ -80,32 +80,33 @@ def _stats_to_json(stats: Stats) -> dict:
     return data
 
 
-def load_schema() -> dict:
-    """The `difforacle.report/1` JSON Schema, read from the package data (a fresh copy each call)."""
-    text = (files("generator") / "schemas" / "report-1.json").read_text(encoding="utf-8")
+def load_schema(name: str = "report-1.json") -> dict:
+    """A shipped JSON Schema (default `difforacle.report/1`) from the package data, a fresh copy each call."""
+    text = (files("generator") / "schemas" / name).read_text(encoding="utf-8")
     return json.loads(text)
 
 
 @cache
-def _validator() -> Draft202012Validator:
-    schema = load_schema()
+def schema_validator(name: str = "report-1.json") -> Draft202012Validator:
+    """A validator of the shipped schema `name` (checked once, then cached)."""
+    schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
 
 def validate_report(data: dict) -> None:
     """Raise `jsonschema.ValidationError` if `data` is not a valid `difforacle.report/1` document."""
-    _validator().validate(data)
+    schema_validator().validate(data)
 
 
 def write_json(report: Report, path: str | os.PathLike[str]) -> None:
     """Validate, then write the JSON report atomically so readers never see half a file."""
     data = report_to_json(report)
     validate_report(data)
-    _write_atomic(Path(path), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(Path(path), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     """Write UTF-8 text through a temporary file in the same folder and `os.replace` it into place.
 
     The temporary file is made with `os.open(..., 0o666)` so the result gets the usual
@@ -144,7 +145,7 @@ def render_markdown(report: Report) -> str:
 
 def write_markdown(report: Report, path: str | os.PathLike[str]) -> None:
     """Write `render_markdown(report)` atomically."""
-    _write_atomic(Path(path), render_markdown(report))
+    write_atomic(Path(path), render_markdown(report))
 
 
 def _short_sha(sha: str) -> str:
@@ -271,7 +272,7 @@ def write_tests(report: Report, directory: str | os.PathLike[str]) -> list[Path]
             if source is None:
                 continue
             path = folder / difference_filename(number, difference).replace(".py", f"{suffix}.py")
-            _write_atomic(path, source.rstrip() + "\n")
+            write_atomic(path, source.rstrip() + "\n")
             paths.append(path)
     return paths
 
