@@ -100,6 +100,30 @@ def focus_operations(catalog: Catalog, changes: ChangeSet, sources: dict[str, st
     return focus
 
 
+def impacted_units(changes: ChangeSet, sources: dict[str, str]) -> set[tuple[str, str]]:
+    """(module, qualname) of the units a change reaches without changing them: its tier 2.
+
+    The public functions and methods that call a changed function or method by name within
+    its module (transitively, `IMPACT_DEPTH` calls deep, through private helpers too), and
+    the public classes whose methods changed. Changed units themselves are left out.
+    Statically, from `sources` (module -> base source text): no worker, no catalog.
+    """
+    changed = {(u.module, u.qualname) for u in changes.units}
+    found: set[tuple[str, str]] = set()
+    for module, source in sources.items():
+        names = {q for m, q in changed if m == module}
+        found |= _callers(module, _called_names(source), names)
+    found |= {(u.module, u.qualname.rsplit(".", 1)[0]) for u in changes.units
+              if u.kind == "method" and "." in u.qualname}
+    return {unit for unit in found - changed if _is_public(unit[1])}
+
+
+def _is_public(qualname: str) -> bool:
+    """No part of the dotted name is private; dunders (`__init__`, `__lt__`) are public."""
+    return all(not part.startswith("_") or (part.startswith("__") and part.endswith("__"))
+               for part in qualname.split("."))
+
+
 def _unreached_modules(catalog: Catalog, reached_by: dict[tuple[str, str], set[tuple[str, str]]]) -> set[str]:
     """Modules with a changed unit that no catalogued operation is known to reach.
 

@@ -14,6 +14,7 @@ from generator.catalog import (
     Parameter,
     changed_at_import,
     focus_operations,
+    impacted_units,
     read_sources,
 )
 from generator.model import ChangeSet, FileChange, Unit
@@ -287,3 +288,25 @@ def test_a_change_no_operation_reaches_makes_the_module_the_target() -> None:
         {"id": "m:public", "kind": "function", "owner": None, "params": [], "returns": []},
     ], "classes": {}})
     assert focus_operations(catalog, _changed("m", "_Hidden.tick"), {"m": source}) == {"m:public"}
+
+
+# ---------------------------------------------------------------- impacted_units (static, no catalog)
+
+
+def _impacted(*units: Unit) -> set[str]:
+    return {qualname for module, qualname in impacted_units(_changes(*units), {MOD: SOURCE}) if module == MOD}
+
+
+def test_impacted_units_are_the_public_callers_transitively() -> None:
+    # describe -> parse_duration -> _split -> _unit_seconds; _split is private, so left out
+    assert _impacted(_unit("_unit_seconds", "function")) == {"parse_duration", "describe"}
+
+
+def test_impacted_units_include_the_class_of_a_changed_method_but_not_the_changed_units() -> None:
+    assert _impacted(_unit("Timer._grace", "method")) == {"Timer.expired", "Timer"}
+    assert _impacted(_unit("Timer._grace", "method"), _unit("Timer.expired", "method")) == {"Timer"}
+    assert _impacted(_unit("unrelated", "function")) == set()
+
+
+def test_impacted_units_of_a_changed_class_are_the_functions_that_build_it() -> None:
+    assert _impacted(_unit("Clock", "class")) == {"Clock.zero"}
