@@ -1,4 +1,4 @@
-"""The `difforacle` command line: `diff` (the main job) and `demo` (the bundled example).
+"""The `difforacle` command line: `diff` (the main job), `demo` (the bundled example) and `risk`.
 
 Exit status: 0 no behavioural difference, 1 differences found, 2 usage or setup error
 (one line on stderr saying what to do, never a traceback).
@@ -16,6 +16,9 @@ from pathlib import Path
 from generator import Options, Progress, Report, SetupError, analyze
 from generator.demo import DEMO_DESCRIPTION, build_demo_repo
 from generator.report import render_markdown, write_json, write_markdown, write_tests
+from generator.risk import WINDOW
+
+from . import risk_command
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
 
@@ -37,6 +40,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(diff)
     demo = commands.add_parser("demo", help="build a small example repository and run diff on it")
     _add_run_options(demo, budget=20.0)
+    risk = commands.add_parser("risk", help="rank a pull request's units by defect score and split a budget")
+    risk.add_argument("--repo", default=".", help="the git repository (default: the current directory)")
+    risk.add_argument("--base", required=True, help="the commit whose history is scored")
+    risk.add_argument("--head", help="the pull request's head (default: rank every unit at base)")
+    risk.add_argument("--budget", type=_positive_float, default=60.0, metavar="SECONDS",
+                      help="time budget to split, less the history analysis (default: 60)")
+    risk.add_argument("--window", type=_positive_int, default=WINDOW, metavar="N",
+                      help=f"commits of history before base (default: {WINDOW})")
+    risk.add_argument("--allocation", choices=risk_command.ALLOCATIONS, default="defect",
+                      help="two tiers by defect probability, or equal shares (default: defect)")
+    risk.add_argument("--json", type=Path, metavar="FILE",
+                      help="write the ranking as JSON (difforacle.risk/1)")
+    risk.add_argument("--no-cache", action="store_true", help="read every commit from git, not the cache")
     return parser
 
 
@@ -140,6 +156,8 @@ def _write_outputs(report: Report, args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "risk":
+            return risk_command.run(args)
         if args.command == "demo":
             with tempfile.TemporaryDirectory(prefix="difforacle-demo-") as tmp:
                 base, head = build_demo_repo(Path(tmp) / "durations")

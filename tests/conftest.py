@@ -132,3 +132,18 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 60) -> subproc
 
 def differences_summary(report: Report) -> list[tuple[str, str, str, str]]:
     return [(d.kind, d.target, d.base, d.head) for d in report.differences]
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
+    """Exit 2, no traceback, and one `difforacle: ...` line on stderr (argparse adds its usage first)."""
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines, "no message on stderr"
+    usage = [line for line in lines if line.startswith(("usage:", " "))]
+    message = [line for line in lines if line not in usage]
+    assert len(message) == 1, result.stderr
+    assert message[0].startswith("difforacle: "), result.stderr
+    for fragment in fragments:
+        assert fragment in message[0], result.stderr
+    return message[0]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, export_commit, make_pr, run_cli
+from conftest import RepoBuilder, assert_one_line_error, export_commit, make_pr, run_cli
 
 from bot import cli
 from generator.demo import build_demo_repo
@@ -44,21 +44,6 @@ def pr(builder: RepoBuilder) -> RepoBuilder:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/mod.py": MOD_BASE, "README.md": "hello\n"},
             {"pkg/mod.py": MOD_HEAD})
     return builder
-
-
-def _assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
-    """Exit 2, no traceback, and one `difforacle: ...` line on stderr (argparse adds its usage first)."""
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert lines, "no message on stderr"
-    usage = [line for line in lines if line.startswith(("usage:", " "))]
-    message = [line for line in lines if line not in usage]
-    assert len(message) == 1, result.stderr
-    assert message[0].startswith("difforacle: "), result.stderr
-    for fragment in fragments:
-        assert fragment in message[0], result.stderr
-    return message[0]
 
 
 def _without_timings(data: dict) -> dict:
@@ -206,18 +191,18 @@ def test_not_a_git_repository(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     result = run_cli("diff", "--repo", str(plain), "--base", "main", "--head", "feature", "--quiet")
-    _assert_one_line_error(result, "is not a git repository", "--repo")
+    assert_one_line_error(result, "is not a git repository", "--repo")
 
 
 def test_missing_repository_path(tmp_path: Path) -> None:
     result = run_cli("diff", "--repo", str(tmp_path / "nowhere"), "--base", "a", "--head", "b", "--quiet")
-    _assert_one_line_error(result, "is not a git repository")
+    assert_one_line_error(result, "is not a git repository")
 
 
 @pytest.mark.parametrize(("base", "head"), [("main", "nope"), ("nope", "feature"), ("main", "main~7")])
 def test_unknown_ref(pr: RepoBuilder, base: str, head: str) -> None:
     result = run_cli("diff", "--repo", str(pr.root), "--base", base, "--head", head, "--quiet")
-    _assert_one_line_error(result, "unknown ref")
+    assert_one_line_error(result, "unknown ref")
 
 
 def test_base_equal_to_head(pr: RepoBuilder) -> None:
@@ -253,14 +238,14 @@ def test_comment_only_change(pr: RepoBuilder) -> None:
 def test_python_that_cannot_start(pr: RepoBuilder, python: str) -> None:
     result = run_cli("diff", "--repo", str(pr.root), "--base", "main", "--head", "feature", "--quiet",
                      "--python", python)
-    _assert_one_line_error(result, "--python")
+    assert_one_line_error(result, "--python")
 
 
 def test_python_that_is_not_python(pr: RepoBuilder) -> None:
     """An executable that starts but is no Python interpreter: a setup error that points at --python."""
     result = run_cli("diff", "--repo", str(pr.root), "--base", "main", "--head", "feature", "--quiet",
                      "--python", "/bin/false")
-    _assert_one_line_error(result, "--python")
+    assert_one_line_error(result, "--python")
 
 
 def test_interpreter_that_cannot_import_the_project(builder: RepoBuilder) -> None:
@@ -268,7 +253,7 @@ def test_interpreter_that_cannot_import_the_project(builder: RepoBuilder) -> Non
     make_pr(builder, {"app/__init__.py": "", "app/core.py": needs + MOD_BASE},
             {"app/core.py": needs + MOD_HEAD})
     result = run_cli("diff", "--repo", str(builder.root), "--base", "main", "--head", "feature", *FAST)
-    message = _assert_one_line_error(result, "--python")
+    message = assert_one_line_error(result, "--python")
     assert "app.core" in message and "not_installed_dependency_xyz" in message
 
 
@@ -285,12 +270,12 @@ def test_bad_option_values(pr: RepoBuilder, option: tuple[str, str]) -> None:
                          *option, timeout=15)
     except subprocess.TimeoutExpired:
         pytest.fail(f"difforacle diff {' '.join(option)} did not finish in 15 s (expected exit 2)")
-    _assert_one_line_error(result, option[0])
+    assert_one_line_error(result, option[0])
 
 
 def test_missing_required_arguments() -> None:
     result = run_cli("diff", "--base", "main")
-    _assert_one_line_error(result, "--head")
+    assert_one_line_error(result, "--head")
     assert run_cli().returncode == 2
 
 

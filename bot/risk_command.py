@@ -1,0 +1,232 @@
+"""`difforacle risk`: a pull request's units ranked by defect score, with their share of a budget.
+
+With a head, tier 1 is the units the PR changes (`merge-base..head`, as `diff` sees them) and
+tier 2 the units it reaches without changing them: the public callers of changed code in the
+same module and the classes whose methods changed (`generator.catalog.impacted_units`).
+Without a head, every unit of every Python file at base is ranked, as one tier. Scores come
+from the history before base with the PR folded in (`generator.risk`); the budget, less the
+time the history took, is split by `generator.allocation` (two tiers by defect probability,
+or uniformly). Nothing is imported or run: this is the plan a run of `diff` would follow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from generator.allocation import TIER1_SHARE, allocate, uniform
+from generator.catalog import impacted_units, read_sources
+from generator.changes import MODULE, _parse_spans, compute_changes
+from generator.report import schema_validator, write_atomic
+from generator.risk import WINDOW, PullRequestInfo, RiskTable, UnitKey, UnitRisk, score_history
+from generator.workspace import checkouts, open_repo, resolve
+
+SCHEMA_ID = "difforacle.risk/1"
+SCHEMA_FILE = "risk-1.json"
+ALLOCATIONS = ("defect", "uniform")
+_SYMLINK = 0o120000
+
+
+@dataclass(frozen=True)
+class RankedUnit:
+    """One row: a unit, its tier, its risk and its seconds of the allocated budget."""
+
+    path: str
+    qualname: str
+    tier: int
+    risk: UnitRisk
+    seconds: float
+
+    @property
+    def unit(self) -> str:
+        return f"{self.path}:{self.qualname}"
+
+
+@dataclass
+class Assessment:
+    """What `difforacle risk` prints: the ranked units and the figures behind them."""
+
+    base: str
+    head: str | None
+    history: RiskTable
+    allocation: str
+    budget: float
+    allocated: float
+    units: list[RankedUnit]
+    notes: list[str] = field(default_factory=list)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The `risk` subcommand (errors are `SetupError`s, reported by `bot.cli.main`)."""
+    assessment = assess(Path(args.repo), args.base, args.head, budget=args.budget, window=args.window,
+                        allocation=args.allocation, cache=not args.no_cache)
+    if args.json:
+        write_json(assessment, args.json)
+    print(render(assessment), end="")
+    return 0
+
+
+def assess(repo_path: str | Path, base_ref: str, head_ref: str | None = None, *, budget: float = 60.0,
+           window: int = WINDOW, allocation: str = "defect", cache: bool = True,
+           cache_dir: Path | None = None) -> Assessment:
+    """Rank the PR's units (or, with no head, every unit at base) and split the budget over them."""
+    if allocation not in ALLOCATIONS:
+        raise ValueError(f"allocation must be one of {ALLOCATIONS}, not {allocation!r}")
+    repo = open_repo(repo_path)
+    base_sha = resolve(repo, base_ref)
+    head_sha = resolve(repo, head_ref) if head_ref is not None else None
+    notes: list[str] = []
+    if head_sha is None:
+        tier1, tier2 = _units_at(repo, base_sha), []
+        pr = None
+    else:
+        tier1, tier2, notes = _pull_request_units(repo, base_sha, head_sha)
+        pr = PullRequestInfo(head_sha, title="", branch=_branch_name(repo, head_ref or ""))
+    table = score_history(repo, base_sha, window=window, cache=cache, cache_dir=cache_dir, pr=pr)
+    allocated = max(0.0, budget - table.seconds)
+    tiers = [table.rank(tier1), table.rank(tier2)]
+    if allocation == "uniform":
+        shares = uniform(allocated, [*tiers[0], *tiers[1]])
+    else:
+        shares = allocate(allocated, *([(key, table.get(key).probability) for key in tier] for tier in tiers))
+    units = [RankedUnit(path, qualname, number, table.get((path, qualname)), shares[(path, qualname)])
+             for number, tier in enumerate(tiers, start=1) for path, qualname in tier]
+    return Assessment(base_sha, head_sha, table, allocation, budget, allocated, units, notes)
+
+
+def _pull_request_units(repo: git.Repo, base_sha: str, head_sha: str) -> tuple[
+        list[UnitKey], list[UnitKey], list[str]]:
+    """Changed units (tier 1), impacted unchanged ones (tier 2), and the files left out, with why."""
+    with checkouts(repo, base_sha, head_sha) as (base, head):
+        changes = compute_changes(repo, base_sha, head_sha, base, head)
+        sources = read_sources(base.root, changes)
+    tier1 = list(dict.fromkeys((unit.path, unit.qualname) for unit in changes.units))
+    paths = {change.module: change.head_path or change.base_path for change in changes.files if change.module}
+    impacted = {(paths[module], qualname) for module, qualname in impacted_units(changes, sources)
+                if paths.get(module)}
+    tier2 = sorted(impacted - set(tier1))
+    return tier1, tier2, list(changes.skipped)
+
+
+def _units_at(repo: git.Repo, sha: str) -> list[UnitKey]:
+    """Every unit of every Python file of the commit: `<module>` for each file, then its definitions."""
+    units: list[UnitKey] = []
+    for item in repo.commit(sha).tree.traverse():
+        if item.type != "blob" or item.mode == _SYMLINK or not item.path.endswith(".py"):
+            continue
+        spans = _parse_spans(item.data_stream.read()) or ()
+        qualnames = dict.fromkeys([MODULE, *(span.qualname for span in spans)])
+        units.extend((item.path, qualname) for qualname in qualnames)
+    return units
+
+
+def _branch_name(repo: git.Repo, ref: str) -> str:
+    """`feature` for a ref naming a local or remote-tracking branch; '' for a tag or a sha."""
+    try:
+        full = repo.git.rev_parse("--symbolic-full-name", ref).strip()
+    except git.GitCommandError:
+        return ""
+    if full.startswith("refs/heads/"):
+        return full.removeprefix("refs/heads/")
+    if full.startswith("refs/remotes/"):
+        return full.removeprefix("refs/remotes/").partition("/")[2]
+    return ""
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def to_json(assessment: Assessment) -> dict:
+    """The `difforacle.risk/1` document (seconds unrounded, so the shares add up to `allocated`)."""
+    history = assessment.history
+    return {
+        "schema": SCHEMA_ID,
+        "base": assessment.base,
+        "head": assessment.head,
+        "history": {"commits_read": history.commits_read, "commits_cached": history.commits_cached,
+                    "window_commits": history.window_commits, "pr_commits": history.pr_commits,
+                    "seconds": history.seconds},
+        "allocation": assessment.allocation,
+        "budget": assessment.budget,
+        "allocated": assessment.allocated,
+        "units": [
+            {"unit": row.unit, "path": row.path, "qualname": row.qualname, "tier": row.tier,
+             "revisions": row.risk.revisions, "fixes": row.risk.fixes, "new_authors": row.risk.new_authors,
+             "score": row.risk.score, "probability": row.risk.probability, "seconds": row.seconds}
+            for row in assessment.units
+        ],
+        "notes": list(assessment.notes),
+    }
+
+
+def validate(data: dict) -> None:
+    """Raise `jsonschema.ValidationError` unless `data` is a valid `difforacle.risk/1` document."""
+    schema_validator(SCHEMA_FILE).validate(data)
+
+
+def write_json(assessment: Assessment, path: str | os.PathLike[str]) -> None:
+    """Validate, then write atomically."""
+    data = to_json(assessment)
+    validate(data)
+    write_atomic(Path(path), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+_COLUMNS = ("rank", "tier", "unit", "revisions", "fixes", "new authors", "score", "probability", "seconds")
+
+
+def render(assessment: Assessment) -> str:
+    """Header lines, then the units as an aligned table (text left, numbers right)."""
+    history, budget = assessment.history, assessment.budget
+    if assessment.head is None:
+        scope = f"{len(assessment.units)} units of the Python files at base {assessment.base[:12]}"
+    else:
+        changed = sum(row.tier == 1 for row in assessment.units)
+        scope = (f"{changed} changed and {len(assessment.units) - changed} impacted units of "
+                 f"{assessment.base[:12]}..{assessment.head[:12]}")
+    if assessment.allocation == "uniform":
+        split = "equal shares"
+    elif any(row.tier == 2 for row in assessment.units) and any(row.tier == 1 for row in assessment.units):
+        split = f"by defect probability, {TIER1_SHARE:.0%} to tier 1 and {1 - TIER1_SHARE:.0%} to tier 2"
+    else:
+        split = "by defect probability"
+    lines = [
+        f"difforacle risk: {scope}",
+        f"history: {_commits(history.window_commits)} before base"
+        + (f", {_commits(history.pr_commits)} in the pull request" if assessment.head else "")
+        + f"; {history.commits_read} read from git, {history.commits_cached} from the cache, "
+        f"{_seconds(history.seconds)} s",
+        f"budget {_seconds(budget)} s, history {_seconds(history.seconds)} s, "
+        f"{_seconds(assessment.allocated)} s allocated ({assessment.allocation}: {split})",
+        "",
+    ]
+    rows = [
+        (str(rank), str(row.tier), row.unit, str(row.risk.revisions), str(row.risk.fixes),
+         str(row.risk.new_authors), f"{row.risk.score:.3f}", f"{row.risk.probability:.3f}",
+         f"{row.seconds:.2f}")
+        for rank, row in enumerate(assessment.units, start=1)
+    ]
+    if rows:
+        widths = [max(len(cells[i]) for cells in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
+        for cells in [_COLUMNS, *rows]:
+            aligned = [cell.ljust(width) if i == 2 else cell.rjust(width)
+                       for i, (cell, width) in enumerate(zip(cells, widths, strict=True))]
+            lines.append("  ".join(aligned).rstrip())
+    else:
+        lines.append("no Python unit to rank")
+    lines.extend(f"skipped {note}" for note in assessment.notes)
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(value: float) -> str:
+    """60 -> '60', 1.234 -> '1.23', 0.5 -> '0.5', 0.001 -> '0.001'."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"{value:.2g}" if text == "0" and value > 0 else text
+
+
+def _commits(count: int) -> str:
+    return f"{count} commit" if count == 1 else f"{count} commits"
