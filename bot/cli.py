@@ -76,31 +76,30 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-def _positive_float(text: str) -> float:
+def _number(text: str, convert: type[float] | type[int] = float) -> float:
     try:
-        value = float(text)
+        return convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        kind = "an integer" if convert is int else "a number"
+        raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+
+
+def _positive_float(text: str) -> float:
+    value = _number(text)
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError("must be a finite number greater than 0")
     return value
 
 
 def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    value = _number(text)
     if not 0 <= value < 1:  # also refuses NaN
         raise argparse.ArgumentTypeError("must be a fraction of the budget, from 0 to below 1")
     return value
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    value = int(_number(text, int))
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value

@@ -21,7 +21,7 @@ import git
 
 from generator.allocation import TIER1_SHARE, allocate, uniform
 from generator.catalog import impacted_units, read_sources
-from generator.changes import MODULE, _parse_spans, compute_changes
+from generator.changes import MODULE, compute_changes, parse_spans
 from generator.report import schema_validator, write_atomic
 from generator.risk import WINDOW, PullRequestInfo, RiskTable, UnitKey, UnitRisk, score_history
 from generator.workspace import checkouts, open_repo, resolve
@@ -119,7 +119,7 @@ def _units_at(repo: git.Repo, sha: str) -> list[UnitKey]:
     for item in repo.commit(sha).tree.traverse():
         if item.type != "blob" or item.mode == _SYMLINK or not item.path.endswith(".py"):
             continue
-        spans = _parse_spans(item.data_stream.read()) or ()
+        spans = parse_spans(item.data_stream.read()) or ()
         qualnames = dict.fromkeys([MODULE, *(span.qualname for span in spans)])
         units.extend((item.path, qualname) for qualname in qualnames)
     return units

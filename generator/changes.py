@@ -27,7 +27,7 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @dataclass(frozen=True)
-class _Span:
+class Span:
     """Lines `start..end` (inclusive, decorators included) of one unit on one side."""
 
     qualname: str
@@ -45,17 +45,17 @@ class _Side:
 
     path: str
     lines: frozenset[int]  # changed lines on this side
-    spans: tuple[_Span, ...] | None  # None when the file does not parse
+    spans: tuple[Span, ...] | None  # None when the file does not parse
     length: int  # number of lines in the file
 
     @property
-    def whole(self) -> _Span:
-        return _Span(MODULE, "module", 1, max(self.length, 1))
+    def whole(self) -> Span:
+        return Span(MODULE, "module", 1, max(self.length, 1))
 
     def has(self, qualname: str) -> bool:
         return qualname == MODULE or any(span.qualname == qualname for span in self.spans or ())
 
-    def hits(self) -> dict[str, list[_Span]]:
+    def hits(self) -> dict[str, list[Span]]:
         """Changed lines grouped by the innermost unit containing them; a broken file is one unit.
 
         Lines outside every statement (blank lines and comments between top-level statements)
@@ -63,19 +63,19 @@ class _Side:
         """
         if self.spans is None:
             return {MODULE: [self.whole]}
-        grouped: dict[str, list[_Span]] = {}
+        grouped: dict[str, list[Span]] = {}
         for line in sorted(self.lines):
             span = _innermost(self.spans, line)
             if span:
                 grouped.setdefault(span.qualname, []).append(span)
         return grouped
 
-    def span_of(self, qualname: str, hits: dict[str, list[_Span]]) -> _Span:
+    def span_of(self, qualname: str, hits: dict[str, list[Span]]) -> Span:
         """The unit's reported span: the parts that changed, else all its definitions."""
         spans = hits.get(qualname) or [s for s in self.spans or () if s.qualname == qualname]
         if not spans:  # module-level code changed only on the other side
             return self.whole
-        return _Span(qualname, spans[0].kind, min(s.start for s in spans), max(s.end for s in spans))
+        return Span(qualname, spans[0].kind, min(s.start for s in spans), max(s.end for s in spans))
 
 
 # ---------------------------------------------------------------- entry point
@@ -118,12 +118,12 @@ def _file_change(
     patched: PatchedFile, base_roots: tuple[PurePosixPath, ...], head_roots: tuple[PurePosixPath, ...]
 ) -> FileChange | str:
     """The changed lines of a Python file (module None if not importable), or why it is skipped."""
-    base_path, head_path = _python_path(patched.source_file), _python_path(patched.target_file)
+    base_path, head_path = python_path(patched.source_file), python_path(patched.target_file)
     if patched.is_binary_file or not (base_path or head_path):
         shown = _plain_path(patched.target_file) or _plain_path(patched.source_file)
         return f"{shown}: {'binary file' if patched.is_binary_file else 'not a Python file'}"
     module = _module(head_path, head_roots) or _module(base_path, base_roots)
-    removed, added = _changed_lines(patched)
+    removed, added = diff_lines(patched)
     none: frozenset[int] = frozenset()  # a side that is not Python (x.txt renamed to x.py) has no lines
     hunks = tuple((h.source_start, h.source_length, h.target_start, h.target_length) for h in patched)
     return FileChange(
@@ -166,7 +166,7 @@ def _diff(repo: git.Repo, merge_base: str, head_sha: str) -> PatchSet:
     return PatchSet(raw.decode("utf-8", errors="surrogateescape"))
 
 
-def _changed_lines(patched: PatchedFile) -> tuple[frozenset[int], frozenset[int]]:
+def diff_lines(patched: PatchedFile) -> tuple[frozenset[int], frozenset[int]]:
     """Removed lines (merge-base numbering) and added lines (head numbering)."""
     lines = [line for hunk in patched for line in hunk]
     removed = frozenset(line.source_line_no for line in lines if line.is_removed)
@@ -181,7 +181,7 @@ def _plain_path(diff_path: str) -> str | None:
     return diff_path.strip('"')[2:]
 
 
-def _python_path(diff_path: str) -> str | None:
+def python_path(diff_path: str) -> str | None:
     path = _plain_path(diff_path)
     return path if path and path.endswith(".py") else None
 
@@ -224,10 +224,10 @@ def _same_syntax_tree(base: bytes | None, head: bytes | None) -> bool:
 def _side(path: str | None, lines: frozenset[int], source: bytes | None) -> _Side | None:
     if path is None or source is None:
         return None
-    return _Side(path, lines, _parse_spans(source), len(source.splitlines()))
+    return _Side(path, lines, parse_spans(source), len(source.splitlines()))
 
 
-def _parse_spans(source: bytes) -> tuple[_Span, ...] | None:
+def parse_spans(source: bytes) -> tuple[Span, ...] | None:
     """All unit spans of a module, or None when it does not parse."""
     try:
         with warnings.catch_warnings():  # e.g. SyntaxWarning for invalid escapes: not our business
@@ -236,14 +236,14 @@ def _parse_spans(source: bytes) -> tuple[_Span, ...] | None:
     except (SyntaxError, ValueError):  # ValueError: null bytes, undecodable source
         return None
     statements = tuple(
-        _Span(MODULE, "module", node.lineno, node.end_lineno or node.lineno)
+        Span(MODULE, "module", node.lineno, node.end_lineno or node.lineno)
         for node in tree.body
         if not isinstance(node, (*_DEFS, ast.ClassDef))
     )
     return statements + tuple(_definitions(tree, prefix="", in_class=False))
 
 
-def _definitions(node: ast.AST, prefix: str, in_class: bool) -> Iterator[_Span]:
+def _definitions(node: ast.AST, prefix: str, in_class: bool) -> Iterator[Span]:
     """Functions, methods and classes, outermost first; nested functions belong to their parent.
 
     Definitions under `if`/`try`/`with` blocks count as if they were at the enclosing level.
@@ -261,12 +261,12 @@ def _definitions(node: ast.AST, prefix: str, in_class: bool) -> Iterator[_Span]:
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-def _definition_span(node: _Definition, prefix: str, kind: UnitKind) -> _Span:
+def _definition_span(node: _Definition, prefix: str, kind: UnitKind) -> Span:
     start = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
-    return _Span(f"{prefix}{node.name}", kind, start, node.end_lineno or node.lineno)
+    return Span(f"{prefix}{node.name}", kind, start, node.end_lineno or node.lineno)
 
 
-def _innermost(spans: Iterable[_Span], line: int) -> _Span | None:
+def _innermost(spans: Iterable[Span], line: int) -> Span | None:
     """The smallest span containing `line`; on ties the later (deeper) one."""
     best = None
     for span in spans:
@@ -288,5 +288,5 @@ def _units(module: str, base: _Side | None, head: _Side | None) -> Iterator[Unit
             yield _unit(module, base, base.span_of(qualname, base_hits), "removed")
 
 
-def _unit(module: str, side: _Side, span: _Span, status: ChangeStatus) -> Unit:
+def _unit(module: str, side: _Side, span: Span, status: ChangeStatus) -> Unit:
     return Unit(module, span.qualname, span.kind, status, side.path, span.start, span.end)

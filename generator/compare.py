@@ -31,6 +31,23 @@ def leaves_equal(a: list | None, b: list | None) -> bool:
     return a == b
 
 
+# Leaves the worker itself writes when a call never ended (a project exception has a module too).
+HANGS = frozenset({"Timeout", "Hang"})
+LOST = HANGS | {"Crash"}
+
+
+def is_lost(leaf: list | None, kinds: frozenset[str] = LOST) -> bool:
+    """A hang, timeout or crash recorded by the worker (by default; `kinds=HANGS` for hangs only)."""
+    return leaf is not None and leaf[0] == "E" and leaf[1] in kinds and len(leaf) < 4
+
+
+def reproduces(leaf: list | None, expected: list | None) -> bool:
+    """`leaf` shows what `expected` did; a hang only has to hang again (its message names the limit)."""
+    if is_lost(expected, HANGS):
+        return is_lost(leaf, HANGS)
+    return leaves_equal(leaf, expected)
+
+
 def unstable_keys(first: dict, second: dict) -> set[str]:
     """Keys whose leaves differ between two runs of the same sequence on the same commit."""
     keys = first.keys() | second.keys()

@@ -21,7 +21,7 @@ from pathlib import Path
 from .catalog import Catalog, changed_at_import, focus_operations, read_sources
 from .changed_lines import ChangedLines
 from .changes import compute_changes
-from .compare import Mismatch, first_mismatch, kind_of, leaf_text, leaves_equal, unstable_keys
+from .compare import Mismatch, first_mismatch, kind_of, leaf_text, reproduces, unstable_keys
 from .differential import DifferenceCheck, Shown, Signature, case_from_key, key_suffix
 from .executor import Worker, WorkerOptions
 from .explore import Explorer
@@ -345,8 +345,8 @@ class _Session:
         """The mismatch again, alone in fresh processes on both commits; None if it does not reproduce."""
         case = case_from_key(kept.statements, mismatch.key)
         shown = check.observe(case, key_suffix(mismatch.key), lines=True)
-        if shown is None or not (_reproduces(shown.mismatch.base, mismatch.base)
-                                 and _reproduces(shown.mismatch.head, mismatch.head)):
+        if shown is None or not (reproduces(shown.mismatch.base, mismatch.base)
+                                 and reproduces(shown.mismatch.head, mismatch.head)):
             return None  # does not reproduce in a fresh process: nondeterministic or merely slow
         path, line, hunk = self._location(case.target, shown)
         group = (shown.target, kind_of(mismatch), key_suffix(mismatch.key), path, hunk)
@@ -457,17 +457,6 @@ def _call_timeout(budget: float) -> float:
     """A call that runs longer is a hang: 1 s (Randoop uses 5 s) but no more than a sixtieth of
     the budget, down to 0.25 s, so that a few hanging operations cannot eat a short budget."""
     return min(1.0, max(0.25, budget / 60))
-
-
-def _is_timeout(leaf: list | None) -> bool:
-    return leaf is not None and leaf[0] == "E" and leaf[1] in ("Timeout", "Hang")
-
-
-def _reproduces(leaf: list | None, expected: list | None) -> bool:
-    """A hang reproduces as a hang under the longer confirmation timeout (its message names the limit)."""
-    if _is_timeout(expected):
-        return _is_timeout(leaf)
-    return leaves_equal(leaf, expected)
 
 
 def _relative(file: str, checkout: Checkout) -> str:

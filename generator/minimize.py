@@ -127,7 +127,7 @@ class _Minimizer(Generic[Outcome]):
         for candidate in candidates:
             if cost(candidate) >= limit:
                 continue
-            text = json.dumps([candidate.statements, candidate.var], sort_keys=True)
+            text = _text(candidate)
             if text in self.outcomes:
                 if self.outcomes[text] is None:
                     continue
@@ -152,7 +152,7 @@ class _Minimizer(Generic[Outcome]):
         outcomes = self.check(batch)
         self.result.checks += len(batch)
         for candidate, outcome in zip(batch, outcomes, strict=True):
-            self.outcomes[json.dumps([candidate.statements, candidate.var], sort_keys=True)] = outcome
+            self.outcomes[_text(candidate)] = outcome
         for candidate, outcome in zip(batch, outcomes, strict=True):
             if outcome is not None:
                 self._adopt(candidate, outcome)
@@ -215,6 +215,11 @@ class _Minimizer(Generic[Outcome]):
         if position >= 0 and (position >= len(params) or params[position].has_default
                               or params[position].kind == "VAR_POSITIONAL"):
             yield {**statement, "args": statement["args"][:last]}
+
+
+def _text(case: Case) -> str:
+    """A case as a dictionary key."""
+    return json.dumps([case.statements, case.var], sort_keys=True)
 
 
 def _arguments(statement: dict) -> Iterator[tuple[int | str, dict]]:

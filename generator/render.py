@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .catalog import Operation
-from .compare import Mismatch, leaf_text
+from .compare import Mismatch, is_lost, leaf_text
 from .keys import Token, parse_key
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
 from .worker.literals import source as literal_source
@@ -46,7 +46,6 @@ UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__flo
          "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
          "__bool__": "bool({0})", "__hash__": "hash({0})"}
 WRAPPERS = {"len": "len({})", "list": "list(iter({}))", "str": "str({})", "repr": "repr({})"}
-LOST = frozenset({"Timeout", "Hang", "Crash"})  # worker leaves without a module: the call never ended
 HELPER_MODULES = ("hashlib", "itertools", "math", "pytest", "re")
 RESERVED = frozenset({*HELPER_MODULES, "excinfo"})
 LINE_LENGTH = 100
@@ -221,7 +220,7 @@ def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, impor
     """The last statement and the one behaviour it pins: lines of the test body."""
     pinned, other = (mismatch.base, mismatch.head) if pin == "base" else (mismatch.head, mismatch.base)
     note = _comment_text(f"{'head' if pin == 'base' else 'base'}: {_describe(other, pinned)}")
-    if _is_lost(pinned):
+    if is_lost(pinned):
         raise Unpinnable(f"the call does not end on {pin}: {leaf_text(pinned)}")
     key = parse_key(mismatch.key)
     if key.is_exception:
@@ -261,17 +260,12 @@ def _other_check(x: str, other: list | None, pinned: list, last: Token | None) -
         return None
 
 
-def _is_lost(leaf: list | None) -> bool:
-    """A hang, timeout or crash recorded by the worker (a project exception has a module too)."""
-    return leaf is not None and leaf[0] == "E" and leaf[1] in LOST and len(leaf) < 4
-
-
 def _describe(leaf: list | None, other: list | None) -> str:
     """The other side's value for a comment or an assertion message."""
     if leaf is None:
         return leaf_text(leaf, other)
     tag = leaf[0]
-    if _is_lost(leaf):
+    if is_lost(leaf):
         verb = "crashes" if leaf[1] == "Crash" else "hangs"
         return f"{verb} ({leaf[2]})" if leaf[2] else verb
     if tag == "i~":

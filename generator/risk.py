@@ -41,7 +41,7 @@ import git
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from generator.changes import MODULE, _changed_lines, _parse_spans, _python_path, _Span
+from generator.changes import MODULE, Span, diff_lines, parse_spans, python_path
 from generator.model import Unit
 
 UnitKey = tuple[str, str]  # (repository-relative posix path, qualname)
@@ -423,7 +423,7 @@ class CommitReader:
         self._cached: dict[str, dict] = self._load()
         self._used: dict[str, CommitTouches] = {}
         self._new = 0
-        self._spans: dict[str, tuple[_Span, ...] | None] = {}  # by blob sha: each blob parsed once
+        self._spans: dict[str, tuple[Span, ...] | None] = {}  # by blob sha: each blob parsed once
         self.read_count = 0
         self.cached_count = 0
 
@@ -567,7 +567,7 @@ class CommitReader:
         renames: list[tuple[str, str]] = []
         deleted: list[str] = []
         for patched in patched_files:
-            old, new = _python_path(patched.source_file), _python_path(patched.target_file)
+            old, new = python_path(patched.source_file), python_path(patched.target_file)
             if new is None:
                 if old is not None:
                     deleted.append(old)
@@ -576,7 +576,7 @@ class CommitReader:
                 renames.append((old, new))
             if patched.is_binary_file:
                 continue
-            removed, added = _changed_lines(patched)
+            removed, added = diff_lines(patched)
             if not removed and not added:
                 continue  # pure rename or mode change
             blobs = _INDEX.search("".join(patched.patch_info))
@@ -595,18 +595,18 @@ class CommitReader:
             tuple(deleted),
         )
 
-    def _spans_of(self, blob: str) -> tuple[_Span, ...] | None:
+    def _spans_of(self, blob: str) -> tuple[Span, ...] | None:
         if blob not in self._spans:
             try:
                 source = self.repo.odb.stream(bytes.fromhex(blob)).read()
             except (ValueError, OSError, git.GitCommandError, git.BadObject):
                 self._spans[blob] = None
             else:
-                self._spans[blob] = _parse_spans(source)
+                self._spans[blob] = parse_spans(source)
         return self._spans[blob]
 
 
-def _hit(spans: Iterable[_Span], lines: Iterable[int]) -> set[str]:
+def _hit(spans: Iterable[Span], lines: Iterable[int]) -> set[str]:
     """Qualnames of every span containing a changed line: the unit and its enclosing classes."""
     ordered = sorted(lines)
     hit: set[str] = set()
