@@ -65,6 +65,7 @@ class Worker:
             reply = self.request({
                 "cmd": "init", "roots": [str(r) for r in checkout.import_roots],
                 "modules": list(changes.modules), "units": units, "lines": lines,
+                "coverage_path": _coverage_only_path(self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,
                 "memory_mb": options.memory_mb,
             }, timeout=INIT_TIMEOUT)
@@ -81,7 +82,10 @@ class Worker:
                              "project's dependencies") from None
         self.catalog: dict = reply["catalog"]
         self.unwrapped: list[str] = reply.get("unwrapped", [])  # changed units without hit detection
-        self.covered_at_import: list[list] = reply.get("covered_at_import", [])
+        self.at_import: dict = reply.get("at_import", {})  # coverage of the changed files by the import
+        coverage = reply.get("coverage", {})
+        self.coverage_version: str | None = coverage.get("version")
+        self.coverage_error: str | None = coverage.get("error")
 
     def _read_replies(self) -> None:
         """Reader thread: lets `request` wait with a timeout; an empty line means the worker is gone."""
@@ -158,6 +162,21 @@ def worker_environment(checkout: Checkout, hash_seed: int, tmp: str) -> dict[str
         "PYTHONIOENCODING": "utf-8",
     })
     return env
+
+
+def _coverage_only_path(tmp: str) -> str | None:
+    """A directory holding only (a link to) the host's coverage.py package, for a worker whose
+    interpreter lacks one: appending it to the worker's path exposes nothing else of ours."""
+    try:
+        import coverage
+    except ImportError:
+        return None
+    folder = Path(tmp) / "coverage-only"
+    folder.mkdir(exist_ok=True)
+    link = folder / "coverage"
+    if not link.exists():
+        link.symlink_to(Path(coverage.__file__).parent, target_is_directory=True)
+    return str(folder)
 
 
 def _change_maps(checkout: Checkout, changes: ChangeSet, side: str) -> tuple[list, dict]:

@@ -350,7 +350,7 @@ def _observe(folder: Path, statements: list[dict]) -> dict:
     previous = signal.getsignal(signal.SIGALRM)
     try:
         with _Imported(folder):
-            runner = SequenceRunner(Resolver(), Observer(), ChangeTracer({}), 2.0, 0)
+            runner = SequenceRunner(Resolver(), Observer(), ChangeTracer(), 2.0, 0)
             return runner.run(statements)
     finally:
         signal.signal(signal.SIGALRM, previous)

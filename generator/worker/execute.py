@@ -54,10 +54,8 @@ class SequenceRunner:
         if want_callees:
             result["callees"] = []
         self.tracer.hit = False
-        self.tracer.start()
         try:
             for index, statement in enumerate(statements):
-                self.tracer.statement = index
                 self.on_statement(index)
                 status = self._step(index, statement, values, result, want_callees)
                 if status != "ok":
@@ -66,7 +64,6 @@ class SequenceRunner:
                         self.hanging_ops.add(statement["op"])
                     break
         finally:
-            self.tracer.stop()
             signal.setitimer(signal.ITIMER_REAL, 0)
         result["n"] = len(values)
         result["hit"] = self.tracer.hit

@@ -4,7 +4,8 @@ The worker process imports the project once; each batch of sequences runs in a f
 child with resource limits, an audit hook that refuses new processes and network
 connections, and bounded stdout/stderr. A child that exits, segfaults or hangs costs one
 sequence: the parent notes which statement it was on (a shared counter) and carries on
-with the rest of the batch in a new child. Standard library only.
+with the rest of the batch in a new child (what a killed child measured, such as its
+coverage, is lost with it). Standard library only.
 """
 
 from __future__ import annotations
@@ -77,6 +78,17 @@ def _enter_child(memory_mb: int, cpu_seconds: int) -> None:
     install_audit_hook()
 
 
+class ChildHooks:
+    """What a forked child does before its first item and after its last (nothing here)."""
+
+    def begin(self) -> None:
+        pass
+
+    def end(self) -> dict:
+        """Extra fields for the child's last result."""
+        return {}
+
+
 class ForkRunner:
     """Runs sequences in forked children and streams back one result per sequence."""
 
@@ -86,20 +98,23 @@ class ForkRunner:
         self._progress = mmap.mmap(-1, 8)  # shared with children: (sequence, statement) in progress
 
     def run(self, items: list[Any], work: Callable[[Any], dict], isolate: bool,
-            on_hang: Callable[[Any, int], None] = lambda item, statement: None) -> list[str]:
+            on_hang: Callable[[Any, int], None] = lambda item, statement: None,
+            child: ChildHooks | None = None) -> list[str]:
         """One JSON text per item, in order (kept as text: the host decodes it, not us).
 
         `on_hang(item, statement)` runs in this (parent) process when a child had to be
         killed, before the next child is forked, so that the next child can avoid the cause.
+        `child` brackets each child's items (e.g. coverage measurement); what its `end`
+        returns is merged into the child's last result.
         """
         results: list[str] = []
         while len(results) < len(items):
             pending = items[len(results):len(results) + 1] if isolate else items[len(results):]
-            results.extend(self._run_child(pending, work, on_hang))
+            results.extend(self._run_child(pending, work, on_hang, child or ChildHooks()))
         return results
 
     def _run_child(self, items: list[Any], work: Callable[[Any], dict],
-                   on_hang: Callable[[Any, int], None]) -> Iterator[str]:
+                   on_hang: Callable[[Any, int], None], hooks: ChildHooks) -> Iterator[str]:
         struct.pack_into("ii", self._progress, 0, 0, 0)
         read_fd, write_fd = os.pipe()
         cpu = int(self.sequence_timeout * len(items)) + 5
@@ -109,9 +124,13 @@ class ForkRunner:
             code = 0
             try:
                 _enter_child(self.memory_mb, cpu)
+                hooks.begin()
                 for index, item in enumerate(items):
                     struct.pack_into("ii", self._progress, 0, index, 0)
-                    _write_all(write_fd, (json.dumps(work(item), default=repr) + "\n").encode())
+                    result = work(item)
+                    if index == len(items) - 1:
+                        result.update(hooks.end())
+                    _write_all(write_fd, (json.dumps(result, default=repr) + "\n").encode())
             except BaseException:
                 code = 70
             os._exit(code)

@@ -3,12 +3,16 @@
 Protocol `difforacle.worker/1`. Requests:
 
     {"cmd": "init", "roots": [...], "modules": [...], "units": [[module, qualname]],
-     "lines": {file: [n]}, "call_timeout": s, "sequence_timeout": s, "memory_mb": n}
+     "lines": {file: [n]}, "coverage_path": dir or null, "call_timeout": s,
+     "sequence_timeout": s, "memory_mb": n}
         -> {"ok": true, "protocol": ..., "catalog": {...}, "unwrapped": [units],
-            "covered_at_import": [[file, line], ...], "python": "3.11.7"}
+            "at_import": {"arcs": [[file, a, b]], "covered": [[-1, file, line]]},
+            "coverage": {"version": "7.x" or null, "error": text or null}, "python": "3.11.7"}
     {"cmd": "run", "sequences": [[stmt, ...], ...], "random_seed": n, "isolate": bool,
      "callees": bool, "lines": bool, "disabled_observers": [type names]}
-        -> {"ok": true, "results": [...], "covered": [[statement-free file, line], ...]}
+        -> {"ok": true, "results": [...]}; with "lines", the last result of each forked
+           child carries "arcs" [[file, a, b]] and "covered" [[statement, file, line]]
+           (statement -1 unless isolated: then each statement has its own lines)
     {"cmd": "quit"}
 
 Any failure of the worker itself answers {"ok": false, "error": "..."}. Standard library only.
@@ -25,8 +29,9 @@ from typing import Any
 from .execute import SequenceRunner
 from .introspect import build_catalog
 from .observe import Observer
+from .probe import CoverageProbe
 from .resolve import Resolver
-from .sandbox import ForkRunner
+from .sandbox import ChildHooks, ForkRunner
 from .tracer import ChangeTracer, install_hit_wrappers
 
 PROTOCOL = "difforacle.worker/1"
@@ -39,11 +44,25 @@ class RawReply:
         self.text = text
 
 
+class _Measured(ChildHooks):
+    """Coverage of the changed files over each forked child's sequences."""
+
+    def __init__(self, probe: CoverageProbe, per_statement: bool) -> None:
+        self.probe, self.per_statement = probe, per_statement
+
+    def begin(self) -> None:
+        self.probe.start(self.per_statement)
+
+    def end(self) -> dict:
+        return self.probe.stop()
+
+
 class Worker:
     def __init__(self, out_fd: int) -> None:
         self.out_fd = out_fd
         self.runner: SequenceRunner | None = None
         self.forks: ForkRunner | None = None
+        self.probe: CoverageProbe | None = None
 
     def handle(self, request: dict) -> dict | RawReply:
         command = request.get("cmd")
@@ -56,38 +75,42 @@ class Worker:
     def init(self, request: dict) -> dict:
         for root in reversed(request["roots"]):
             sys.path.insert(0, root)
-        tracer = ChangeTracer(request.get("lines", {}))
-        catalog, covered_at_import = tracer.during_import(lambda: build_catalog(request["modules"]))
-        codes, unwrapped = install_hit_wrappers(request.get("units", []), tracer)
-        tracer.watch(codes)
+        probe = self.probe = CoverageProbe(request.get("lines", {}), request.get("coverage_path"))
+        # Module and class bodies run only here: their changed lines are covered by the import.
+        catalog, at_import = probe.measure(lambda: build_catalog(request["modules"]))
+        tracer = ChangeTracer()
+        unwrapped = install_hit_wrappers(request.get("units", []), tracer)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0)
-        self.forks = ForkRunner(request.get("memory_mb", 2048), request.get("sequence_timeout", 10.0))
-        self.runner.on_statement = self.forks.set_statement
+        forks = self.forks = ForkRunner(request.get("memory_mb", 2048), request.get("sequence_timeout", 10.0))
+
+        def on_statement(index: int) -> None:
+            forks.set_statement(index)
+            probe.statement(index)
+
+        self.runner.on_statement = on_statement
         return {"ok": True, "protocol": PROTOCOL, "catalog": catalog, "unwrapped": unwrapped,
-                "covered_at_import": sorted(covered_at_import), "python": sys.version.split()[0]}
+                "at_import": at_import, "coverage": {"version": probe.version, "error": probe.error},
+                "python": sys.version.split()[0]}
 
     def run(self, request: dict) -> dict | RawReply:
-        if self.runner is None or self.forks is None:
+        if self.runner is None or self.forks is None or self.probe is None:
             return {"ok": False, "error": "run before init"}
         runner = self.runner
         runner.random_seed = request.get("random_seed", 0)
         runner.observer.disabled = set(request.get("disabled_observers", ()))
-        runner.tracer.record_lines = bool(request.get("lines"))
         want_callees = bool(request.get("callees"))
+        isolate = bool(request.get("isolate"))
+        measured = _Measured(self.probe, per_statement=isolate) if request.get("lines") else None
 
         def work(sequence: list[dict]) -> dict:
-            runner.tracer.covered.clear()
-            result = runner.run(sequence, want_callees)
-            if runner.tracer.record_lines:
-                result["covered"] = sorted(runner.tracer.covered)
-            return result
+            return runner.run(sequence, want_callees)
 
         runner.hanging_ops.clear()
 
         def on_hang(sequence: list[dict], statement: int) -> None:
             runner.hanging_ops.add(sequence[min(statement, len(sequence) - 1)]["op"])
 
-        results = self.forks.run(request["sequences"], work, bool(request.get("isolate")), on_hang)
+        results = self.forks.run(request["sequences"], work, isolate, on_hang, measured)
         return RawReply('{"ok": true, "results": [' + ",".join(results) + "]}")
 
     def reply(self, message: dict[str, Any] | RawReply) -> None:
