@@ -1,10 +1,16 @@
-"""Changed-line coverage: which executable changed lines the generated calls ran.
+"""Changed-code coverage: which executable changed lines and which of their branches ran.
 
-Lines are counted on head (added or modified) for files with head-side changes, and on
-base (removed) for files with deletions only. Only lines that carry code count (see
-generator.lines); lines the worker ran while importing the module count as covered.
-Tracing lines slows the worker down, so replay asks for lines only while some are still
-uncovered (`pending`).
+Both sides are measured: on base the lines a pull request removes or modifies, on head the
+lines it adds or modifies, each with the branches that leave them (arcs out of lines with
+more than one possible exit, by coverage.py's static analysis). The workers report the
+raw arcs coverage.py's tracer saw in the changed files; lines the worker ran while
+importing a module count as covered (they run before any sequence).
+
+The report's top-level counts are the *primary* side of each file (head when the file
+has added or modified lines, base when it only loses lines), so that a modified line
+counts once; `sides` gives both, with the uncovered lines and branches by file.
+Measuring slows the worker down, so replay asks for coverage only while something is
+still uncovered (`pending`).
 """
 
 from __future__ import annotations
@@ -13,60 +19,141 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .lines import ExecutableLines, executable_lines
-from .model import ChangeSet, Checkout, Coverage
+from coverage.exceptions import CoverageException
+from coverage.parser import PythonParser
+
+from .lines import executable_lines
+from .model import ChangeSet, Checkout, Coverage, SideCoverage
+
+SIDES = ("base", "head")
+Target = tuple  # ("line", side, path, line) or ("branch", side, path, from, to)
 
 
 @dataclass
 class _File:
+    side: str
     path: str  # repository-relative, on its side
+    primary: bool  # counted in the report's top-level figures
     wanted: list[int]  # executable changed lines, sorted
+    branches: dict[int, frozenset[int]]  # changed branching line -> its possible destinations
+    parser: PythonParser | None
     covered: set[int] = field(default_factory=set)
+    taken: set[tuple[int, int]] = field(default_factory=set)
+
+    def uncovered_lines(self) -> list[int]:
+        return [line for line in self.wanted if line not in self.covered]
+
+    def uncovered_branches(self) -> list[tuple[int, int]]:
+        return [(a, b) for a, ends in sorted(self.branches.items()) for b in sorted(ends)
+                if (a, b) not in self.taken]
+
+    def branch_count(self) -> int:
+        return sum(len(ends) for ends in self.branches.values())
 
 
 class ChangedLines:
     def __init__(self, changes: ChangeSet, base: Checkout, head: Checkout) -> None:
-        self._files: dict[str, dict[str, _File]] = {"base": {}, "head": {}}
+        self._files: dict[str, dict[str, _File]] = {side: {} for side in SIDES}  # side -> absolute file
         for change in changes.files:
-            side = "head" if change.head_lines and change.head_path else "base"
-            path = change.head_path if side == "head" else change.base_path
-            if not path or not change.module:
+            if not change.module:
                 continue
-            checkout = head if side == "head" else base
-            absolute = checkout.root / path
-            lines = _executable(absolute)
-            wanted = sorted(set(change.head_lines if side == "head" else change.base_lines) & lines.all)
-            self._files[side][str(absolute)] = _File(path, wanted)
+            primary = "head" if change.head_lines and change.head_path else "base"
+            for side, checkout, path, lines in (("base", base, change.base_path, change.base_lines),
+                                                ("head", head, change.head_path, change.head_lines)):
+                if path and lines:
+                    absolute = checkout.root / path
+                    self._files[side][str(absolute)] = _measured_file(side, path, absolute, set(lines),
+                                                                      side == primary)
 
     def pending(self, side: str) -> bool:
-        return any(len(f.covered) < len(f.wanted) for f in self._files[side].values())
+        """Whether some changed line or branch of `side` is still uncovered."""
+        return any(f.uncovered_lines() or f.uncovered_branches() for f in self._files[side].values())
 
-    def add(self, side: str, results: list[dict]) -> None:
+    def add(self, side: str, results: Iterable[dict]) -> None:
+        """Credit what the worker's results say ran (`covered` lines and raw `arcs`)."""
         for result in results:
             self.add_lines(side, ((file, line) for _, file, line in result.get("covered", ())))
+            self.add_arcs(side, result.get("arcs", ()))
 
     def add_lines(self, side: str, lines: Iterable[tuple[str, int]]) -> None:
-        """Credit (absolute file, line) pairs, e.g. the lines a worker ran while importing."""
+        """Credit (absolute file, line) pairs."""
         files = self._files[side]
         for file, line in lines:
             if file in files:
                 files[file].covered.add(line)
 
+    def add_arcs(self, side: str, arcs: Iterable[Iterable]) -> None:
+        """Credit raw (absolute file, from, to) arcs, as coverage.py's tracer records them."""
+        files = self._files[side]
+        by_file: dict[str, set[tuple[int, int]]] = {}
+        for file, a, b in arcs:
+            if file in files:
+                by_file.setdefault(file, set()).add((a, b))
+        for file, raw in by_file.items():
+            tracked = files[file]
+            tracked.covered.update(line for arc in raw for line in arc if line > 0)
+            if tracked.parser is not None:
+                tracked.taken.update(tracked.parser.translate_arcs(raw))
+
+    def targets(self) -> list[Target]:
+        """Every changed line and branch to cover, in a stable order."""
+        found: list[Target] = []
+        for side in SIDES:
+            for tracked in sorted(self._files[side].values(), key=lambda f: f.path):
+                found.extend(("line", side, tracked.path, line) for line in tracked.wanted)
+                found.extend(("branch", side, tracked.path, a, b)
+                             for a, ends in sorted(tracked.branches.items()) for b in sorted(ends))
+        return found
+
+    def uncovered(self) -> set[Target]:
+        found: set[Target] = set()
+        for side in SIDES:
+            for tracked in self._files[side].values():
+                found.update(("line", side, tracked.path, line) for line in tracked.uncovered_lines())
+                found.update(("branch", side, tracked.path, a, b) for a, b in tracked.uncovered_branches())
+        return found
+
     def report(self) -> Coverage:
         coverage = Coverage()
-        for files in self._files.values():
-            for tracked in files.values():
-                hit = [line for line in tracked.wanted if line in tracked.covered]
-                coverage.changed_lines += len(tracked.wanted)
-                coverage.changed_lines_covered += len(hit)
-                missing = [line for line in tracked.wanted if line not in tracked.covered]
+        for side in SIDES:
+            detail = SideCoverage()
+            for tracked in sorted(self._files[side].values(), key=lambda f: f.path):
+                missing, missed = tracked.uncovered_lines(), tracked.uncovered_branches()
+                lines, branches = len(tracked.wanted), tracked.branch_count()
+                detail.changed_lines += lines
+                detail.changed_lines_covered += lines - len(missing)
+                detail.changed_branches += branches
+                detail.changed_branches_covered += branches - len(missed)
                 if missing:
-                    coverage.uncovered[tracked.path] = missing
+                    detail.uncovered[tracked.path] = missing
+                if missed:
+                    detail.uncovered_branches[tracked.path] = [list(arc) for arc in missed]
+                if tracked.primary:
+                    coverage.changed_lines += lines
+                    coverage.changed_lines_covered += lines - len(missing)
+                    coverage.changed_branches += branches
+                    coverage.changed_branches_covered += branches - len(missed)
+                    if missing:
+                        coverage.uncovered[tracked.path] = missing
+            coverage.sides[side] = detail
         return coverage
 
 
-def _executable(path: Path) -> ExecutableLines:
+def _measured_file(side: str, path: str, absolute: Path, changed: set[int], primary: bool) -> _File:
     try:
-        return executable_lines(path.read_text(encoding="utf-8", errors="replace"), str(path))
+        source = absolute.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return ExecutableLines(frozenset(), frozenset())
+        return _File(side, path, primary, [], {}, None)
+    wanted = sorted(changed & executable_lines(source, str(absolute)).all)
+    parser = PythonParser(text=source, filename=str(absolute))
+    try:
+        parser.parse_source()
+    except (CoverageException, SyntaxError, ValueError):
+        return _File(side, path, primary, wanted, {}, None)
+    firsts = {parser.first_line(line) for line in changed}
+    exits = parser.exit_counts()
+    branches: dict[int, set[int]] = {}
+    for a, b in parser.arcs():
+        if a in firsts and exits.get(a, 0) > 1:
+            branches.setdefault(a, set()).add(b)
+    return _File(side, path, primary, wanted, {a: frozenset(ends) for a, ends in branches.items()}, parser)

@@ -145,10 +145,44 @@ class Difference:
 
 
 @dataclass
+class SideCoverage:
+    """Changed-code coverage of one commit: base (removed or modified lines) or head (added or modified)."""
+
+    changed_lines: int = 0
+    changed_lines_covered: int = 0
+    changed_branches: int = 0
+    changed_branches_covered: int = 0
+    uncovered: dict[str, list[int]] = field(default_factory=dict)  # path -> lines
+    uncovered_branches: dict[str, list[list[int]]] = field(default_factory=dict)  # path -> [from, to]
+
+
+@dataclass
 class Coverage:
+    """The top-level figures count each file once, on its primary side (see changed_lines)."""
+
     changed_lines: int = 0
     changed_lines_covered: int = 0
     uncovered: dict[str, list[int]] = field(default_factory=dict)
+    changed_branches: int = 0
+    changed_branches_covered: int = 0
+    sides: dict[str, SideCoverage] = field(default_factory=dict)
+    measured_by: str = ""  # "coverage.py 7.x", or why nothing was measured
+
+
+@dataclass(frozen=True)
+class UnitShare:
+    """A unit's place in the budget: tier 1 changed, tier 2 impacted; its share of focused generation."""
+
+    unit: str  # "pkg.mod:Qual.name"
+    tier: int
+    probability: float  # Schwa defect probability (0 with --allocation uniform)
+    share: float
+
+
+@dataclass
+class Allocation:
+    mode: str  # "defect" or "uniform"
+    units: list[UnitShare] = field(default_factory=list)
 
 
 @dataclass
@@ -162,6 +196,7 @@ class Stats:
     candidates: int = 0
     masked_keys: int = 0
     crashed: int = 0  # sequences that crashed their process or timed out while exploring
+    history_seconds: float = 0.0  # reading the git history for the defect scores
 
 
 @dataclass
@@ -171,4 +206,5 @@ class Report:
     differences: list[Difference] = field(default_factory=list)
     coverage: Coverage = field(default_factory=Coverage)
     stats: Stats = field(default_factory=Stats)
+    allocation: Allocation | None = None
     notes: list[str] = field(default_factory=list)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from generator.model import Coverage, Difference, Report, Stats
+from generator.model import Allocation, Coverage, Difference, Report, Stats
 
 SCHEMA_ID = "difforacle.report/1"
 
@@ -38,6 +38,7 @@ def report_to_json(report: Report) -> dict:
         "head": report.head,
         "differences": [_difference_to_json(d) for d in report.differences],
         "coverage": _coverage_to_json(report.coverage),
+        **({"allocation": _allocation_to_json(report.allocation)} if report.allocation else {}),
         "stats": _stats_to_json(report.stats),
         "notes": list(report.notes),
     }
@@ -65,11 +66,28 @@ def _difference_to_json(difference: Difference) -> dict:
 
 def _coverage_to_json(coverage: Coverage) -> dict:
     # Sorted so the same coverage always serializes the same way.
-    return {
+    data: dict = {
         "changed_lines": coverage.changed_lines,
         "changed_lines_covered": coverage.changed_lines_covered,
-        "uncovered": {path: sorted(set(lines)) for path, lines in sorted(coverage.uncovered.items())},
+        "uncovered": _lines_by_path(coverage.uncovered),
+        "changed_branches": coverage.changed_branches,
+        "changed_branches_covered": coverage.changed_branches_covered,
     }
+    if coverage.measured_by:
+        data["measured_by"] = coverage.measured_by
+    if coverage.sides:
+        data["sides"] = {side: {**asdict(detail), "uncovered": _lines_by_path(detail.uncovered),
+                                "uncovered_branches": dict(sorted(detail.uncovered_branches.items()))}
+                         for side, detail in sorted(coverage.sides.items())}
+    return data
+
+
+def _lines_by_path(lines: dict[str, list[int]]) -> dict[str, list[int]]:
+    return {path: sorted(set(found)) for path, found in sorted(lines.items())}
+
+
+def _allocation_to_json(allocation: Allocation) -> dict:
+    return {"mode": allocation.mode, "units": [asdict(unit) for unit in allocation.units]}
 
 
 def _stats_to_json(stats: Stats) -> dict:
@@ -77,6 +95,7 @@ def _stats_to_json(stats: Stats) -> dict:
     data = asdict(stats)
     data["seconds"] = round(stats.seconds, 2)
     data["sequences_per_second"] = round(stats.sequences_per_second, 2)
+    data["history_seconds"] = round(stats.history_seconds, 3)
     return data
 
 
@@ -165,6 +184,9 @@ def _coverage_markdown(coverage: Coverage) -> str:
     line = f"Changed-line coverage: covered {covered} of {total} changed lines"
     if total:
         line += f" ({100 * covered // total}%)"  # floored: never shows 100% with lines missing
+    if coverage.changed_branches:
+        line += (f" and {coverage.changed_branches_covered} of {coverage.changed_branches} "
+                 "branches out of them")
     uncovered = [(path, lines) for path, lines in sorted(coverage.uncovered.items()) if lines]
     if not uncovered:
         return line + "."

@@ -32,14 +32,19 @@ def _setup(tmp_path: Path, base_lines: set[int], head_lines: set[int]) -> tuple[
 
 def test_only_executable_head_lines_count_and_runs_cover_them(tmp_path: Path) -> None:
     lines, head_file = _setup(tmp_path, {7}, {1, 6, 7, 8})  # docstring and comment do not count
-    assert lines.pending("head") and not lines.pending("base")
-    assert lines.report().changed_lines == 2
+    assert lines.pending("head") and lines.pending("base")  # base: the modified line 7
+    assert lines.report().changed_lines == 2  # each file once, on head (its primary side)
+    assert lines.report().sides["base"].uncovered == {"pkg/mod.py": [7]}
     lines.add("head", [{"covered": [[0, head_file, 7]]}])
     report = lines.report()
     assert (report.changed_lines_covered, report.uncovered) == (1, {"pkg/mod.py": [8]})
     lines.add_lines("head", [(head_file, 8)])  # e.g. run while importing
-    assert not lines.pending("head")
     assert lines.report().uncovered == {}
+    assert lines.pending("head")  # the branches out of line 7 are not taken yet
+    assert lines.report().sides["head"].uncovered_branches == {"pkg/mod.py": [[7, 8], [7, 9]]}
+    lines.add("head", [{"arcs": [[head_file, 7, 8], [head_file, 7, 9]]}])
+    assert not lines.pending("head")
+    assert lines.report().changed_branches_covered == lines.report().changed_branches == 2
 
 
 def test_deletions_only_are_counted_on_base(tmp_path: Path) -> None:
