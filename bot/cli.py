@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from generator import Options, Progress, Report, SetupError, analyze
+from generator.budget_plan import ALLOCATIONS
 from generator.demo import DEMO_DESCRIPTION, build_demo_repo
 from generator.report import render_markdown, write_json, write_markdown, write_tests
 from generator.risk import WINDOW
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="time budget to split, less the history analysis (default: 60)")
     risk.add_argument("--window", type=_positive_int, default=WINDOW, metavar="N",
                       help=f"commits of history before base (default: {WINDOW})")
-    risk.add_argument("--allocation", choices=risk_command.ALLOCATIONS, default="defect",
+    risk.add_argument("--allocation", choices=ALLOCATIONS, default="defect",
                       help="two tiers by defect probability, or equal shares (default: defect)")
     risk.add_argument("--json", type=Path, metavar="FILE",
                       help="write the ranking as JSON (difforacle.risk/1)")
@@ -71,6 +72,11 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
                         help="stop exploring after N sequences instead of by time (bit-for-bit reproducible)")
     parser.add_argument("--minimize-share", type=_share, default=0.15, metavar="FRACTION",
                         help="share of the budget for shrinking the tests of differences (default: 0.15)")
+    parser.add_argument("--allocation", choices=ALLOCATIONS, default="defect",
+                        help="share generation over the changed units by defect score (two tiers) "
+                        "or equally (default: defect)")
+    parser.add_argument("--window", type=_positive_int, default=WINDOW, metavar="N",
+                        help=f"commits of history before base for the defect scores (default: {WINDOW})")
     parser.add_argument("--show-unreproduced", action="store_true",
                         help="also report differences whose test pytest did not reproduce (marked as such)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -133,7 +139,8 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str) -> int:
     progress = _ProgressLine(not args.quiet)
     options = Options(budget=args.budget, seed=args.seed, python=args.python,
                       max_sequences=args.max_sequences, minimize_share=args.minimize_share,
-                      show_unreproduced=args.show_unreproduced, progress=progress)
+                      show_unreproduced=args.show_unreproduced, allocation=args.allocation,
+                      history_window=args.window, progress=progress)
     try:
         report = analyze(repo, base, head, options)
     finally:

@@ -19,16 +19,16 @@ from pathlib import Path
 
 import git
 
-from generator.allocation import TIER1_SHARE, allocate, uniform
-from generator.catalog import impacted_units, read_sources
+from generator.allocation import TIER1_SHARE
+from generator.budget_plan import ALLOCATIONS, PlannedUnit, pull_request_units, ranked, split_budget
+from generator.catalog import read_sources
 from generator.changes import MODULE, compute_changes, parse_spans
 from generator.report import schema_validator, write_atomic
 from generator.risk import WINDOW, PullRequestInfo, RiskTable, UnitKey, UnitRisk, score_history
-from generator.workspace import checkouts, open_repo, resolve
+from generator.workspace import branch_name, checkouts, open_repo, resolve
 
 SCHEMA_ID = "difforacle.risk/1"
 SCHEMA_FILE = "risk-1.json"
-ALLOCATIONS = ("defect", "uniform")
 _SYMLINK = 0o120000
 
 
@@ -82,35 +82,20 @@ def assess(repo_path: str | Path, base_ref: str, head_ref: str | None = None, *,
     head_sha = resolve(repo, head_ref) if head_ref is not None else None
     notes: list[str] = []
     if head_sha is None:
-        tier1, tier2 = _units_at(repo, base_sha), []
+        units = [PlannedUnit(1, path, qualname, "") for path, qualname in _units_at(repo, base_sha)]
         pr = None
     else:
-        tier1, tier2, notes = _pull_request_units(repo, base_sha, head_sha)
-        pr = PullRequestInfo(head_sha, title="", branch=_branch_name(repo, head_ref or ""))
+        with checkouts(repo, base_sha, head_sha) as (base, head):
+            changes = compute_changes(repo, base_sha, head_sha, base, head)
+            units = pull_request_units(changes, read_sources(base.root, changes))
+        notes = list(changes.skipped)
+        pr = PullRequestInfo(head_sha, title="", branch=branch_name(repo, head_ref or ""))
     table = score_history(repo, base_sha, window=window, cache=cache, cache_dir=cache_dir, pr=pr)
     allocated = max(0.0, budget - table.seconds)
-    tiers = [table.rank(tier1), table.rank(tier2)]
-    if allocation == "uniform":
-        shares = uniform(allocated, [*tiers[0], *tiers[1]])
-    else:
-        shares = allocate(allocated, *([(key, table.get(key).probability) for key in tier] for tier in tiers))
-    units = [RankedUnit(path, qualname, number, table.get((path, qualname)), shares[(path, qualname)])
-             for number, tier in enumerate(tiers, start=1) for path, qualname in tier]
-    return Assessment(base_sha, head_sha, table, allocation, budget, allocated, units, notes)
-
-
-def _pull_request_units(repo: git.Repo, base_sha: str, head_sha: str) -> tuple[
-        list[UnitKey], list[UnitKey], list[str]]:
-    """Changed units (tier 1), impacted unchanged ones (tier 2), and the files left out, with why."""
-    with checkouts(repo, base_sha, head_sha) as (base, head):
-        changes = compute_changes(repo, base_sha, head_sha, base, head)
-        sources = read_sources(base.root, changes)
-    tier1 = list(dict.fromkeys((unit.path, unit.qualname) for unit in changes.units))
-    paths = {change.module: change.head_path or change.base_path for change in changes.files if change.module}
-    impacted = {(paths[module], qualname) for module, qualname in impacted_units(changes, sources)
-                if paths.get(module)}
-    tier2 = sorted(impacted - set(tier1))
-    return tier1, tier2, list(changes.skipped)
+    shares = split_budget(allocated, units, table, allocation)
+    rows = [RankedUnit(unit.path, unit.qualname, unit.tier, table.get(unit.key), shares[unit])
+            for unit in ranked(units, table)]
+    return Assessment(base_sha, head_sha, table, allocation, budget, allocated, rows, notes)
 
 
 def _units_at(repo: git.Repo, sha: str) -> list[UnitKey]:
@@ -123,19 +108,6 @@ def _units_at(repo: git.Repo, sha: str) -> list[UnitKey]:
         qualnames = dict.fromkeys([MODULE, *(span.qualname for span in spans)])
         units.extend((item.path, qualname) for qualname in qualnames)
     return units
-
-
-def _branch_name(repo: git.Repo, ref: str) -> str:
-    """`feature` for a ref naming a local or remote-tracking branch; '' for a tag or a sha."""
-    try:
-        full = repo.git.rev_parse("--symbolic-full-name", ref).strip()
-    except git.GitCommandError:
-        return ""
-    if full.startswith("refs/heads/"):
-        return full.removeprefix("refs/heads/")
-    if full.startswith("refs/remotes/"):
-        return full.removeprefix("refs/remotes/").partition("/")[2]
-    return ""
 
 
 # ---------------------------------------------------------------- outputs

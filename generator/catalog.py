@@ -100,6 +100,37 @@ def focus_operations(catalog: Catalog, changes: ChangeSet, sources: dict[str, st
     return focus
 
 
+def operations_reaching(catalog: Catalog, changes: ChangeSet, sources: dict[str, str],
+                        units: set[tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
+    """For each (module, qualname) unit, the catalogued operations through which tests reach it.
+
+    A function or method: itself and its callers by name within the module (transitively);
+    a class: its operations; module-level code, or any unit of a module whose changes reach
+    every operation (changed at import, or by no known caller): every operation of the
+    module. A unit no operation reaches maps to an empty set.
+    """
+    calls = {module: _called_names(source) for module, source in sources.items()}
+    by_key: dict[tuple[str, str], set[str]] = {}
+    for op in catalog.operations:
+        by_key.setdefault((op.module, op.qualname), set()).add(op.id)
+    changed = {(u.module, u.qualname) for u in changes.units if u.kind in ("function", "method")}
+    reached_by = {unit: {unit} | _callers(unit[0], calls.get(unit[0], {}), {unit[1]}) for unit in changed}
+    whole_modules = changed_at_import(changes, sources) | _unreached_modules(catalog, reached_by)
+    kinds = {(u.module, u.qualname): u.kind for u in changes.units}
+    found: dict[tuple[str, str], set[str]] = {}
+    for module, qualname in units:
+        unit = (module, qualname)
+        if kinds.get(unit) == "module" or (module in whole_modules and unit in kinds):
+            found[unit] = {op.id for op in catalog.operations if op.module == module}
+            continue
+        reached = reached_by.get(unit, {unit})
+        ops = set().union(*(by_key.get(key, set()) for key in reached))
+        ops |= {op.id for op in catalog.operations
+                if op.module == module and op.qualname.startswith(qualname + ".")}  # a class's operations
+        found[unit] = ops
+    return found
+
+
 def impacted_units(changes: ChangeSet, sources: dict[str, str]) -> set[tuple[str, str]]:
     """(module, qualname) of the units a change reaches without changing them: its tier 2.
 

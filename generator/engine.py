@@ -10,6 +10,7 @@ Phases, each bounded by the time budget:
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 import time
@@ -18,6 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .aim import Aim, defect_scores, plan_aim
 from .catalog import Catalog, changed_at_import, focus_operations, read_sources
 from .changed_lines import ChangedLines
 from .changes import compute_changes
@@ -25,11 +27,13 @@ from .compare import Mismatch, first_mismatch, kind_of, leaf_text, reproduces, u
 from .differential import DifferenceCheck, Shown, Signature, case_from_key, key_suffix
 from .executor import Worker, WorkerOptions
 from .explore import Explorer
+from .guidance import uncovered_ratios
 from .keys import parse_key
 from .minimize import Case, minimize
 from .model import ChangeSet, Checkout, Difference, Report, SetupError, Statement
 from .render import can_pin, render_test, test_name
 from .reproduce import SuggestedTests, check_reproduction
+from .risk import WINDOW, RiskTable
 from .values import ValueGenerator, mine_constants
 from .workspace import checkouts, open_repo, resolve
 
@@ -60,9 +64,12 @@ class Options:
     python: str = field(default_factory=lambda: sys.executable)
     batch_size: int = 50
     call_timeout: float | None = None  # seconds per call; default scales with the budget
-    max_sequences: int | None = None  # stop exploring after this many (reproducible runs)
+    max_sequences: int | None = None  # stop exploring after this many: reproducible runs, not bound by time
     minimize_share: float = 0.15  # of the budget, for shrinking the tests of confirmed differences
     show_unreproduced: bool = False  # also report differences whose pytest test did not reproduce
+    allocation: str = "defect"  # how focused generation is shared over units: "defect" or "uniform"
+    history_window: int = WINDOW  # commits before base read for the defect scores
+    pr_title: str = ""  # a title saying "fix" makes the PR's commits count as fixes
     progress: Callable[[Progress], None] | None = None
 
 
@@ -80,7 +87,12 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         if not changes.modules:
             report.notes.append("No change to importable Python code between the two commits.")
             return report
-        session = _Session(changes, base, head, options, started, report)
+        table = None
+        if options.allocation == "defect":  # the history's time counts against the budget
+            table, problem = defect_scores(repo, base_sha, head_sha, head_ref, window=options.history_window,
+                                           title=options.pr_title)
+            report.notes.extend([problem] if problem else [])
+        session = _Session(changes, base, head, options, started, report, table)
         try:
             session.run()
         finally:
@@ -97,7 +109,8 @@ class _Replayer:
     """Replays kept sequences on base (another process and hash seed) and on head, in the
     background, so that replay overlaps generation and nothing waits for the end."""
 
-    def __init__(self, base: Worker, head: Worker, lines: ChangedLines) -> None:
+    def __init__(self, base: Worker, head: Worker, lines: ChangedLines | None) -> None:
+        """`lines` None: coverage cannot be measured, and is not asked for."""
         self.base, self.head, self.lines = base, head, lines
         self._pool = ThreadPoolExecutor(2)
         self._pending: tuple[list[_Kept], Future, Future, float] | None = None
@@ -108,9 +121,10 @@ class _Replayer:
         if not kept:
             return
         batch = [k.statements for k in kept]
-        # changed lines are traced only while some are still uncovered (tracing is slow)
-        base = self._pool.submit(self.base.run, batch, REPLAY_RANDOM_SEED, lines=self.lines.pending("base"))
-        head = self._pool.submit(self.head.run, batch, REPLAY_RANDOM_SEED, lines=self.lines.pending("head"))
+        # coverage is measured only while something is still uncovered (tracing is slow)
+        wanted = {side: self.lines is not None and self.lines.pending(side) for side in ("base", "head")}
+        base = self._pool.submit(self.base.run, batch, REPLAY_RANDOM_SEED, lines=wanted["base"])
+        head = self._pool.submit(self.head.run, batch, REPLAY_RANDOM_SEED, lines=wanted["head"])
         self._pending = (kept, base, head, time.monotonic())
 
     def finish(self) -> list[_Kept]:
@@ -121,8 +135,9 @@ class _Replayer:
         self._pending = None
         base_results, head_results = base.result(), head.result()
         self.last_seconds = time.monotonic() - started
-        self.lines.add("base", base_results)
-        self.lines.add("head", head_results)
+        if self.lines is not None:
+            self.lines.add("base", base_results)
+            self.lines.add("head", head_results)
         for item, b, h in zip(kept, base_results, head_results, strict=True):
             item.replayed_base, item.replayed_head = b, h
         self.replayed += len(kept)
@@ -158,8 +173,8 @@ class _Kept:
 
 class _Session:
     def __init__(self, changes: ChangeSet, base: Checkout, head: Checkout, options: Options,
-                 started: float, report: Report) -> None:
-        self.changes, self.base, self.head = changes, base, head
+                 started: float, report: Report, table: RiskTable | None = None) -> None:
+        self.changes, self.base, self.head, self.table = changes, base, head, table
         self.options, self.started, self.report = options, started, report
         call_timeout = options.call_timeout or _call_timeout(options.budget)
         self.worker_options = WorkerOptions(options.python, call_timeout=call_timeout,
@@ -220,12 +235,22 @@ class _Session:
             self.report.notes.append("No changed module imports on both commits: nothing to replay.")
             return
         self.lines = ChangedLines(self.changes, self.base, self.head)
-        self.lines.add_lines("base", map(tuple, explorer_worker.covered_at_import))
-        self.lines.add_lines("head", map(tuple, head_worker.covered_at_import))
-        with _Replayer(replay_worker, head_worker, self.lines) as replayer:
-            self.explore(explorer_worker, catalog, replayer)
+        self.lines.add("base", [explorer_worker.at_import])
+        self.lines.add("head", [head_worker.at_import])
+        measured = all(w.coverage_version for w in (replay_worker, head_worker))
+        if not measured:
+            error = replay_worker.coverage_error or head_worker.coverage_error
+            self.report.notes.append(f"Changed-line coverage was not measured: {error}.")
+        aim = plan_aim(catalog, self.changes, self.sources, self.base, self.head, self.lines, self.table,
+                       self.options.allocation if self.table is not None else "uniform")
+        self.report.allocation = aim.allocation
+        self.report.stats.history_seconds = self.table.seconds if self.table is not None else 0.0
+        with _Replayer(replay_worker, head_worker, self.lines if measured else None) as replayer:
+            self.explore(explorer_worker, catalog, replayer, aim)
         self.confirm()
         self.report.coverage = self.lines.report()
+        self.report.coverage.measured_by = (f"coverage.py {head_worker.coverage_version}" if measured
+                                            else "not measured")
 
     def _check_imports(self, catalog: Catalog, head_worker: Worker) -> None:
         errors = catalog.import_errors
@@ -239,12 +264,14 @@ class _Session:
             if module not in errors:
                 self.found.append(_import_difference(module, error, self.changes))
 
-    def explore(self, worker: Worker, catalog: Catalog, replayer: _Replayer) -> None:
+    def explore(self, worker: Worker, catalog: Catalog, replayer: _Replayer, aim: Aim) -> None:
         """Generate on base; replay each batch's kept sequences while the next batch is generated."""
         self.progress("exploring")
         rng = random.Random(self.options.seed)
         constants = mine_constants(*self._constant_sources())
         explorer = Explorer(catalog, ValueGenerator(random.Random(rng.random()), constants), rng)
+        explorer.aim(aim.quota, aim.unit_operations,
+                     lambda: uncovered_ratios(aim.operation_targets, self.lines.uncovered()))
         replay_all = (bool(worker.unwrapped) or any(u.kind in ("module", "class") for u in self.changes.units)
                       or bool(changed_at_import(self.changes, self.sources)))
         stats = self.report.stats
@@ -307,6 +334,8 @@ class _Session:
         budget = self.options.budget
         minimize_until = min(time.monotonic() + self.options.minimize_share * budget,
                              self.started + budget - REPRODUCE_SECONDS)
+        if self.options.max_sequences is not None:
+            minimize_until = math.inf  # reproducible runs shrink to the fixpoint, however long it takes
         findings: dict[tuple, _Finding] = {}
         try:
             for remaining, members in zip(range(len(groups), 0, -1), groups.values(), strict=True):

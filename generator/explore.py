@@ -1,21 +1,24 @@
 """Randoop's feedback-directed generation loop, on the host side of the worker boundary.
 
-Sequences are built bottom-up: pick an operation (focus operations most often), fill its
-receiver and arguments from pools of earlier sequences whose values have the right
-runtime type (MRO-indexed), or from seeded primitives and mined constants, and append the
-call. Duplicates are discarded before execution. After execution, sequences that ended
-normally with a value not seen before extend the pools; sequences that raised are never
-extended (but are still kept as regression tests by the engine).
+Sequences are built bottom-up: pick an operation (focus operations most often: among
+them, those reaching the unit whose share of the budget is most behind; within a tier,
+by GRT's Bloodhound coverage weights, see `guidance`), fill its receiver and arguments
+from pools of earlier sequences whose values have the right runtime type (MRO-indexed),
+or from seeded primitives and mined constants, and append the call. Duplicates are
+discarded before execution. After execution, sequences that ended normally with a value
+not seen before extend the pools; sequences that raised are never extended (but are
+still kept as regression tests by the engine).
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Operation, Parameter
+from .guidance import Bloodhound, UnitQuota
 from .values import ValueGenerator, type_from_name
 
 MAX_LENGTH = 12
@@ -135,6 +138,27 @@ class Explorer:
         self._timeouts: dict[str, int] = {}
         self._worked: dict[tuple[str, str], list[list]] = {}
         self._by_id = {op.id: op for op in self.operations}
+        self.bloodhound = Bloodhound(len(self.operations))
+        self._uncovered: Callable[[], Mapping[str, float]] = dict
+        self._quota: UnitQuota | None = None
+        self._unit_operations: dict = {}
+
+    def aim(self, quota: UnitQuota, unit_operations: Mapping[Hashable, set[str]],
+            uncovered: Callable[[], Mapping[str, float]]) -> None:
+        """Share the focus picks over units by `quota`, and weight operations by `uncovered()`:
+        per operation, the fraction of its changed lines and branches not yet covered.
+
+        A focus operation that reaches no unit (the constructor of a class whose methods
+        changed) becomes a related one: it builds states but takes no unit's share.
+        """
+        self._uncovered = uncovered
+        self.bloodhound.refresh(uncovered())
+        if not quota:
+            return
+        self._quota, self._unit_operations = quota, dict(unit_operations)
+        aimed = set().union(*self._unit_operations.values())
+        self.related = [op for op in self.focus if op.id not in aimed] + self.related
+        self.focus = [op for op in self.focus if op.id in aimed]
 
     def candidates(self, count: int, attempts: int = 20) -> Iterator[list[dict]]:
         """Up to `count` new, distinct sequences."""
@@ -168,6 +192,8 @@ class Explorer:
                 self.focus, self.related, self.builders = ([op for op in t if op.id != op_id] for t in tiers)
         if result.get("status") != "ok" or not statements:
             return
+        if self.bloodhound.success(statements[-1]["op"]):
+            self.bloodhound.refresh(self._uncovered())
         self._learn_arguments(statements[-1])
         last = len(statements) - 1
         entry_statements = tuple(statements)
@@ -203,11 +229,24 @@ class Explorer:
         if not tiers:
             return None
         roll = self.rng.random() * sum(share for share, _ in tiers)
+        chosen = tiers[-1][1]
         for share, tier in tiers:
             roll -= share
             if roll < 0:
-                return self.rng.choice(tier)
-        return self.rng.choice(tiers[-1][1])
+                chosen = tier
+                break
+        if chosen is self.focus and self._quota is not None:
+            chosen = self._aimed_operations() or chosen
+        return self._by_id[self.bloodhound.choose([op.id for op in chosen], self.rng)]
+
+    def _aimed_operations(self) -> list[Operation]:
+        """The focus operations that reach the unit whose turn it is (by the budget quota)."""
+        assert self._quota is not None
+        alive = {op.id for op in self.focus}
+        unit = self._quota.next({u for u, ops in self._unit_operations.items() if ops & alive})
+        if unit is None:
+            return []
+        return [op for op in self.focus if op.id in self._unit_operations[unit]]
 
     def _candidate(self) -> list[dict] | None:
         op = self._choose_operation()

@@ -170,3 +170,16 @@ def _is_importable_file(name: str) -> bool:
         and not stem.startswith("test_")
         and not stem.endswith("_test")
     )
+
+
+def branch_name(repo: git.Repo, ref: str) -> str:
+    """`feature` for a ref naming a local or remote-tracking branch; '' for a tag or a sha."""
+    try:
+        full = repo.git.rev_parse("--symbolic-full-name", ref).strip()
+    except git.GitCommandError:
+        return ""
+    if full.startswith("refs/heads/"):
+        return full.removeprefix("refs/heads/")
+    if full.startswith("refs/remotes/"):
+        return full.removeprefix("refs/remotes/").partition("/")[2]
+    return ""

@@ -35,7 +35,7 @@ def same(x):
 MOD_HEAD = MOD_BASE.replace("return 3600", "return 3660")
 
 FAST = ("--budget", "4", "--max-sequences", "300", "--quiet")
-TIMING_STATS = ("seconds", "sequences_per_second", "explore_seconds")
+TIMING_STATS = ("seconds", "sequences_per_second", "explore_seconds", "history_seconds")
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_written_tests_pass_on_base_and_fail_on_head(tmp_path: Path) -> None:
     build_demo_repo(repo)
     tests = tmp_path / "generated"
     result = run_cli("diff", "--repo", str(repo), "--base", "main", "--head", "feature",
-                     "--budget", "6", "--max-sequences", "400", "--quiet", "--tests-dir", str(tests))
+                     "--budget", "6", "--max-sequences", "1000", "--quiet", "--tests-dir", str(tests))
     assert result.returncode == 1, result.stderr
     pin_head = sorted(tests.glob("test_*_pin_head.py"))
     pin_base = sorted(set(tests.glob("test_*.py")) - set(pin_head))
