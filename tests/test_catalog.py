@@ -15,6 +15,7 @@ from generator.catalog import (
     changed_at_import,
     focus_operations,
     impacted_units,
+    operations_reaching,
     read_sources,
 )
 from generator.model import ChangeSet, FileChange, Unit
@@ -310,3 +311,30 @@ def test_impacted_units_include_the_class_of_a_changed_method_but_not_the_change
 
 def test_impacted_units_of_a_changed_class_are_the_functions_that_build_it() -> None:
     assert _impacted(_unit("Clock", "class")) == {"Clock.zero"}
+
+
+# ---------------------------------------------------------------- operations_reaching
+
+
+def _reaching(units: tuple[Unit, ...], wanted: set[str]) -> dict[str, set[str]]:
+    found = operations_reaching(Catalog.from_json(CATALOG), _changes(*units), {MOD: SOURCE},
+                                {(MOD, q) for q in wanted})
+    return {q: {op.partition(":")[2] for op in ops} for (_, q), ops in found.items()}
+
+
+def test_a_changed_private_helper_is_reached_through_its_public_callers() -> None:
+    helper = _unit("_unit_seconds", "function")
+    assert _reaching((helper,), {"_unit_seconds"}) == {"_unit_seconds": {"parse_duration", "describe"}}
+
+
+def test_a_class_is_reached_through_its_operations_and_a_public_unit_through_itself() -> None:
+    reached = _reaching((_unit("Timer._grace", "method"),), {"Timer", "Timer._grace", "unrelated"})
+    assert reached["Timer"] == {"Timer", "Timer.expired", "Timer.remaining"}
+    assert reached["Timer._grace"] == {"Timer.expired"}
+    assert reached["unrelated"] == {"unrelated"}
+
+
+def test_module_level_code_is_reached_through_every_operation_of_its_module() -> None:
+    module_unit = Unit(MOD, "<module>", "module", "modified", f"{MOD}.py", 1, 1)
+    reached = _reaching((module_unit,), {"<module>"})
+    assert reached["<module>"] == {op["id"].partition(":")[2] for op in CATALOG["operations"]}

@@ -261,7 +261,8 @@ def test_interpreter_that_cannot_import_the_project(builder: RepoBuilder) -> Non
     "option",
     [("--budget", "0"), ("--budget", "abc"), ("--budget", "-3"), ("--budget", "nan"), ("--seed", "x"),
      ("--max-sequences", "many"), ("--max-sequences", "-1"), ("--minimize-share", "1"),
-     ("--minimize-share", "-0.1"), ("--minimize-share", "nan"), ("--minimize-share", "half")],
+     ("--minimize-share", "-0.1"), ("--minimize-share", "nan"), ("--minimize-share", "half"),
+     ("--allocation", "random"), ("--window", "0")],
     ids=lambda option: " ".join(option),
 )
 def test_bad_option_values(pr: RepoBuilder, option: tuple[str, str]) -> None:
