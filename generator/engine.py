@@ -157,10 +157,19 @@ class _Finding:
     case: Case
     shown: Shown
     group: tuple
-    path: str | None
-    line: int | None
+    location: _Location
     count: int = 1
     minimized: bool = True
+
+
+@dataclass(frozen=True)
+class _Location:
+    """Where a difference happens: a line of `path` on `side` ("head" or "base"), and its diff hunk."""
+
+    path: str | None = None
+    line: int | None = None
+    side: str | None = None
+    hunk: int | None = None
 
 
 @dataclass
@@ -377,9 +386,9 @@ class _Session:
         if shown is None or not (reproduces(shown.mismatch.base, mismatch.base)
                                  and reproduces(shown.mismatch.head, mismatch.head)):
             return None  # does not reproduce in a fresh process: nondeterministic or merely slow
-        path, line, hunk = self._location(case.target, shown)
-        group = (shown.target, kind_of(mismatch), key_suffix(mismatch.key), path, hunk)
-        return _Finding(case, shown, group, path, line)
+        location = self._location(case.target, shown)
+        group = (shown.target, kind_of(mismatch), key_suffix(mismatch.key), location.path, location.hunk)
+        return _Finding(case, shown, group, location)
 
     def _minimize(self, finding: _Finding, check: DifferenceCheck, deadline: float) -> None:
         signature = Signature.of(finding.shown)
@@ -395,7 +404,7 @@ class _Session:
         if result.case != finding.case:
             shown = check.observe(result.case, signature.suffix, lines=True) or result.outcome
             finding.case, finding.shown = result.case, shown
-            finding.path, finding.line, _ = self._location(result.case.target, shown)
+            finding.location = self._location(result.case.target, shown)
 
     def reproduce(self) -> None:
         """Run both flavours of each difference's test with pytest on both commits; report what reproduces."""
@@ -432,7 +441,8 @@ class _Session:
         tests = {pin: render_test(statements, self.operations, mismatch, test_name(target, kind, pin),
                                   pin=pin) if can_pin(mismatch, pin) else None for pin in ("base", "head")}
         return Difference(
-            id="", kind=kind, target=target, path=finding.path, line=finding.line,
+            id="", kind=kind, target=target, path=finding.location.path, line=finding.location.line,
+            side=finding.location.side,
             base=leaf_text(mismatch.base, mismatch.head), head=leaf_text(mismatch.head, mismatch.base),
             test=tests["base"] or UNPINNABLE, key=mismatch.key,
             statements=[Statement.from_json(s) for s in statements], count=finding.count,
@@ -457,23 +467,23 @@ class _Session:
             group = (kind_of(mismatch), kept.statements[key.statement]["op"], shape)
             self.groups.setdefault(group, []).append((kept, mismatch))
 
-    def _location(self, statement: int, shown: Shown) -> tuple[str | None, int | None, int | None]:
-        """Path and line of the first changed line the differing statement executed (head first),
-        else of the target's unit; and the index of the diff hunk that line belongs to."""
+    def _location(self, statement: int, shown: Shown) -> _Location:
+        """The first changed line the differing statement executed (head first), else the
+        target's unit; with the index of the diff hunk that line belongs to."""
         for side, result, checkout in (("head", shown.head, self.head), ("base", shown.base, self.base)):
             lines = sorted((file, line) for s, file, line in result.get("covered", []) if s == statement)
             if lines:
                 file, line = lines[0]
                 path = _relative(file, checkout)
-                return path, line, self._hunk(side, path, line)
+                return _Location(path, line, side, self._hunk(side, path, line))
         module, _, qualname = shown.target.partition(":")
         for unit in self.changes.units:
             if unit.module == module and unit.qualname == qualname:
-                return unit.path, unit.start, None
+                return _Location(unit.path, unit.start, "base" if unit.status == "removed" else "head")
         op = self.operations.get(shown.target)
         if op and op.file:
-            return _relative(op.file, self.base), op.line, None
-        return None, None, None
+            return _Location(_relative(op.file, self.base), op.line, "base")
+        return _Location()
 
     def _hunk(self, side: str, path: str, line: int) -> int | None:
         for change in self.changes.files:
@@ -502,6 +512,6 @@ def _slug(target: str) -> str:
 def _import_difference(module: str, error: str, changes: ChangeSet) -> Difference:
     path = next((f.head_path for f in changes.files if f.module == module), None)
     test = f"def test_import_{_slug(module)}():\n    import {module}  # head: {error}\n"
-    return Difference(id="", kind="exception", target=f"{module}:<module>", path=path, line=1,
+    return Difference(id="", kind="exception", target=f"{module}:<module>", path=path, line=1, side="head",
                       base="imports", head=f"raises {error}", test=test, key="import")
 

@@ -137,6 +137,7 @@ class Difference:
     pin_head: str | None = None  # pytest source asserting head's behaviour (kept if the change is intended)
     reproduced: bool | None = None  # pytest reproduced both flavours in fresh processes (None: not checked)
     minimized: bool = True  # False when the minimization time bound cut shrinking short
+    side: str | None = None  # "head" or "base": the commit whose file `path`:`line` refers to
 
     @property
     def pin_base(self) -> str:

@@ -51,6 +51,7 @@ def _difference_to_json(difference: Difference) -> dict:
         "target": difference.target,
         "path": difference.path,
         "line": difference.line,
+        "side": difference.side,
         "base": difference.base,
         "head": difference.head,
         "test": difference.test,
@@ -190,7 +191,7 @@ def _coverage_markdown(coverage: Coverage) -> str:
     uncovered = [(path, lines) for path, lines in sorted(coverage.uncovered.items()) if lines]
     if not uncovered:
         return line + "."
-    listing = "\n".join(f"- {_code(path)}: {compress_lines(lines)}" for path, lines in uncovered)
+    listing = "\n".join(f"- {inline_code(path)}: {compress_lines(lines)}" for path, lines in uncovered)
     return f"{line}. Not covered:\n\n{listing}"
 
 
@@ -207,9 +208,9 @@ def compress_lines(lines: list[int]) -> str:
 
 def _difference_markdown(difference: Difference) -> str:
     parts = [
-        f"### {difference.kind}: {_code(difference.target)}",
+        f"### {difference.kind}: {inline_code(difference.target)}",
         _location(difference),
-        f"- base: {_value(difference.base)}\n- head: {_value(difference.head)}",
+        f"- base: {inline_value(difference.base)}\n- head: {inline_value(difference.head)}",
     ]
     if difference.count > 1:
         parts.append(f"Seen in {difference.count} sequences.")
@@ -217,10 +218,10 @@ def _difference_markdown(difference: Difference) -> str:
         parts.append("**Not reproduced:** pytest did not confirm this test in a fresh process; "
                      "treat with care.")
     parts.append("Regression test (passes on base, fails on head):")
-    parts.append(_fenced(difference.pin_base, "python"))
+    parts.append(fenced(difference.pin_base, "python"))
     if difference.pin_head:
         summary = "<details><summary>If the change is intended: the test to keep (passes on head)</summary>"
-        parts.append(f"{summary}\n\n{_fenced(difference.pin_head, 'python')}\n\n</details>")
+        parts.append(f"{summary}\n\n{fenced(difference.pin_head, 'python')}\n\n</details>")
     return "\n\n".join(parts)
 
 
@@ -228,35 +229,35 @@ def _location(difference: Difference) -> str:
     if difference.path is None:
         return "Location unknown."
     if difference.line is None:
-        return _code(difference.path)
-    return _code(f"{difference.path}:{difference.line}")
+        return inline_code(difference.path)
+    return inline_code(f"{difference.path}:{difference.line}")
 
 
-def _value(text: str) -> str:
+def inline_value(text: str) -> str:
     """A base/head value as inline code, on one line and cut to about `_VALUE_LIMIT` characters."""
     if not text:
         return "*(empty)*"
     flat = text.replace("\r\n", "\n").replace("\n", "\\n")
     if len(flat) > _VALUE_LIMIT:
         flat = flat[:_VALUE_LIMIT] + "…"
-    return _code(flat)
+    return inline_code(flat)
 
 
-def _code(text: str) -> str:
+def inline_code(text: str) -> str:
     """Inline code that survives any backticks in `text` (CommonMark: a longer fence, padded if needed)."""
-    fence = "`" * (_longest_backtick_run(text) + 1)
+    fence = "`" * (longest_backtick_run(text) + 1)
     padded = text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" "))
     pad = " " if padded and text.strip() else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _fenced(text: str, language: str) -> str:
+def fenced(text: str, language: str) -> str:
     """A fenced code block longer than any backtick run inside, so the test's own text cannot close it."""
-    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    fence = "`" * max(3, longest_backtick_run(text) + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
 
 
-def _longest_backtick_run(text: str) -> int:
+def longest_backtick_run(text: str) -> int:
     return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
