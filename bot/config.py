@@ -1,0 +1,349 @@
+"""A project's difforacle settings: `[tool.difforacle]` in pyproject.toml, overridden by the action's inputs.
+
+The table and the inputs are checked against one JSON Schema shipped with the package
+(`bot/schemas/config-1.json`), so a typo or a wrong type stops the run with one line naming the
+key or input instead of being silently ignored. Inputs arrive as strings (GitHub gives every
+input as text, an empty string when not set); they are parsed, then held to the same rules.
+
+Path patterns (`include`, `exclude`) are globs on repository-relative POSIX paths, anchored at
+the repository root: `*` and `?` stay within one path segment, `**` spans any number of
+segments, and a pattern that matches a folder covers everything below it (`src/pkg`,
+`**/tests`). Target patterns (`ignore-targets`) are `fnmatch` patterns on targets as the report
+names them, `pkg.mod:Class.method`, where `*` matches anything.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from functools import cache
+from importlib.resources import files
+from pathlib import Path, PurePath
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from generator.compare import ABS_TOL, REL_TOL
+
+TABLE = "[tool.difforacle]"
+FAIL_ON = ("never", "difference", "regression")
+
+# The configuration keys the action's inputs can set, and the environment variable action.yml
+# passes each one in (inputs reach the run only through `env:`, never through the script text).
+INPUT_ENV: Mapping[str, str] = {
+    "budget": "DIFFORACLE_BUDGET",
+    "seed": "DIFFORACLE_SEED",
+    "max-comments": "DIFFORACLE_MAX_COMMENTS",
+    "fail-on": "DIFFORACLE_FAIL_ON",
+    "allocation": "DIFFORACLE_ALLOCATION",
+}
+
+# What each key must be, in words; enums are spelled out from the schema itself.
+_EXPECTED = {
+    "budget": "a number greater than 0",
+    "seed": "an integer",
+    "include": "a list of glob patterns (non-empty strings)",
+    "exclude": "a list of glob patterns (non-empty strings)",
+    "ignore-targets": "a list of target patterns (non-empty strings)",
+    "float-policy": "a table of tolerances 'rel' and 'abs'",
+    "float-policy.rel": "a number >= 0",
+    "float-policy.abs": "a number >= 0",
+    "max-comments": "an integer >= 0",
+}
+
+
+class ConfigError(Exception):
+    """A setting the run cannot use; the message is one line that names the file or input and the key."""
+
+
+@dataclass(frozen=True)
+class FloatPolicy:
+    """Two floats are equal when `math.isclose(x, y, rel_tol=rel, abs_tol=abs)`; defaults are the engine's."""
+
+    rel: float = REL_TOL
+    abs: float = ABS_TOL
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective settings; every field has the default a project without `[tool.difforacle]` gets."""
+
+    budget: float = 60.0  # seconds for the whole run
+    seed: int = 0
+    include: tuple[str, ...] = ()  # empty: every path
+    exclude: tuple[str, ...] = ()
+    ignore_targets: tuple[str, ...] = ()
+    float_policy: FloatPolicy = field(default_factory=FloatPolicy)
+    max_comments: int = 10
+    fail_on: str = "never"  # differences alone leave the check neutral unless the project opts in
+    allocation: str = "defect"
+
+
+def load_config(project_root: Path) -> Config:
+    """The settings in `project_root/pyproject.toml`; defaults when there is no such file or no table."""
+    path = Path(project_root) / "pyproject.toml"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Config()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        document = tomllib.loads(raw.decode("utf-8-sig"))  # tolerate an editor's BOM
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 (byte {error.start})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(_toml_problem(path, error)) from None
+    tool = document.get("tool")
+    table = tool.get("difforacle") if isinstance(tool, dict) else None
+    if table is None:
+        return Config()
+    where = f"{path} {TABLE}"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table, not {_show(table)}")
+    problem = _problem(table)
+    if problem is not None and problem.unknown:
+        keys = problem.unknown
+        noun = "key" if len(keys) == 1 else "keys"
+        raise ConfigError(f"{where}: unknown {noun} {_names(keys)}{_hint(keys)}")
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem.key!r} must be {problem.expected}, not {_show(problem.value)}")
+    return _apply(Config(), table)
+
+
+def merge(config: Config, overrides: Mapping[str, str | None]) -> Config:
+    """`config` with the action's inputs applied; an input that is None or blank is not given.
+
+    `overrides` maps input names (the keys of `INPUT_ENV`) to their text. An input that does not
+    parse or breaks the schema's rule raises `ConfigError` naming the input and the text given.
+    """
+    values: dict[str, Any] = {}
+    for name, text in overrides.items():
+        if name not in INPUT_ENV:
+            raise ValueError(f"{name!r} is not a configuration input; inputs are {_names(INPUT_ENV)}")
+        if text is None or not text.strip():
+            continue
+        values[name] = _parse(name, text.strip())
+        problem = _problem({name: values[name]})
+        if problem is not None:
+            raise ConfigError(f"input {name!r}: must be {problem.expected}, not {text.strip()!r}")
+    return _apply(config, values)
+
+
+def inputs_from_env(environ: Mapping[str, str]) -> dict[str, str | None]:
+    """The action's configuration inputs as action.yml passes them (`INPUT_ENV`), ready for `merge`."""
+    return {name: environ.get(variable) for name, variable in INPUT_ENV.items()}
+
+
+def matches(config: Config, path: str | PurePath) -> bool:
+    """Whether a repository-relative path is to be tested: included (all by default) and not excluded."""
+    normal = _normal_path(path)
+    if config.include and not any(_glob(pattern).match(normal) for pattern in config.include):
+        return False
+    return not any(_glob(pattern).match(normal) for pattern in config.exclude)
+
+
+def ignored(config: Config, target: str) -> bool:
+    """Whether differences in `target` (`pkg.mod:Class.method`) are left out of the report."""
+    return any(fnmatchcase(target, pattern) for pattern in config.ignore_targets)
+
+
+@cache
+def schema_validator() -> Draft202012Validator:
+    """The validator of the shipped `config-1.json` (the schema itself checked once, then cached)."""
+    schema = json.loads((files("bot") / "schemas" / "config-1.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """The first thing wrong with a table: unknown keys, or a key whose value breaks its rule."""
+
+    unknown: tuple[str, ...] = ()  # dotted keys
+    key: str = ""
+    expected: str = ""
+    value: Any = None
+
+
+def _problem(data: Mapping[str, Any]) -> _Problem | None:
+    """The first problem in `data` by the schema (unknown keys before anything else), or None.
+
+    Callers word it: the file names the key and shows the TOML value, an input shows its text.
+    """
+    errors = sorted(schema_validator().iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    for error in errors:
+        if error.validator == "additionalProperties":
+            prefix = "".join(f"{part}." for part in error.absolute_path)
+            known = error.schema.get("properties", {})
+            return _Problem(unknown=tuple(prefix + key for key in error.instance if key not in known))
+    if errors:
+        key = _key(errors[0].absolute_path)
+        return _Problem(key=key, expected=_expected(key), value=_value_at(data, key))
+    for key, value in _numbers(data):
+        if not math.isfinite(value):
+            return _Problem(key=key, expected=_expected(key), value=value)
+    return None
+
+
+def _apply(config: Config, data: Mapping[str, Any]) -> Config:
+    """`config` with the already validated `data` (schema keys) replacing its fields."""
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        attribute = key.replace("-", "_")
+        if key in ("include", "exclude", "ignore-targets"):
+            changes[attribute] = tuple(value)
+        elif key == "float-policy":
+            changes[attribute] = replace(config.float_policy, **{k: float(v) for k, v in value.items()})
+        elif key == "budget":
+            changes[attribute] = float(value)
+        elif key in ("seed", "max-comments"):
+            changes[attribute] = int(value)  # the schema lets 3.0 count as an integer
+        else:
+            changes[attribute] = value
+    return replace(config, **changes)
+
+
+def _parse(name: str, text: str) -> Any:
+    """An input's text as the value the schema expects; text that does not parse stays text (and fails)."""
+    kind = schema_validator().schema["properties"][name].get("type")
+    try:
+        if kind == "integer":
+            try:
+                return int(text)
+            except ValueError:
+                number = float(text)
+                return int(number) if number.is_integer() else number
+        if kind == "number":
+            return float(text)
+    except ValueError:
+        return text
+    return text
+
+
+def _key(path: Iterable[Any]) -> str:
+    """The dotted key a schema error is about, up to the depth `_EXPECTED` words (list items: the list)."""
+    parts = [str(part) for part in path if isinstance(part, str)]
+    while len(parts) > 1 and ".".join(parts) not in _EXPECTED:
+        parts.pop()
+    return ".".join(parts)
+
+
+def _expected(key: str) -> str:
+    if key in _EXPECTED:
+        return _EXPECTED[key]
+    schema: dict[str, Any] = schema_validator().schema
+    for part in key.split("."):
+        schema = schema["properties"][part]
+    return "one of " + ", ".join(repr(choice) for choice in schema["enum"])
+
+
+def _value_at(data: Mapping[str, Any], key: str) -> Any:
+    value: Any = data
+    for part in key.split("."):
+        value = value[part]
+    return value
+
+
+def _numbers(data: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, float]]:
+    """Every float in `data` with its dotted key (TOML and float() both accept inf and nan)."""
+    for key, value in data.items():
+        if isinstance(value, dict):
+            yield from _numbers(value, f"{prefix}{key}.")
+        elif isinstance(value, float):
+            yield prefix + key, value
+
+
+def _show(value: Any) -> str:
+    """A TOML value as the file spells it, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "a table"
+    return str(value)
+
+
+def _names(keys: Iterable[str]) -> str:
+    return ", ".join(repr(key) for key in keys)
+
+
+def _hint(keys: tuple[str, ...]) -> str:
+    """' (did you mean ...?)' for a single misspelt key, which is the usual mistake."""
+    if len(keys) != 1:
+        return ""
+    prefix, _, last = keys[0].rpartition(".")
+    schema: dict[str, Any] = schema_validator().schema
+    for part in filter(None, prefix.split(".")):
+        schema = schema["properties"][part]
+    close = difflib.get_close_matches(last, schema.get("properties", {}), n=1)
+    return f" (did you mean {(prefix + '.' if prefix else '') + close[0]!r}?)" if close else ""
+
+
+def _toml_problem(path: Path, error: tomllib.TOMLDecodeError) -> str:
+    """'file:line:column: invalid TOML: reason' from tomllib's message, which ends '(at line L, column C)'."""
+    message = str(error).splitlines()[0] if str(error) else "syntax error"
+    found = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
+    if found is None:
+        return f"{path}: invalid TOML: {message}"
+    return f"{path}:{found[1]}:{found[2]}: invalid TOML: {message[: found.start()]}"
+
+
+def _normal_path(path: str | PurePath) -> str:
+    text = str(path).replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    return text.strip("/")
+
+
+@cache
+def _glob(pattern: str) -> re.Pattern[str]:
+    """The regex of a path glob (see the module docstring); cached, patterns repeat for every path."""
+    pattern = _normal_path(pattern)
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[" and (end := _class_end(pattern, i)) is not None:
+            body = pattern[i + 1 : end]
+            negate = body.startswith(("!", "^"))
+            body = body[1:] if negate else body
+            out.append("[" + ("^/" if negate else "") + re.sub(r"([\\\]\[^&~|])", r"\\\1", body) + "]")
+            i = end + 1
+            continue
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return re.compile("(?s:" + "".join(out) + r")(?:/.*)?\Z")
+
+
+def _class_end(pattern: str, start: int) -> int | None:
+    """Index of the `]` closing the character class opened at `start`, or None (then `[` is literal)."""
+    i = start + 1
+    if i < len(pattern) and pattern[i] in "!^":
+        i += 1
+    if i < len(pattern) and pattern[i] == "]":  # a leading ] is a member, as in fnmatch
+        i += 1
+    end = pattern.find("]", i)
+    return None if end == -1 or "/" in pattern[start:end] else end

@@ -1,0 +1,132 @@
+"""Tests of the GitHub Action's metadata, action.yml: a composite action whose inputs reach its scripts
+only through `env:` (no `${{ }}` in a `run:` script, the classic script injection), whose outputs come
+from steps that exist, and whose variables are the ones `bot.config` reads.
+
+CI also validates the file against the GitHub Actions schema (check-jsonschema) and audits it with
+zizmor (.ci/run); these tests pin difforacle's own rules, which neither tool knows.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bot.config import INPUT_ENV
+
+ACTION = Path(__file__).resolve().parent.parent / "action.yml"
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+# Every input and the variable the run step gives it; the configuration inputs are `bot.config`'s.
+EXPECTED_ENV = {
+    **INPUT_ENV,
+    "python": "DIFFORACLE_PYTHON",
+    "github-token": "GITHUB_TOKEN",
+}
+
+
+@pytest.fixture(scope="module")
+def action() -> dict[str, Any]:
+    return yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+
+
+def steps(action: dict[str, Any]) -> list[dict[str, Any]]:
+    return action["runs"]["steps"]
+
+
+def test_composite(action: dict[str, Any]) -> None:
+    assert action["runs"]["using"] == "composite"
+    assert all(step.get("shell") == "bash" for step in steps(action) if "run" in step)
+
+
+def test_inputs_and_defaults(action: dict[str, Any]) -> None:
+    defaults = {name: spec.get("default") for name, spec in action["inputs"].items()}
+    assert defaults == {
+        # empty: the project's [tool.difforacle], else difforacle's default (GitHub cannot tell
+        # an input left at its default from one given, so a non-empty default would hide the file)
+        "budget": "", "seed": "", "github-token": "${{ github.token }}", "fail-on": "",
+        "python": "", "working-directory": ".", "max-comments": "", "allocation": "",
+    }
+    assert all(spec.get("description") for spec in action["inputs"].values())
+
+
+def test_no_expression_inside_any_script(action: dict[str, Any]) -> None:
+    for step in steps(action):
+        script = step.get("run", "")
+        assert "${{ inputs." not in script, step.get("name")
+        assert "${{" not in script, step.get("name")  # nor any other expression: they go through env too
+
+
+def test_every_input_is_used_only_through_env(action: dict[str, Any]) -> None:
+    used: dict[str, str] = {}  # input -> the variable it is passed in
+    for step in steps(action):
+        for variable, value in step.get("env", {}).items():
+            for expression in EXPRESSION.findall(str(value)):
+                if expression.startswith("inputs."):
+                    assert str(value) == f"${{{{ {expression} }}}}", f"{variable}: pass the input alone"
+                    used[expression.removeprefix("inputs.")] = variable
+    # working-directory is a step key, not shell text, so it is safe where it is.
+    assert [step.get("working-directory") for step in steps(action) if step.get("id") == "difforacle"] == [
+        "${{ inputs.working-directory }}"]
+    assert used == EXPECTED_ENV
+    assert set(used) | {"working-directory"} == set(action["inputs"])
+
+
+def test_outputs_map_to_existing_steps(action: dict[str, Any]) -> None:
+    ids = [step["id"] for step in steps(action) if "id" in step]
+    assert len(ids) == len(set(ids))
+    assert set(action["outputs"]) == {"differences", "report"}
+    for name, spec in action["outputs"].items():
+        found = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.([\w-]+) \}\}", spec["value"])
+        assert found is not None, name
+        assert found[1] in ids and found[2] == name
+
+
+def test_difforacle_installs_into_its_own_venv_from_the_action(action: dict[str, Any]) -> None:
+    install, run = steps(action)
+    assert install["env"]["DIFFORACLE_VENV"] == "${{ runner.temp }}/difforacle-venv"
+    assert '-m venv --clear "$DIFFORACLE_VENV"' in install["run"]
+    assert 'pip install --disable-pip-version-check --quiet "$GITHUB_ACTION_PATH"' in install["run"]
+    assert run["env"]["DIFFORACLE"] == "${{ steps.install.outputs.executable }}"
+    assert 'command -v python' in run["run"] and run["run"].rstrip().endswith('exec "$DIFFORACLE" action')
+
+
+def run_step(action: dict[str, Any], tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
+    """Run the run step's script with a stub `difforacle` that records its arguments and DIFFORACLE_* env."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "difforacle"
+    stub.write_text('#!/bin/sh\necho "args=$*"\nenv | grep -E "^(DIFFORACLE_|GITHUB_TOKEN=)" | sort\n')
+    stub.chmod(0o755)
+    python = bin_dir / "python"
+    python.write_text("#!/bin/sh\n")
+    python.chmod(0o755)
+    script = steps(action)[1]["run"]
+    base = {"PATH": f"{bin_dir}{os.pathsep}{os.path.dirname(shutil.which('env') or '/usr/bin/env')}",
+            "DIFFORACLE": str(stub), "DIFFORACLE_PYTHON": ""}
+    done = subprocess.run([shutil.which("bash") or "/bin/bash", "-c", script], env={**base, **env},
+                          cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    return dict(line.split("=", 1) for line in done.stdout.splitlines())
+
+
+def test_run_step_defaults_python_to_the_one_on_path(action: dict[str, Any], tmp_path: Path) -> None:
+    seen = run_step(action, tmp_path, {"DIFFORACLE_BUDGET": "120", "GITHUB_TOKEN": "t0ken"})
+    assert seen["args"] == "action"
+    assert seen["DIFFORACLE_PYTHON"] == str(tmp_path / "bin" / "python")
+    assert seen["DIFFORACLE_BUDGET"] == "120" and seen["GITHUB_TOKEN"] == "t0ken"
+
+
+def test_run_step_keeps_a_given_python_and_inputs_stay_data(action: dict[str, Any], tmp_path: Path) -> None:
+    hostile = '$(touch pwned); `touch pwned`; " ; touch pwned'
+    env = {"DIFFORACLE_PYTHON": "/opt/py/bin/python3", "DIFFORACLE_SEED": hostile}
+    seen = run_step(action, tmp_path, env)
+    assert seen["DIFFORACLE_PYTHON"] == "/opt/py/bin/python3"
+    assert seen["DIFFORACLE_SEED"] == hostile
+    assert not (tmp_path / "pwned").exists()
