@@ -19,7 +19,7 @@ from generator.demo import DEMO_DESCRIPTION, build_demo_repo
 from generator.report import render_markdown, write_json, write_markdown, write_tests
 from generator.risk import WINDOW
 
-from . import risk_command
+from . import action_command, risk_command
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
 
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(diff)
     demo = commands.add_parser("demo", help="build a small example repository and run diff on it")
     _add_run_options(demo, budget=20.0)
+    action_command.add_parser(commands)
     risk = commands.add_parser("risk", help="rank a pull request's units by defect score and split a budget")
     risk.add_argument("--repo", default=".", help="the git repository (default: the current directory)")
     risk.add_argument("--base", required=True, help="the commit whose history is scored")
@@ -164,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "risk":
             return risk_command.run(args)
+        if args.command == "action":
+            return action_command.run(args)
         if args.command == "demo":
             with tempfile.TemporaryDirectory(prefix="difforacle-demo-") as tmp:
                 base, head = build_demo_repo(Path(tmp) / "durations")

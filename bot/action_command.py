@@ -1,0 +1,165 @@
+"""`difforacle action`: the step a pull-request workflow runs (action.yml calls it).
+
+It reads the standard environment of a workflow run, so it also runs locally with a saved
+event: `GITHUB_EVENT_PATH` (the `pull_request` event: base and head SHAs, number, fork or
+not), `GITHUB_WORKSPACE` (the checkout), `GITHUB_TOKEN`, `GITHUB_REPOSITORY`,
+`GITHUB_API_URL`, `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT`; the action's inputs arrive as
+`DIFFORACLE_*` variables (see `bot.config.INPUT_ENV`) and override `[tool.difforacle]` in
+the project's pyproject.toml. The base and head are the pull request's `base.sha` and
+`head.sha`, never `GITHUB_SHA` (a merge commit GitHub made).
+
+Exit status: 0, or 1 when `fail-on` says the differences fail the step; 2 when the run
+cannot start (no event, not a pull request, a base commit missing from a shallow clone, a
+bad setting). Publishing failures are logged and do not change the status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import git
+
+from generator import Options, Progress, analyze
+from generator.model import SetupError
+from generator.report import report_to_json, validate_report, write_atomic
+from generator.workspace import open_repo
+
+from .config import Config, ConfigError, ignored, inputs_from_env, load_config, matches, merge
+from .github_client import DEFAULT_API_URL, GitHubClient
+from .publisher import Publisher, PublishSettings, PullRequestContext
+from .workflow import Workflow
+
+PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
+REPORT_NAME = "difforacle-report.json"
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("action", help="run in a GitHub Actions pull-request workflow and publish")
+    parser.add_argument("--event", type=Path, metavar="FILE",
+                        help="the webhook event (default: $GITHUB_EVENT_PATH)")
+    parser.add_argument("--repo", type=Path, metavar="PATH",
+                        help="the project in the checkout (default: the current directory if it is "
+                        "inside $GITHUB_WORKSPACE, else $GITHUB_WORKSPACE)")
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help=f"where to write the JSON report (default: $RUNNER_TEMP/{REPORT_NAME})")
+    parser.add_argument("--python", metavar="PATH",
+                        help="interpreter that can import the project "
+                        "(default: $DIFFORACLE_PYTHON, else this one)")
+
+
+def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
+    env = dict(os.environ if environ is None else environ)
+    event_path = args.event or (Path(env["GITHUB_EVENT_PATH"]) if env.get("GITHUB_EVENT_PATH") else None)
+    if event_path is None:
+        raise SetupError("no event: set GITHUB_EVENT_PATH (as GitHub Actions does) or pass --event FILE")
+    pull = pull_request_from_event(event_path, env)
+    root = (args.repo or _project_dir(env)).resolve()
+    try:
+        config = merge(load_config(root), inputs_from_env(env))
+    except ConfigError as exc:
+        raise SetupError(str(exc)) from None
+    workflow = Workflow(env)
+    token = env.get("GITHUB_TOKEN") or ""
+    client = GitHubClient(pull.repository, token, api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL) \
+        if token else None
+    publisher = Publisher(client, pull, PublishSettings(config.fail_on, config.max_comments), workflow)
+    report_path = args.json or Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / REPORT_NAME
+    workflow.log(f"difforacle: {pull.repository}#{pull.number} {pull.base_sha[:12]}..{pull.head_sha[:12]}, "
+                 f"budget {config.budget:g} s")
+    publisher.start()
+
+    def progress(update: Progress) -> None:
+        publisher.progress(f"{update.phase}: {update.sequences} sequences, {update.differences} differences "
+                           f"after {update.elapsed:.0f} s")
+
+    python = args.python or env.get("DIFFORACLE_PYTHON") or sys.executable
+    options = Options(budget=config.budget, seed=config.seed, python=python, allocation=config.allocation,
+                      pr_title=pull.title, progress=progress)
+    _check_commits(root, pull)
+    report = analyze(root, pull.base_sha, pull.head_sha, options)
+    data = apply_config(report_to_json(report), config)
+    validate_report(data)
+    write_atomic(report_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    published = publisher.finish(data, str(report_path))
+    workflow.log(f"difforacle: {len(data['differences'])} difference(s); check run conclusion "
+                 f"{published.conclusion}" + (" (fail-on: failing the step)" if published.failed else ""))
+    return 1 if published.failed else 0
+
+
+def _project_dir(env: Mapping[str, str]) -> Path:
+    """The step's working directory (the action's `working-directory`) when it lies in the
+    workspace, else the workspace itself."""
+    workspace = env.get("GITHUB_WORKSPACE")
+    here = Path.cwd()
+    if not workspace or here.resolve().is_relative_to(Path(workspace).resolve()):
+        return here
+    return Path(workspace)
+
+
+def _check_commits(root: Path, pull: PullRequestContext) -> None:
+    repo = open_repo(root)
+    for name, sha in (("base", pull.base_sha), ("head", pull.head_sha)):
+        try:
+            repo.git.cat_file("-e", f"{sha}^{{commit}}")
+        except git.GitCommandError:
+            raise SetupError(f"the pull request's {name} commit {sha[:12]} is not in the clone at {root}: "
+                             "check out with `actions/checkout` and `fetch-depth: 0`") from None
+
+
+def pull_request_from_event(path: Path, env: Mapping[str, str]) -> PullRequestContext:
+    """The pull request a `pull_request` event is about; SetupError for anything else."""
+    try:
+        event = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SetupError(f"cannot read the event {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise SetupError(f"the event {path} is not JSON ({exc})") from None
+    pull = event.get("pull_request") if isinstance(event, dict) else None
+    if not isinstance(pull, dict):
+        name = env.get("GITHUB_EVENT_NAME") or "this event"
+        raise SetupError(f"{name} is not a pull request event: run difforacle on `pull_request`")
+    try:
+        base, head = pull["base"], pull["head"]
+        repository = env.get("GITHUB_REPOSITORY") or base["repo"]["full_name"]
+        head_repo = (head.get("repo") or {}).get("full_name")
+        fork = head_repo != base["repo"]["full_name"]
+        return PullRequestContext(repository, int(pull["number"]), base["sha"], head["sha"], fork=fork,
+                                  title=pull.get("title") or "", head_ref=head.get("ref") or "")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SetupError(f"the event {path} lacks the pull request's {exc}: "
+                         "is it a pull_request event?") from None
+
+
+def apply_config(report: dict, config: Config) -> dict:
+    """Leave out what the project asked to ignore (targets, paths, float noise), and say how much."""
+    kept, dropped = [], 0
+    for difference in report["differences"]:
+        path = difference.get("path")
+        if ignored(config, difference["target"]) or (path and not matches(config, path)) \
+                or _within_float_policy(difference, config):
+            dropped += 1
+        else:
+            kept.append(difference)
+    if dropped:
+        report = {**report, "differences": kept,
+                  "notes": [*report.get("notes", []), f"{dropped} difference(s) left out by the project's "
+                            "[tool.difforacle] settings (ignore-targets, include/exclude, float-policy)."]}
+    return report
+
+
+def _within_float_policy(difference: dict, config: Config) -> bool:
+    """Base and head are floats that the project's tolerance calls equal (it can only be looser
+    than the engine's, which already decided they differ)."""
+    try:
+        base, head = float(difference["base"]), float(difference["head"])
+    except (TypeError, ValueError):
+        return False
+    policy = config.float_policy
+    return math.isclose(base, head, rel_tol=policy.rel, abs_tol=policy.abs)

@@ -1,0 +1,226 @@
+"""The one adapter between difforacle and GitHub's REST API, over PyGithub.
+
+Everything the publisher needs from GitHub goes through `GitHubClient`, which speaks in
+plain data (`CheckRunRef`, `IssueComment`, `PullFile`, ...) so that the publisher never sees
+PyGithub objects. Tests point `base_url` at a local fake of the API; nothing else changes.
+
+Retries (PyGithub's `GithubRetry`, on urllib3): server errors (500, 502, 503, 504) and
+secondary rate limits (403/429 with Retry-After) are retried with exponential backoff.
+A write refused with 403 "Resource not accessible by integration" (the read-only token of a
+pull request from a fork) raises `ReadOnlyToken`, so the caller can fall back to the
+workflow's own outputs; any other failure raises `GitHubError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from github import Auth, Github, GithubException, GithubRetry
+
+DEFAULT_API_URL = "https://api.github.com"
+RETRIED_STATUSES = (500, 502, 503, 504)
+READ_ONLY_MESSAGE = "Resource not accessible by integration"
+
+T = TypeVar("T")
+
+
+class GitHubError(Exception):
+    """A GitHub request failed for good (after retries); the message is one line."""
+
+
+class ReadOnlyToken(GitHubError):
+    """The token may read but not write (a fork's pull request in a workflow)."""
+
+
+@dataclass(frozen=True)
+class Retries:
+    """How hard to try: attempts, exponential backoff base (seconds), wait on secondary rate limits."""
+
+    total: int = 5
+    backoff_factor: float = 1.0
+    secondary_rate_wait: float = 60.0
+    seconds_between_requests: float = 0.25  # GitHub asks integrations not to burst
+    seconds_between_writes: float = 1.0
+
+
+@dataclass(frozen=True)
+class CheckRunRef:
+    id: int
+    html_url: str
+
+
+@dataclass(frozen=True)
+class IssueComment:
+    id: int
+    login: str
+    body: str
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
+class PullFile:
+    filename: str
+    status: str  # added | removed | modified | renamed | copied | changed | unchanged
+    patch: str | None  # None for binary files and very large diffs
+    previous_filename: str | None = None
+
+
+@dataclass(frozen=True)
+class Review:
+    id: int
+    login: str
+    commit_id: str
+    body: str
+
+
+@dataclass(frozen=True)
+class ReviewComment:
+    """A comment anchored on `line` of `path`, on the head (RIGHT) or base (LEFT) side of the diff."""
+
+    path: str
+    line: int
+    body: str
+    side: str = "RIGHT"
+    start_line: int | None = None
+
+    def to_json(self) -> dict:
+        data: dict[str, Any] = {"path": self.path, "line": self.line, "side": self.side, "body": self.body}
+        if self.start_line is not None and self.start_line < self.line:
+            data.update(start_line=self.start_line, start_side=self.side)
+        return data
+
+
+@dataclass
+class CheckRunOutput:
+    title: str
+    summary: str
+    text: str | None = None
+    annotations: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        data: dict[str, Any] = {"title": self.title, "summary": self.summary}
+        if self.text:
+            data["text"] = self.text
+        if self.annotations:
+            data["annotations"] = self.annotations
+        return data
+
+
+class GitHubClient:
+    """One repository's check runs, pull requests, comments and reviews."""
+
+    def __init__(self, repository: str, token: str, *, api_url: str = DEFAULT_API_URL,
+                 retries: Retries = Retries(), timeout: int = 30) -> None:
+        retry = GithubRetry(total=retries.total, backoff_factor=retries.backoff_factor,
+                            status_forcelist=RETRIED_STATUSES, allowed_methods=None,
+                            secondary_rate_wait=retries.secondary_rate_wait)
+        self._github = Github(auth=Auth.Token(token), base_url=api_url.rstrip("/"), retry=retry,
+                              timeout=timeout, lazy=True,
+                              seconds_between_requests=retries.seconds_between_requests,
+                              seconds_between_writes=retries.seconds_between_writes)
+        self.repository = repository
+        self._repo = self._github.get_repo(repository)
+        # PyGithub objects already read, so that editing one needs no extra GET request
+        self._check_runs: dict[int, Any] = {}
+        self._comments: dict[int, Any] = {}
+
+    # ------------------------------------------------------------ check runs
+
+    def create_check_run(self, name: str, head_sha: str, output: CheckRunOutput,
+                         details_url: str | None = None) -> CheckRunRef:
+        extra = {"details_url": details_url} if details_url else {}
+        run = self._call("create the check run", lambda: self._repo.create_check_run(
+            name=name, head_sha=head_sha, status="in_progress", output=output.to_json(), **extra))
+        self._check_runs[run.id] = run
+        return CheckRunRef(run.id, run.html_url or "")
+
+    def update_check_run(self, check_run_id: int, output: CheckRunOutput, *,
+                         conclusion: str | None = None) -> None:
+        """Update the output (annotations are added to earlier ones); complete it with `conclusion`."""
+        def update() -> None:
+            run = self._check_runs.get(check_run_id) or self._repo.get_check_run(check_run_id)
+            if conclusion is None:
+                run.edit(output=output.to_json())
+            else:
+                run.edit(output=output.to_json(), status="completed", conclusion=conclusion)
+
+        self._call("update the check run", update)
+
+    # ------------------------------------------------------------ pull requests
+
+    def pull_head_sha(self, number: int) -> str:
+        return self._call("read the pull request", lambda: self._repo.get_pull(number).head.sha)
+
+    def pull_files(self, number: int) -> list[PullFile]:
+        files = self._call("list the pull request's files",
+                           lambda: list(self._repo.get_pull(number).get_files()))
+        return [PullFile(f.filename, f.status, f.patch, f.previous_filename) for f in files]
+
+    def issue_comments(self, number: int) -> list[IssueComment]:
+        comments = self._call("list the pull request's comments",
+                              lambda: list(self._repo.get_pull(number).get_issue_comments()))
+        self._comments.update((c.id, c) for c in comments)
+        return [IssueComment(c.id, _login(c), c.body or "", c.html_url or "") for c in comments]
+
+    def create_issue_comment(self, number: int, body: str) -> IssueComment:
+        comment = self._call("comment on the pull request",
+                             lambda: self._repo.get_pull(number).create_issue_comment(body))
+        self._comments[comment.id] = comment
+        return IssueComment(comment.id, _login(comment), body, comment.html_url or "")
+
+    def edit_issue_comment(self, number: int, comment_id: int, body: str) -> None:
+        def edit() -> None:
+            comment = self._comments.get(comment_id)
+            if comment is None:
+                comment = self._repo.get_pull(number).get_issue_comment(comment_id)
+            comment.edit(body)
+
+        self._call("edit the summary comment", edit)
+
+    def reviews(self, number: int) -> list[Review]:
+        reviews = self._call("list the pull request's reviews",
+                             lambda: list(self._repo.get_pull(number).get_reviews()))
+        return [Review(r.id, _login(r), r.commit_id or "", r.body or "") for r in reviews]
+
+    def create_review(self, number: int, commit_id: str, body: str, comments: Sequence[ReviewComment]) -> int:
+        """One review with `event: COMMENT` on `commit_id`, its comments anchored on diff lines."""
+        def create() -> Any:
+            pull = self._repo.get_pull(number)
+            return pull.create_review(commit=self._repo.get_commit(commit_id), body=body, event="COMMENT",
+                                      comments=[c.to_json() for c in comments])
+
+        return self._call("post the review", create).id
+
+    # ------------------------------------------------------------ errors
+
+    def _call(self, what: str, action: Callable[[], T]) -> T:
+        try:
+            return action()
+        except GithubException as exc:
+            message = _message(exc)
+            if exc.status == 403 and READ_ONLY_MESSAGE.lower() in message.lower():
+                raise ReadOnlyToken(f"cannot {what}: the token is read-only ({message})") from None
+            raise GitHubError(f"cannot {what}: GitHub answered {exc.status}: {message}") from None
+        except (OSError, ValueError) as exc:  # connection errors, retries exhausted
+            raise GitHubError(f"cannot {what}: {type(exc).__name__}: {_first_line(str(exc))}") from None
+
+
+def _login(item: Any) -> str:
+    return item.user.login if item.user else ""
+
+
+def _message(exc: GithubException) -> str:
+    data = exc.data if isinstance(exc.data, dict) else {}
+    message = str(data.get("message") or exc.message or "no message")
+    errors = data.get("errors")
+    if errors:
+        message += f" ({_first_line(str(errors))})"
+    return _first_line(message)
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0][:300] if lines else ""
+

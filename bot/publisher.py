@@ -1,0 +1,268 @@
+"""Publishing a report on a pull request: check run, one summary comment, one review per head.
+
+The publisher works from the engine's JSON report and talks to GitHub only through
+`GitHubClient`. Without a token, or with a read-only one (a pull request from a fork), it
+falls back to what a workflow step can always do: the job summary, outputs and workflow
+annotations, and says so in the log. GitHub failures are logged and never lose the
+report: the job summary and outputs are written first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .anchors import DiffAnchors
+from .config import FAIL_ON
+from .github_client import (
+    CheckRunOutput,
+    CheckRunRef,
+    GitHubClient,
+    GitHubError,
+    ReadOnlyToken,
+    ReviewComment,
+)
+from .summary import (
+    REVIEW_MARKER,
+    SUMMARY_LIMIT,
+    SUMMARY_MARKER,
+    annotation_message,
+    headline,
+    is_regression,
+    review_comment,
+    suggestion,
+    summary_markdown,
+)
+from .workflow import Annotation, Workflow
+
+ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit per check run create or update
+PROGRESS_INTERVAL = 15.0  # seconds between progress updates of the check run
+CHECK_NAME = "difforacle"
+ACTIONS_BOT = "github-actions[bot]"
+
+
+@dataclass(frozen=True)
+class PullRequestContext:
+    repository: str  # owner/name of the base repository
+    number: int
+    base_sha: str
+    head_sha: str
+    fork: bool = False  # the head is in another repository: the workflow's token is read-only
+    title: str = ""
+    head_ref: str = ""
+
+
+@dataclass(frozen=True)
+class PublishSettings:
+    fail_on: str = "never"
+    max_comments: int = 10
+    bot_login: str = ACTIONS_BOT  # whose summary comment is ours (with the hidden marker)
+    check_name: str = CHECK_NAME
+
+
+@dataclass
+class Published:
+    conclusion: str  # success | neutral | failure
+    failed: bool  # fail-on says the step fails
+    check_run: CheckRunRef | None = None
+    comment_id: int | None = None
+    review_comments: int = 0
+    errors: list[str] = field(default_factory=list)
+    fallback: str | None = None  # why only the workflow's own channels were used
+
+
+def wanted_failure(report: dict, fail_on: str) -> bool:
+    differences = report.get("differences", [])
+    if fail_on == "difference":
+        return bool(differences)
+    if fail_on == "regression":
+        return any(is_regression(d) for d in differences)
+    return False
+
+
+def conclusion_of(report: dict, fail_on: str) -> str:
+    if wanted_failure(report, fail_on):
+        return "failure"
+    return "neutral" if report.get("differences") else "success"
+
+
+class Publisher:
+    def __init__(self, client: GitHubClient | None, pull: PullRequestContext, settings: PublishSettings,
+                 workflow: Workflow, clock: Callable[[], float] = time.monotonic) -> None:
+        if settings.fail_on not in FAIL_ON:
+            raise ValueError(f"fail-on must be one of {', '.join(FAIL_ON)}, not {settings.fail_on!r}")
+        self.client, self.pull, self.settings, self.workflow = client, pull, settings, workflow
+        self.clock = clock
+        self.check_run: CheckRunRef | None = None
+        self.errors: list[str] = []
+        self.fallback: str | None = None if client is not None else "no GitHub token"
+        self._last_progress = -PROGRESS_INTERVAL
+
+    # ------------------------------------------------------------ while running
+
+    def start(self) -> None:
+        """The check run, in progress, so the pull request shows that something is happening."""
+        if self.client is None:
+            return
+        output = CheckRunOutput("Testing the changed code", "difforacle is generating tests on base and "
+                                "replaying them on head.")
+        try:
+            self.check_run = self.client.create_check_run(self.settings.check_name, self.pull.head_sha,
+                                                          output)
+        except ReadOnlyToken as exc:
+            self._fall_back(exc)
+        except GitHubError as exc:
+            self._error(exc)
+
+    def progress(self, text: str) -> None:
+        """Update the check run's summary, at most every PROGRESS_INTERVAL seconds."""
+        if self.client is None or self.check_run is None:
+            return
+        if self.clock() - self._last_progress < PROGRESS_INTERVAL:
+            return
+        self._last_progress = self.clock()
+        try:
+            self.client.update_check_run(self.check_run.id, CheckRunOutput("Testing the changed code", text))
+        except GitHubError as exc:
+            self._error(exc)
+
+    # ------------------------------------------------------------ at the end
+
+    def finish(self, report: dict, report_path: str) -> Published:
+        conclusion = conclusion_of(report, self.settings.fail_on)
+        published = Published(conclusion, wanted_failure(report, self.settings.fail_on), self.check_run)
+        count = len(report.get("differences", []))
+        self.workflow.set_outputs({"differences": str(count), "report": report_path})
+        inline: dict[str, ReviewComment] = {}
+        if self.client is not None and self.fallback is None:
+            inline = self._review_comments(report)
+        summary = summary_markdown(report, inline=set(inline), notes=self._notes())
+        self.workflow.add_summary(summary)
+        if self.client is not None and self.fallback is None:
+            published.comment_id = self._upsert_summary(summary)
+            published.review_comments = self._post_review(report, inline)
+            self._complete_check_run(report, conclusion, summary)
+        if self.fallback is not None:
+            self.workflow.annotate(self._workflow_annotations(report))
+            self.workflow.log(f"difforacle: {self.fallback}; the results are in the job summary "
+                              "and annotations.")
+        published.errors, published.fallback = self.errors, self.fallback
+        return published
+
+    def _review_comments(self, report: dict) -> dict[str, ReviewComment]:
+        """At most max-comments findings anchored on a line of the diff; the rest stay in the summary."""
+        assert self.client is not None
+        try:
+            anchors = DiffAnchors(self.client.pull_files(self.pull.number))
+        except ReadOnlyToken as exc:
+            self._fall_back(exc)
+            return {}
+        except GitHubError as exc:
+            self._error(exc)
+            return {}
+        comments: dict[str, ReviewComment] = {}
+        for difference in report.get("differences", []):
+            if len(comments) >= self.settings.max_comments:
+                break
+            side = "LEFT" if difference.get("side") == "base" else "RIGHT"
+            path, line = difference.get("path"), difference.get("line")
+            if anchors.valid(path, line, side):
+                comments[difference["id"]] = ReviewComment(path, line, review_comment(difference), side)
+                room = len(comments) < self.settings.max_comments
+                test_file = anchors.test_file_for(path) if room else None
+                if test_file is not None:
+                    test_path, test_line, text = test_file
+                    comments[difference["id"] + "-test"] = ReviewComment(test_path, test_line,
+                                                                         suggestion(difference, text))
+        return comments
+
+    def _post_review(self, report: dict, inline: dict[str, ReviewComment]) -> int:
+        """One review per head commit: none if this head already has ours (a re-run)."""
+        assert self.client is not None
+        if not inline or self.fallback is not None:
+            return 0
+        try:
+            for review in self.client.reviews(self.pull.number):
+                if (review.login == self.settings.bot_login and review.commit_id == self.pull.head_sha
+                        and REVIEW_MARKER in review.body):
+                    return 0
+            body = f"{REVIEW_MARKER}\n{headline(report)}: the findings on the changed lines."
+            self.client.create_review(self.pull.number, self.pull.head_sha, body, list(inline.values()))
+        except ReadOnlyToken as exc:
+            self._fall_back(exc)
+            return 0
+        except GitHubError as exc:
+            self._error(exc)
+            return 0
+        return len(inline)
+
+    def _upsert_summary(self, body: str) -> int | None:
+        """Edit our summary comment (marker and our login) or create it: never a second one."""
+        assert self.client is not None
+        try:
+            ours = [c for c in self.client.issue_comments(self.pull.number)
+                    if c.login == self.settings.bot_login and c.body.startswith(SUMMARY_MARKER)]
+            if ours:
+                self.client.edit_issue_comment(self.pull.number, ours[0].id, body)
+                return ours[0].id
+            return self.client.create_issue_comment(self.pull.number, body).id
+        except ReadOnlyToken as exc:
+            self._fall_back(exc)
+        except GitHubError as exc:
+            self._error(exc)
+        return None
+
+    def _complete_check_run(self, report: dict, conclusion: str, summary: str) -> None:
+        """Annotations go in batches of 50; the last request also completes the run."""
+        assert self.client is not None
+        if self.check_run is None:
+            return
+        annotations = self._check_annotations(report)
+        batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
+                   for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]
+        title = headline(report).removeprefix("difforacle: ")
+        try:
+            for batch in batches[:-1]:
+                self.client.update_check_run(self.check_run.id, CheckRunOutput(title, summary[:SUMMARY_LIMIT],
+                                                                               annotations=batch))
+            self.client.update_check_run(self.check_run.id, CheckRunOutput(title, summary[:SUMMARY_LIMIT],
+                                                                           annotations=batches[-1]),
+                                         conclusion=conclusion)
+        except GitHubError as exc:
+            self._error(exc)
+
+    def _check_annotations(self, report: dict) -> list[dict]:
+        found = []
+        for difference in report.get("differences", []):
+            located = difference.get("path") and difference.get("line")
+            if difference.get("side", "head") != "head" or not located:
+                continue  # check run annotations refer to files at the head commit
+            failing = wanted_failure({"differences": [difference]}, self.settings.fail_on)
+            level = "failure" if failing else "warning"
+            found.append({"path": difference["path"], "start_line": difference["line"],
+                          "end_line": difference["line"], "annotation_level": level,
+                          "title": f"{difference['kind']} of {difference['target']} differs",
+                          "message": annotation_message(difference)[:60_000]})
+        return found
+
+    def _workflow_annotations(self, report: dict) -> list[Annotation]:
+        level = {True: "error", False: "warning"}
+        return [Annotation(level[wanted_failure({"differences": [d]}, self.settings.fail_on)],
+                           annotation_message(d), f"{d['kind']} of {d['target']} differs",
+                           d.get("path") if d.get("side", "head") == "head" else None, d.get("line"))
+                for d in report.get("differences", [])]
+
+    def _notes(self) -> list[str]:
+        notes = [f"Not everything could be published: {error}" for error in self.errors]
+        if self.fallback is not None and self.client is not None:
+            notes.append(f"Published to the job summary only: {self.fallback}.")
+        return notes
+
+    def _fall_back(self, exc: GitHubError) -> None:
+        self.fallback = f"{exc} (a pull request from a fork gets a read-only token)"
+        self.workflow.log(f"difforacle: {self.fallback}; falling back to the job summary and annotations")
+
+    def _error(self, exc: GitHubError) -> None:
+        self.errors.append(str(exc))
+        self.workflow.log(f"difforacle: {exc}")
