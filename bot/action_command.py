@@ -32,7 +32,7 @@ from generator.report import report_to_json, validate_report, write_atomic
 from generator.workspace import open_repo
 
 from .config import Config, ConfigError, ignored, inputs_from_env, load_config, matches, merge
-from .github_client import DEFAULT_API_URL, GitHubClient
+from .github_client import DEFAULT_API_URL, GitHubClient, Retries
 from .publisher import Publisher, PublishSettings, PullRequestContext
 from .workflow import Workflow
 
@@ -54,7 +54,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         "(default: $DIFFORACLE_PYTHON, else this one)")
 
 
-def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
+def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
+        retries: Retries | None = None) -> int:
+    """The `action` subcommand (errors are `SetupError`s, reported by `bot.cli.main`)."""
     env = dict(os.environ if environ is None else environ)
     event_path = args.event or (Path(env["GITHUB_EVENT_PATH"]) if env.get("GITHUB_EVENT_PATH") else None)
     if event_path is None:
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> i
         raise SetupError(str(exc)) from None
     workflow = Workflow(env)
     token = env.get("GITHUB_TOKEN") or ""
-    client = GitHubClient(pull.repository, token, api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL) \
+    api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
+    client = GitHubClient(pull.repository, token, api_url=api_url, retries=retries or Retries()) \
         if token else None
     publisher = Publisher(client, pull, PublishSettings(config.fail_on, config.max_comments), workflow)
     report_path = args.json or Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / REPORT_NAME

@@ -4,8 +4,9 @@ Everything the publisher needs from GitHub goes through `GitHubClient`, which sp
 plain data (`CheckRunRef`, `IssueComment`, `PullFile`, ...) so that the publisher never sees
 PyGithub objects. Tests point `base_url` at a local fake of the API; nothing else changes.
 
-Retries (PyGithub's `GithubRetry`, on urllib3): server errors (500, 502, 503, 504) and
-secondary rate limits (403/429 with Retry-After) are retried with exponential backoff.
+Retries (PyGithub's `GithubRetry`, on urllib3): server errors (500, 502, 503, 504) of
+requests that can safely be repeated, and secondary rate limits (403/429 with Retry-After)
+of any request, are retried with exponential backoff.
 A write refused with 403 "Resource not accessible by integration" (the read-only token of a
 pull request from a fork) raises `ReadOnlyToken`, so the caller can fall back to the
 workflow's own outputs; any other failure raises `GitHubError` with a one-line message.
@@ -20,10 +21,21 @@ from typing import Any, TypeVar
 from github import Auth, Github, GithubException, GithubRetry
 
 DEFAULT_API_URL = "https://api.github.com"
-RETRIED_STATUSES = (500, 502, 503, 504)
+RETRIED_STATUSES = [500, 502, 503, 504]  # a list: GithubRetry appends 403 to it
 READ_ONLY_MESSAGE = "Resource not accessible by integration"
 
 T = TypeVar("T")
+
+
+class _Retry(GithubRetry):
+    """GithubRetry, except that a POST is not repeated after a server error: GitHub may have
+    applied it (a comment or a review would then appear twice). Rate limits, which GitHub
+    answers before doing anything, are retried for every method."""
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if method.upper() == "POST" and status_code in RETRIED_STATUSES:
+            return False
+        return super().is_retry(method, status_code, has_retry_after)
 
 
 class GitHubError(Exception):
@@ -113,7 +125,7 @@ class GitHubClient:
 
     def __init__(self, repository: str, token: str, *, api_url: str = DEFAULT_API_URL,
                  retries: Retries = Retries(), timeout: int = 30) -> None:
-        retry = GithubRetry(total=retries.total, backoff_factor=retries.backoff_factor,
+        retry = _Retry(total=retries.total, backoff_factor=retries.backoff_factor,
                             status_forcelist=RETRIED_STATUSES, allowed_methods=None,
                             secondary_rate_wait=retries.secondary_rate_wait)
         self._github = Github(auth=Auth.Token(token), base_url=api_url.rstrip("/"), retry=retry,

@@ -1,0 +1,146 @@
+"""`difforacle action` end to end: a saved pull_request event, a local repository, the fake GitHub."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import git
+import pytest
+from fake_github import FakeGitHub
+
+from bot.action_command import apply_config, pull_request_from_event, run
+from bot.cli import main
+from bot.config import Config, FloatPolicy
+from bot.github_client import Retries
+from bot.summary import SUMMARY_MARKER
+from generator.demo import build_demo_repo
+from generator.model import SetupError
+from generator.report import validate_report
+
+FIXTURES = Path(__file__).parent / "fixtures" / "github" / "webhooks"
+FAST = Retries(total=2, backoff_factor=0, secondary_rate_wait=0, seconds_between_requests=0,
+               seconds_between_writes=0)
+
+
+def _event(tmp_path: Path, base: str, head: str, fixture: str = "pull_request.opened.json") -> Path:
+    event = json.loads((FIXTURES / fixture).read_text())
+    event["pull_request"]["base"]["sha"], event["pull_request"]["head"]["sha"] = base, head
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event))
+    return path
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> tuple[Path, str, str]:
+    repo = tmp_path / "durations"
+    base, head = build_demo_repo(repo)
+    shas = git.Repo(repo)
+    return repo, shas.commit(base).hexsha, shas.commit(head).hexsha
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    with FakeGitHub().serve() as server:
+        yield server
+
+
+def _env(tmp_path: Path, event: Path, fake: FakeGitHub | None, **extra: str) -> dict[str, str]:
+    env = {"GITHUB_EVENT_PATH": str(event), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "GITHUB_OUTPUT": str(tmp_path / "output"), "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_REPOSITORY": "Codertocat/Hello-World", "DIFFORACLE_BUDGET": "12", **extra}
+    if fake is not None:
+        env.update(GITHUB_TOKEN="rw", GITHUB_API_URL=fake.url)
+    return env
+
+
+def _args(repo: Path) -> argparse.Namespace:
+    return argparse.Namespace(event=None, repo=repo, json=None, python=None)
+
+
+def test_action_publishes_the_demo_regressions_once_per_push(
+        demo: tuple, fake: FakeGitHub, tmp_path: Path) -> None:
+    repo, base, head = demo
+    fake.add_token("rw", "github-actions[bot]")
+    fake.add_pull_from_git("Codertocat", "Hello-World", 2, repo, base, head)
+    env = _env(tmp_path, _event(tmp_path, base, head), fake, DIFFORACLE_FAIL_ON="difference")
+
+    status = run(_args(repo), env, FAST)
+
+    assert status == 1  # fail-on: difference
+    assert fake.violations == []
+    report = json.loads((tmp_path / "difforacle-report.json").read_text())
+    validate_report(report)
+    assert report["differences"]
+    [run_] = fake.check_runs.values()
+    assert run_.conclusion == "failure" and run_.head_sha == head
+    [comment] = fake.comments_on("Codertocat", "Hello-World", 2)
+    assert comment.body.startswith(SUMMARY_MARKER)
+    [review] = fake.reviews_on("Codertocat", "Hello-World", 2)
+    assert review.commit_id == head and review.comments
+    outputs = (tmp_path / "output").read_text()
+    assert f"\n{len(report['differences'])}\n" in outputs
+    assert str(tmp_path / "difforacle-report.json") in outputs
+
+    # the same event again (a re-run): the comment is edited, no second review
+    assert run(_args(repo), env, FAST) == 1
+    assert len(fake.comments_on("Codertocat", "Hello-World", 2)) == 1
+    assert len(fake.reviews_on("Codertocat", "Hello-World", 2)) == 1
+    assert fake.violations == []
+
+
+def test_without_a_token_the_step_summary_and_annotations_still_appear(
+        demo: tuple, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, base, head = demo
+    env = _env(tmp_path, _event(tmp_path, base, head), None)
+
+    assert run(_args(repo), env) == 0  # fail-on defaults to never
+
+    out = capsys.readouterr().out
+    assert "::warning file=durations/" in out and "no GitHub token" in out
+    assert "| D1 |" in (tmp_path / "summary.md").read_text()
+
+
+def test_event_errors_are_one_line_setup_errors(tmp_path: Path) -> None:
+    push = tmp_path / "push.json"
+    push.write_text(json.dumps({"ref": "refs/heads/main"}))
+    with pytest.raises(SetupError, match="not a pull request event"):
+        pull_request_from_event(push, {"GITHUB_EVENT_NAME": "push"})
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(SetupError, match="not JSON"):
+        pull_request_from_event(tmp_path / "bad.json", {})
+    fork = pull_request_from_event(FIXTURES / "pull_request.opened.fork.json", {})
+    assert fork.fork and fork.number == 2
+
+
+def test_missing_base_commit_and_bad_inputs_exit_2(demo: tuple, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    repo, base, head = demo
+    monkeypatch.chdir(repo)
+    for key, value in _env(tmp_path, _event(tmp_path, "f" * 40, head), None).items():
+        monkeypatch.setenv(key, value)
+    assert main(["action"]) == 2
+    assert "fetch-depth: 0" in capsys.readouterr().err
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(_event(tmp_path, base, head)))
+    monkeypatch.setenv("DIFFORACLE_BUDGET", "soon")
+    assert main(["action"]) == 2
+    assert "input 'budget'" in capsys.readouterr().err
+    monkeypatch.delenv("GITHUB_EVENT_PATH")
+    assert main(["action"]) == 2
+    assert "GITHUB_EVENT_PATH" in capsys.readouterr().err
+
+
+def test_project_settings_leave_out_ignored_targets_paths_and_float_noise() -> None:
+    def difference(target: str, path: str, base: str = "1", head: str = "2") -> dict:
+        return {"target": target, "path": path, "base": base, "head": head}
+
+    report = {"differences": [difference("pkg.a:f", "pkg/a.py"), difference("pkg.b:g", "pkg/b.py"),
+                              difference("pkg.c:h", "vendor/c.py"),
+                              difference("pkg.a:k", "pkg/a.py", "0.1", "0.10000001")], "notes": []}
+    config = Config(exclude=("vendor",), ignore_targets=("pkg.b:*",), float_policy=FloatPolicy(rel=1e-6))
+    kept = apply_config(report, config)
+    assert [d["target"] for d in kept["differences"]] == ["pkg.a:f"]
+    assert "3 difference(s) left out" in kept["notes"][0]
