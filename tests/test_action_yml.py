@@ -94,7 +94,8 @@ def test_difforacle_installs_into_its_own_venv_from_the_action(action: dict[str,
     assert '-m venv --clear "$DIFFORACLE_VENV"' in install["run"]
     assert 'pip install --disable-pip-version-check --quiet "$GITHUB_ACTION_PATH"' in install["run"]
     assert run["env"]["DIFFORACLE"] == "${{ steps.install.outputs.executable }}"
-    assert 'command -v python' in run["run"] and run["run"].rstrip().endswith('exec "$DIFFORACLE" action')
+    assert 'command -v python' in run["run"] and run["run"].rstrip().endswith(
+        'exec "$DIFFORACLE" action --python "$DIFFORACLE_PYTHON"')
 
 
 def run_step(action: dict[str, Any], tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
@@ -118,7 +119,7 @@ def run_step(action: dict[str, Any], tmp_path: Path, env: dict[str, str]) -> dic
 
 def test_run_step_defaults_python_to_the_one_on_path(action: dict[str, Any], tmp_path: Path) -> None:
     seen = run_step(action, tmp_path, {"DIFFORACLE_BUDGET": "120", "GITHUB_TOKEN": "t0ken"})
-    assert seen["args"] == "action"
+    assert seen["args"] == f"action --python {tmp_path / 'bin' / 'python'}"
     assert seen["DIFFORACLE_PYTHON"] == str(tmp_path / "bin" / "python")
     assert seen["DIFFORACLE_BUDGET"] == "120" and seen["GITHUB_TOKEN"] == "t0ken"
 

@@ -182,3 +182,13 @@ def test_a_suggestion_goes_into_the_test_file_the_pull_request_changes(tmp_path:
         suggestion = next(c for c in review.comments if c.path == "tests/test_parse.py")
         assert suggestion.line == 3
         assert "```suggestion\n    assert 1\n\n\ndef test_parse_1():" in suggestion.body
+
+
+def test_a_secondary_rate_limit_is_waited_out_even_for_a_post(fake: FakeGitHub, tmp_path: Path) -> None:
+    fake.rate_limit_next(1, status=403, retry_after=0, method="POST", path="/repos/*/issues/*/comments")
+
+    published, _ = _publish(fake, _report([_difference(1)]), tmp_path)
+
+    assert published.errors == [] and published.comment_id is not None
+    assert len(fake.comments_on(OWNER, REPO, NUMBER)) == 1
+    assert [r.status for r in fake.requests_to("POST", "/repos/*/issues/*/comments")] == [403, 201]
