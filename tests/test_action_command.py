@@ -84,10 +84,25 @@ def test_action_publishes_the_demo_regressions_once_per_push(
     assert f"\n{len(report['differences'])}\n" in outputs
     assert str(tmp_path / "difforacle-report.json") in outputs
 
-    # the same event again (a re-run): the comment is edited, no second review
+    # the same event again (a re-run): no second comment, no second review
     assert run(_args(repo), env, FAST) == 1
     assert len(fake.comments_on("Codertocat", "Hello-World", 2)) == 1
     assert len(fake.reviews_on("Codertocat", "Hello-World", 2)) == 1
+
+    # a new push: the comment is edited in place, and the new head gets its own review
+    clone = git.Repo(repo)
+    clone.git.checkout("-q", "feature")
+    (repo / "NOTES.md").write_text("more\n")
+    clone.git.add("-A")
+    clone.git.commit("-q", "-m", "notes")
+    new_head = clone.head.commit.hexsha
+    clone.git.checkout("-q", "main")
+    fake.set_pull_head("Codertocat", "Hello-World", 2, new_head)
+    env["GITHUB_EVENT_PATH"] = str(_event(tmp_path, base, new_head, "pull_request.synchronize.json"))
+    assert run(_args(repo), env, FAST) == 1
+    [edited] = fake.comments_on("Codertocat", "Hello-World", 2)
+    assert edited.id == comment.id and new_head[:7] in edited.body
+    assert [r.commit_id for r in fake.reviews_on("Codertocat", "Hello-World", 2)] == [head, new_head]
     assert fake.violations == []
 
 
