@@ -15,6 +15,8 @@ from pathlib import Path
 
 from generator import Options, Progress, Report, SetupError, analyze
 from generator.budget_plan import ALLOCATIONS
+from generator.components import NAMES as COMPONENTS
+from generator.components import Components
 from generator.demo import DEMO_DESCRIPTION, build_demo_repo
 from generator.report import render_markdown, write_json, write_markdown, write_tests
 from generator.risk import WINDOW
@@ -78,6 +80,9 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
                         "or equally (default: defect)")
     parser.add_argument("--window", type=_positive_int, default=WINDOW, metavar="N",
                         help=f"commits of history before base for the defect scores (default: {WINDOW})")
+    parser.add_argument("--disable", action="append", choices=COMPONENTS, default=[], metavar="COMPONENT",
+                        help="switch a generation technique off, to measure it (repeatable): "
+                        + ", ".join(COMPONENTS))
     parser.add_argument("--show-unreproduced", action="store_true",
                         help="also report differences whose test pytest did not reproduce (marked as such)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -141,7 +146,8 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str) -> int:
     options = Options(budget=args.budget, seed=args.seed, python=args.python,
                       max_sequences=args.max_sequences, minimize_share=args.minimize_share,
                       show_unreproduced=args.show_unreproduced, allocation=args.allocation,
-                      history_window=args.window, progress=progress)
+                      history_window=args.window, components=Components.without(args.disable),
+                      progress=progress)
     try:
         report = analyze(repo, base, head, options)
     finally:

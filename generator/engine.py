@@ -24,6 +24,7 @@ from .catalog import Catalog, changed_at_import, focus_operations, read_sources
 from .changed_lines import ChangedLines
 from .changes import compute_changes
 from .compare import Mismatch, first_mismatch, kind_of, leaf_text, reproduces, unstable_keys
+from .components import ALL, Components
 from .differential import DifferenceCheck, Shown, Signature, case_from_key, key_suffix
 from .executor import Worker, WorkerOptions
 from .explore import Explorer
@@ -34,7 +35,7 @@ from .model import ChangeSet, Checkout, Difference, Report, SetupError, Statemen
 from .render import can_pin, render_test, test_name
 from .reproduce import SuggestedTests, check_reproduction
 from .risk import WINDOW, RiskTable
-from .values import ValueGenerator, mine_constants
+from .values import Constants, ValueGenerator, mine_constants
 from .workspace import checkouts, open_repo, resolve
 
 # Sequences worth replaying. Not "timeout": a hang on base costs a whole timeout again on
@@ -43,6 +44,7 @@ KEPT_STATUSES = ("ok", "exception", "crash")
 REPRESENTATIVES = 3
 UNPINNABLE = "# base's behaviour here cannot be asserted by a test (a hang, a crash, or no stable value)\n"
 REPRODUCE_SECONDS = 2.0  # time kept for running the suggested tests with pytest on both commits
+REPRODUCIBLE_MINIMIZE_CHECKS = 120  # candidates per finding when runs are bound by sequences, not time
 CONFIRM_OVERRUN = 5.0  # seconds past the budget that confirming may take while nothing is confirmed yet
 CONFIRM_CALL_TIMEOUT = 2.0  # seconds: at least this long before a call counts as hanging in confirmation
 EXPLORE_RANDOM_SEED, REPLAY_RANDOM_SEED = 0, 1
@@ -64,12 +66,13 @@ class Options:
     python: str = field(default_factory=lambda: sys.executable)
     batch_size: int = 50
     call_timeout: float | None = None  # seconds per call; default scales with the budget
-    max_sequences: int | None = None  # stop exploring after this many: reproducible runs, not bound by time
+    max_sequences: int | None = None  # stop exploring after this many: reproducible, bound by counts
     minimize_share: float = 0.15  # of the budget, for shrinking the tests of confirmed differences
     show_unreproduced: bool = False  # also report differences whose pytest test did not reproduce
     allocation: str = "defect"  # how focused generation is shared over units: "defect" or "uniform"
     history_window: int = WINDOW  # commits before base read for the defect scores
     pr_title: str = ""  # a title saying "fix" makes the PR's commits count as fixes
+    components: Components = ALL  # generation techniques on (switch one off to measure it)
     progress: Callable[[Progress], None] | None = None
 
 
@@ -277,8 +280,9 @@ class _Session:
         """Generate on base; replay each batch's kept sequences while the next batch is generated."""
         self.progress("exploring")
         rng = random.Random(self.options.seed)
-        constants = mine_constants(*self._constant_sources())
-        explorer = Explorer(catalog, ValueGenerator(random.Random(rng.random()), constants), rng)
+        components = self.options.components
+        constants = mine_constants(*self._constant_sources()) if "constants" in components else Constants()
+        explorer = Explorer(catalog, ValueGenerator(random.Random(rng.random()), constants), rng, components)
         explorer.aim(aim.quota, aim.unit_operations,
                      lambda: uncovered_ratios(aim.operation_targets, self.lines.uncovered()))
         replay_all = (bool(worker.unwrapped) or any(u.kind in ("module", "class") for u in self.changes.units)
@@ -344,7 +348,7 @@ class _Session:
         minimize_until = min(time.monotonic() + self.options.minimize_share * budget,
                              self.started + budget - REPRODUCE_SECONDS)
         if self.options.max_sequences is not None:
-            minimize_until = math.inf  # reproducible runs shrink to the fixpoint, however long it takes
+            minimize_until = math.inf  # reproducible runs: bounded by a number of checks instead
         findings: dict[tuple, _Finding] = {}
         try:
             for remaining, members in zip(range(len(groups), 0, -1), groups.values(), strict=True):
@@ -399,7 +403,9 @@ class _Session:
             shown = check.same(cases, signature)
             return [s if s is not None and all(can_pin(s.mismatch, p) for p in pins) else None for s in shown]
 
-        result = minimize(finding.case, finding.shown, same, deadline=deadline, operations=self.operations)
+        max_checks = REPRODUCIBLE_MINIMIZE_CHECKS if self.options.max_sequences is not None else None
+        result = minimize(finding.case, finding.shown, same, deadline=deadline, operations=self.operations,
+                          max_checks=max_checks)
         finding.minimized = result.complete
         if result.case != finding.case:
             shown = check.observe(result.case, signature.suffix, lines=True) or result.outcome
@@ -428,11 +434,14 @@ class _Session:
                 f"{hidden} confirmed difference(s) hidden: their suggested test did not reproduce them "
                 "under pytest in a fresh process (--show-unreproduced reports them).")
         cut = [d for d in differences if not d.minimized]
+        reproducible = self.options.max_sequences is not None
+        bound = f"bound of {REPRODUCIBLE_MINIMIZE_CHECKS} checks" if reproducible else "time bound"
+        remedy = "a run bound by time shrinks further" if reproducible else "raise --minimize-share"
         if cut:
             self.report.notes.append(
-                f"Minimization stopped at its time bound for {len(cut)} test(s) "
+                f"Minimization stopped at its {bound} for {len(cut)} test(s) "
                 f"({', '.join(sorted({d.target for d in cut}))}); they may be longer than needed "
-                "(raise --minimize-share).")
+                f"({remedy}).")
 
     def _difference(self, finding: _Finding) -> Difference:
         mismatch, target = finding.shown.mismatch, finding.shown.target

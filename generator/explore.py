@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Operation, Parameter
+from .components import ALL, Components
 from .guidance import Bloodhound, UnitQuota
 from .values import ValueGenerator, type_from_name
 
@@ -47,6 +48,7 @@ class Pools:
     by_type: dict[str, list[PoolEntry]] = field(default_factory=dict)
     seen_states: set[str] = field(default_factory=set)
     rng: random.Random = field(default_factory=random.Random)
+    by_mro: bool = True  # elephant brain: a value also serves every supertype of its runtime type
 
     def add(self, entry: PoolEntry, mro: list[str], digest: str) -> bool:
         """Add `entry` under every type of its MRO unless an equal state is already pooled."""
@@ -54,7 +56,7 @@ class Pools:
         if key in self.seen_states:
             return False
         self.seen_states.add(key)
-        for name in mro:
+        for name in mro if self.by_mro else mro[:1]:
             bucket = self.by_type.setdefault(name, [])
             if len(bucket) < POOL_LIMIT:
                 bucket.append(entry)
@@ -118,11 +120,13 @@ def _shift(statement: dict, offset: int) -> dict:
 class Explorer:
     """Generates candidate sequences and learns from their execution results."""
 
-    def __init__(self, catalog: Catalog, values: ValueGenerator, rng: random.Random) -> None:
+    def __init__(self, catalog: Catalog, values: ValueGenerator, rng: random.Random,
+                 components: Components = ALL) -> None:
         self.catalog = catalog
+        self.components = components
         self.values = values
         self.rng = rng
-        self.pools = Pools(rng=random.Random(rng.random()))
+        self.pools = Pools(rng=random.Random(rng.random()), by_mro="elephant" in components)
         self.seen: set[str] = set()
         self.operations = [op for op in catalog.operations if op.kind != "constructor" or
                            not catalog.classes.get(op.owner or "", {}).get("abstract")]
@@ -237,6 +241,8 @@ class Explorer:
                 break
         if chosen is self.focus and self._quota is not None:
             chosen = self._aimed_operations() or chosen
+        if "bloodhound" not in self.components:
+            return self.rng.choice(chosen)
         return self._by_id[self.bloodhound.choose([op.id for op in chosen], self.rng)]
 
     def _aimed_operations(self) -> list[Operation]:
@@ -259,7 +265,8 @@ class Explorer:
             if entry is None:
                 return None
             receiver = builder.include(entry)
-        repeat = self.rng.randint(2, MAX_REPEAT) if self.rng.random() < REPEAT_RATIO else 1
+        repeating = "repetition" in self.components and self.rng.random() < REPEAT_RATIO
+        repeat = self.rng.randint(2, MAX_REPEAT) if repeating else 1
         for _ in range(repeat):
             call = self._call(op, builder, receiver)
             if call is None:
@@ -297,14 +304,17 @@ class Explorer:
 
     def _argument(self, param: Parameter, builder: _Builder, op_id: str) -> dict | None:
         rng = self.rng
+        if "types" not in self.components:
+            param = Parameter(param.name, param.kind, param.has_default, ())  # nothing known about it
         if param.choices and rng.random() < 0.9:
             return {"lit": list(rng.choice(param.choices))}
         if rng.random() < NULL_RATIO:
             return {"lit": ["none"]}
         hints = [name for h in param.hints for name in self._short_names.get(h, [h])]
-        if not hints and (guess := type_from_name(param.name)) and rng.random() < 0.8:
+        typed = "types" in self.components
+        if typed and not hints and (guess := type_from_name(param.name)) and rng.random() < 0.8:
             hints = [guess]
-        worked = self._worked.get((op_id, param.name))
+        worked = self._worked.get((op_id, param.name)) if typed else None
         if worked and rng.random() < WORKED_RATIO:
             if not hints and rng.random() < 0.5:  # a new value of a type that worked here
                 tag = rng.choice(worked)[0]
@@ -349,7 +359,7 @@ class Explorer:
             return entry
         constructors = [c for c in self.catalog.operations if c.kind == "constructor"
                         and type_name in self.catalog.classes.get(c.owner or "", {}).get("mro", ())]
-        if not constructors or depth <= 0:
+        if not constructors or depth <= 0 or "detective" not in self.components:
             return entry
         constructor = self.rng.choice(constructors)
         builder = _Builder()

@@ -76,19 +76,23 @@ def cost(case: Case) -> tuple[int, int]:
 
 def minimize(case: Case, outcome: Outcome, check: Check, *, deadline: float,
              operations: dict[str, Operation] | None = None,
-             clock: Callable[[], float] = time.monotonic) -> Minimized[Outcome]:
+             clock: Callable[[], float] = time.monotonic,
+             max_checks: int | None = None) -> Minimized[Outcome]:
     """Shrink `case` while `check` keeps returning an outcome (not None) for the candidates.
 
     `outcome` is what `check` returned for `case` itself; the result carries the outcome
     of the final case, so callers render what the minimized sequence actually does.
+    `max_checks` bounds the work by the number of candidates checked instead of (or besides)
+    the clock, which keeps a bounded run reproducible.
     """
-    return _Minimizer(check, deadline, operations or {}, clock).run(case, outcome)
+    return _Minimizer(check, deadline, operations or {}, clock, max_checks).run(case, outcome)
 
 
 class _Minimizer(Generic[Outcome]):
     def __init__(self, check: Check, deadline: float, operations: dict[str, Operation],
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], max_checks: int | None = None) -> None:
         self.check, self.deadline, self.operations, self.clock = check, deadline, operations, clock
+        self.max_checks = max_checks
         self.outcomes: dict[str, Outcome | None] = {}  # candidate (as JSON) -> what check said
         self.result: Minimized[Outcome]
 
@@ -149,6 +153,11 @@ class _Minimizer(Generic[Outcome]):
         if self.clock() >= self.deadline:
             self.result.complete = False
             return False
+        if self.max_checks is not None:
+            if self.result.checks >= self.max_checks:
+                self.result.complete = False
+                return False
+            batch = batch[:self.max_checks - self.result.checks]
         outcomes = self.check(batch)
         self.result.checks += len(batch)
         for candidate, outcome in zip(batch, outcomes, strict=True):

@@ -267,7 +267,7 @@ def _stats_markdown(stats: Stats) -> str:
         rate = stats.sequences / stats.seconds
     headline = f"{stats.sequences} sequences in {stats.seconds:.2f} s ({rate:.1f} sequences per second)."
     others = [
-        f"{name.replace('_', ' ')} {value}"
+        f"{name.replace('_', ' ')} {round(value, 2) if isinstance(value, float) else value}"
         for name, value in asdict(stats).items()
         if name not in _HEADLINE_STATS
     ]

@@ -6,7 +6,10 @@ import json
 import random
 from collections import Counter
 
+import pytest
+
 from generator.catalog import Catalog
+from generator.components import Components
 from generator.explore import MAX_LENGTH, Explorer, PoolEntry, Pools
 from generator.values import Constants, ValueGenerator
 
@@ -66,10 +69,10 @@ def make_catalog(focus: set[str], without: tuple[str, ...] = ()) -> Catalog:
 
 
 def explorer(focus: set[str], seed: int = 1, constants: Constants | None = None,
-             without: tuple[str, ...] = ()) -> Explorer:
+             without: tuple[str, ...] = (), disabled: tuple[str, ...] = ()) -> Explorer:
     rng = random.Random(seed)
     values = ValueGenerator(random.Random(rng.random()), constants or Constants())
-    return Explorer(make_catalog(focus, without), values, rng)
+    return Explorer(make_catalog(focus, without), values, rng, Components.without(disabled))
 
 
 def _key(statements: list[dict]) -> str:
@@ -307,3 +310,50 @@ def test_candidates_never_exceed_max_length() -> None:
             longest = max(longest, len(statements))
             ex.feedback(statements, fake_result(statements, f"r{round_}-{i}"))
     assert longest >= MAX_LENGTH - 3  # pools of long sequences were really combined
+
+
+# ---------------------------------------------------------------- components switched off
+
+
+def test_without_detective_a_receiver_comes_only_from_the_pool() -> None:
+    ex = explorer({"Item.discount"}, seed=4, disabled=("detective",))
+    assert not any(c[-1]["op"] == f"{M}:Item.discount" for c in ex.candidates(60))
+    built = next(c for c in explorer({"Item"}, seed=4).candidates(5))
+    ex.feedback(built, fake_result(built, "item-1"))
+    assert any(c[-1]["op"] == f"{M}:Item.discount" and c[0] == built[0] for c in ex.candidates(60))
+
+
+def test_without_repetition_no_call_repeats() -> None:
+    def repeated(disabled: tuple[str, ...]) -> int:
+        ex = explorer({"describe"}, seed=3, disabled=disabled)
+        return sum(len(c) > 1 and c[-1]["op"] == c[-2]["op"] == f"{M}:describe" for c in ex.candidates(400))
+
+    assert repeated(()) > 0 and repeated(("repetition",)) == 0
+
+
+def test_without_types_arguments_ignore_the_hints() -> None:
+    def kinds(disabled: tuple[str, ...]) -> set[str]:
+        ex = explorer({"describe"}, seed=5, disabled=(*disabled, "repetition"))
+        return {arg["lit"][0] for c in ex.candidates(300) if c[-1]["op"] == f"{M}:describe"
+                for arg in c[-1]["args"] if "lit" in arg}
+
+    assert kinds(()) <= {"str", "int", "none"}
+    assert len(kinds(("types",)) - {"str", "int", "none"}) >= 2
+
+
+def test_without_elephant_brain_a_value_serves_only_its_own_type() -> None:
+    ex = explorer({"Cart.add"}, seed=2, disabled=("elephant",))
+    food = [{"op": f"{M}:Food", "args": [{"lit": ["str", "x"]}, {"lit": ["int", 1]}], "kwargs": {}}]
+    ex.feedback(food, fake_result(food, "food-1"))
+    assert ex.pools.by_type.keys() == {f"{M}.Food"}
+    whole = explorer({"Cart.add"}, seed=2)
+    whole.feedback(food, fake_result(food, "food-1"))
+    assert whole.pools.by_type.keys() == {f"{M}.Food", f"{M}.Item"}
+
+
+def test_unknown_components_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown component"):
+        Components.without(["magic"])
+    with pytest.raises(KeyError):
+        assert "magic" in Components()
+

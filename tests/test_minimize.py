@@ -243,3 +243,18 @@ def test_an_object_built_by_a_chain_of_calls_gives_way_to_an_earlier_one() -> No
 
     result = minimize(Case(statements), "differs", two_objects, deadline=float("inf"))
     assert result.case.statements == (call("new"), call("target", ref(0), ref(0)))
+
+
+def test_a_bound_on_checks_stops_minimization_reproducibly() -> None:
+    """Runs bound by sequence counts bound shrinking by candidate checks, not by the clock."""
+    statements = [{"op": "m:f", "args": [{"lit": ["int", n]}], "kwargs": {}} for n in range(8)]
+    case = Case(tuple(statements))
+    calls: list[int] = []
+
+    def check(cases: list[Case]) -> list[object | None]:
+        calls.append(len(cases))
+        return [None] * len(cases)  # nothing smaller shows the difference
+
+    result = minimize(case, "outcome", check, deadline=float("inf"), max_checks=5)
+    assert sum(calls) == result.checks == 5 and result.complete is False
+    assert result.case == case

@@ -1,0 +1,48 @@
+"""The generation techniques that can be switched off one by one, so their effect can be measured.
+
+Each name is a technique from the literature the engine is built on (GRT, Randoop, field
+coverage criteria); `difforacle diff --disable NAME` switches one off (repeatable), and the
+ablation benchmark runs with each switched off in turn. Everything is on by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+DESCRIPTIONS = {
+    "constants": "literals mined from the source, TF-IDF weighted, the PR's hunks first (GRT)",
+    "types": "parameter types from annotations, docstrings, names, isinstance checks and runtime feedback",
+    "elephant": "pools keyed by exact runtime type, the MRO as the subtype index (GRT elephant brain)",
+    "detective": "demand-driven construction of a needed type through its builders (GRT detective)",
+    "impurity": "fuzzed numbers and strings, objects mutated by impure methods before reuse (GRT)",
+    "orienteering": "cheap (fast, short) sequences preferred as inputs (GRT orienteering)",
+    "novelty": "sequences kept only when their object graphs add field-coverage triples",
+    "repetition": "an operation sometimes called several times in a row (Randoop)",
+    "bloodhound": "operations weighted by their uncovered changed lines and branches (GRT bloodhound)",
+}
+NAMES = tuple(DESCRIPTIONS)
+
+
+@dataclass(frozen=True)
+class Components:
+    """Which techniques are on; `name in components` asks."""
+
+    disabled: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.disabled) - set(NAMES))
+        if unknown:
+            raise ValueError(f"unknown component(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")
+
+    def __contains__(self, name: object) -> bool:
+        if name not in DESCRIPTIONS:
+            raise KeyError(f"no component {name!r}")
+        return name not in self.disabled
+
+    @staticmethod
+    def without(names: Iterable[str]) -> Components:
+        return Components(frozenset(names))
+
+
+ALL = Components()
