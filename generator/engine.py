@@ -282,7 +282,8 @@ class _Session:
         rng = random.Random(self.options.seed)
         components = self.options.components
         constants = mine_constants(*self._constant_sources()) if "constants" in components else Constants()
-        explorer = Explorer(catalog, ValueGenerator(random.Random(rng.random()), constants), rng, components)
+        explorer = Explorer(catalog, ValueGenerator(random.Random(rng.random()), constants), rng, components,
+                            timed=self.options.max_sequences is None)
         explorer.aim(aim.quota, aim.unit_operations,
                      lambda: uncovered_ratios(aim.operation_targets, self.lines.uncovered()))
         replay_all = (bool(worker.unwrapped) or any(u.kind in ("module", "class") for u in self.changes.units)

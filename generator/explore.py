@@ -13,14 +13,17 @@ still kept as regression tests by the engine).
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Operation, Parameter
 from .components import ALL, Components
+from .fuzz import fuzz_literal
 from .guidance import Bloodhound, UnitQuota
 from .values import ValueGenerator, type_from_name
+from .worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
 
 MAX_LENGTH = 12
 TIER_SHARES = (0.5, 0.3, 0.2)  # focus, related (same class hierarchy), other builders
@@ -33,14 +36,27 @@ REUSE_RATIO = 0.3
 WORKED_RATIO = 0.3
 WORKED_LIMIT = 16
 REUSABLE_TAGS = ("int", "str", "float", "bytes", "tuple")
+LEARNED_RATIO = 0.5  # an untyped parameter takes a runtime type that worked there before
+FUZZ_RATIO = 0.1  # a primitive argument is perturbed (GRT impurity)
+IMPURE_RATIO = 0.1  # a pooled object gets an impure call before reuse (GRT impurity)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class PoolEntry:
-    """A sequence and the index of the statement whose value (or mutated receiver) it offers."""
+    """A sequence and the index of the statement whose value (or mutated receiver) it offers.
+
+    `cost` is what running the sequence took (milliseconds; 1 when runs must be reproducible)
+    and `picks` how often it was chosen as an input: orienteering prefers cheap entries.
+    """
 
     statements: tuple[dict, ...]
     index: int
+    cost: float = 1.0
+    picks: int = 0
+
+    def weight(self) -> float:
+        """GRT's orienteering weight, as Randoop computes it: 1 / (k * t * sqrt(size))."""
+        return 1.0 / ((self.picks + 1) * max(self.cost, 1e-3) * math.sqrt(len(self.statements)))
 
 
 @dataclass
@@ -49,6 +65,7 @@ class Pools:
     seen_states: set[str] = field(default_factory=set)
     rng: random.Random = field(default_factory=random.Random)
     by_mro: bool = True  # elephant brain: a value also serves every supertype of its runtime type
+    orienteering: bool = True  # cheap entries first (else uniformly)
 
     def add(self, entry: PoolEntry, mro: list[str], digest: str) -> bool:
         """Add `entry` under every type of its MRO unless an equal state is already pooled."""
@@ -69,7 +86,11 @@ class Pools:
         if not buckets:
             return None
         bucket = rng.choice(buckets)
-        return bucket[rng.randrange(len(bucket))]
+        if not self.orienteering:
+            return bucket[rng.randrange(len(bucket))]
+        entry = rng.choices(bucket, [e.weight() for e in bucket])[0]
+        entry.picks += 1
+        return entry
 
     def pick_any(self, rng: random.Random) -> PoolEntry | None:
         names = [t for t, bucket in self.by_type.items() if bucket and not t.startswith("builtins.")]
@@ -121,12 +142,15 @@ class Explorer:
     """Generates candidate sequences and learns from their execution results."""
 
     def __init__(self, catalog: Catalog, values: ValueGenerator, rng: random.Random,
-                 components: Components = ALL) -> None:
+                 components: Components = ALL, timed: bool = True) -> None:
+        """`timed`: orienteering may weigh entries by their measured time (not in reproducible runs)."""
         self.catalog = catalog
         self.components = components
+        self.timed = timed
         self.values = values
         self.rng = rng
-        self.pools = Pools(rng=random.Random(rng.random()), by_mro="elephant" in components)
+        self.pools = Pools(rng=random.Random(rng.random()), by_mro="elephant" in components,
+                           orienteering="orienteering" in components)
         self.seen: set[str] = set()
         self.operations = [op for op in catalog.operations if op.kind != "constructor" or
                            not catalog.classes.get(op.owner or "", {}).get("abstract")]
@@ -141,6 +165,8 @@ class Explorer:
             self._short_names.setdefault("?" + type_name.rsplit(".", 1)[-1], []).append(type_name)
         self._timeouts: dict[str, int] = {}
         self._worked: dict[tuple[str, str], list[list]] = {}
+        self._learned_types: dict[tuple[str, str], list[str]] = {}  # (op, parameter) -> runtime types
+        self._impure: dict[str, list[Operation]] = {}  # type name -> its mutators
         self._by_id = {op.id: op for op in self.operations}
         self.bloodhound = Bloodhound(len(self.operations))
         self._uncovered: Callable[[], Mapping[str, float]] = dict
@@ -198,20 +224,22 @@ class Explorer:
             return
         if self.bloodhound.success(statements[-1]["op"]):
             self.bloodhound.refresh(self._uncovered())
-        self._learn_arguments(statements[-1])
+        types = result.get("types", [])
+        self._learn_arguments(statements[-1], types)
         last = len(statements) - 1
         entry_statements = tuple(statements)
-        types = result.get("types", [])
         digests = result.get("digests", {})
+        cost = float(result.get("ms", 1.0)) if self.timed else 1.0
         if result.get("reusable") and result["reusable"][-1] and len(types) > last:
-            self.pools.add(PoolEntry(entry_statements, last), types[last], digests.get(str(last), ""))
+            self.pools.add(PoolEntry(entry_statements, last, cost), types[last], digests.get(str(last), ""))
         for arg in statements[-1]["args"]:
             ref = arg.get("ref")
             if ref is not None and ref < len(types) and f"{last}/{ref}" in digests:
-                self.pools.add(PoolEntry(entry_statements, ref), types[ref], digests[f"{last}/{ref}"])
+                self.pools.add(PoolEntry(entry_statements, ref, cost), types[ref], digests[f"{last}/{ref}"])
 
-    def _learn_arguments(self, statement: dict) -> None:
-        """Remember literal arguments of a call that ran normally: values that worked before."""
+    def _learn_arguments(self, statement: dict, types: list[list[str]]) -> None:
+        """Remember what a call that ran normally was given: literal values that worked, and the
+        runtime types of its object arguments (types learned without static types)."""
         op = self._by_id.get(statement["op"])
         if op is None:
             return
@@ -222,6 +250,10 @@ class Explorer:
                 known = self._worked.setdefault((op.id, name), [])
                 if arg["lit"] not in known and len(known) < WORKED_LIMIT:
                     known.append(arg["lit"])
+            elif "ref" in arg and arg["ref"] < len(types) and types[arg["ref"]]:
+                learned = self._learned_types.setdefault((op.id, name), [])
+                if types[arg["ref"]][0] not in learned and len(learned) < WORKED_LIMIT:
+                    learned.append(types[arg["ref"]][0])
 
     # ------------------------------------------------------------ building candidates
 
@@ -304,16 +336,30 @@ class Explorer:
 
     def _argument(self, param: Parameter, builder: _Builder, op_id: str) -> dict | None:
         rng = self.rng
-        if "types" not in self.components:
+        typed = "types" in self.components
+        if not typed:
             param = Parameter(param.name, param.kind, param.has_default, ())  # nothing known about it
         if param.choices and rng.random() < 0.9:
             return {"lit": list(rng.choice(param.choices))}
         if rng.random() < NULL_RATIO:
             return {"lit": ["none"]}
         hints = [name for h in param.hints for name in self._short_names.get(h, [h])]
-        typed = "types" in self.components
-        if typed and not hints and (guess := type_from_name(param.name)) and rng.random() < 0.8:
-            hints = [guess]
+        if typed and not hints:
+            learned = self._learned_types.get((op_id, param.name))
+            if learned and rng.random() < LEARNED_RATIO:
+                hints = list(learned)
+            elif (guess := type_from_name(param.name)) and rng.random() < 0.8:
+                hints = [guess]
+        value = self._value(param, hints, builder, op_id, typed)
+        if (value is not None and "lit" in value and "impurity" in self.components
+                and rng.random() < FUZZ_RATIO):
+            return {"lit": fuzz_literal(value["lit"], rng)}  # near a value that works: GRT's impurity
+        return value
+
+    def _value(self, param: Parameter, hints: list[str], builder: _Builder, op_id: str,
+               typed: bool) -> dict | None:
+        """A literal or a reference for a parameter with these type hints (none: any type)."""
+        rng = self.rng
         worked = self._worked.get((op_id, param.name)) if typed else None
         if worked and rng.random() < WORKED_RATIO:
             if not hints and rng.random() < 0.5:  # a new value of a type that worked here
@@ -356,6 +402,8 @@ class Explorer:
         """A pooled value of `type_name`, or (detective) a fresh constructor call when none exists."""
         entry = self.pools.pick([type_name], self.rng)
         if entry is not None and self.rng.random() < 0.9:
+            if "impurity" in self.components and self.rng.random() < IMPURE_RATIO:
+                return self._mutated(entry, type_name)
             return entry
         constructors = [c for c in self.catalog.operations if c.kind == "constructor"
                         and type_name in self.catalog.classes.get(c.owner or "", {}).get("mro", ())]
@@ -368,3 +416,31 @@ class Explorer:
             return entry
         builder.statements.append(call)
         return PoolEntry(tuple(builder.statements), len(builder.statements) - 1)
+
+    def _mutated(self, entry: PoolEntry, type_name: str) -> PoolEntry:
+        """GRT's object fuzzing: the pooled object after one call of an impure method of its
+        class (by name: a mutator such as `add`, `set_x`, `__setitem__`), before it is reused."""
+        methods = self._impure_methods(type_name)
+        if not methods:
+            return entry
+        builder = _Builder()
+        receiver = builder.include(entry)
+        call = self._call(self.rng.choice(methods), builder, receiver)
+        if call is None or len(builder.statements) >= MAX_LENGTH:
+            return entry
+        builder.statements.append(call)
+        return PoolEntry(tuple(builder.statements), entry.index, entry.cost)
+
+    def _impure_methods(self, type_name: str) -> list[Operation]:
+        if type_name not in self._impure:
+            owners = set(self.catalog.classes.get(type_name, {}).get("mro", (type_name,)))
+            self._impure[type_name] = [op for op in self.operations
+                                       if op.kind == "method" and op.owner in owners and _is_mutator(op.name)]
+        return self._impure[type_name]
+
+
+def _is_mutator(name: str) -> bool:
+    if name in MUTATOR_NAMES:
+        return True
+    return not name.startswith("_") and name.startswith(MUTATOR_PREFIXES)
+

@@ -357,3 +357,50 @@ def test_unknown_components_are_refused() -> None:
     with pytest.raises(KeyError):
         assert "magic" in Components()
 
+
+# ---------------------------------------------------------------- orienteering, impurity, learned types
+
+
+def test_orienteering_prefers_cheap_entries_and_spreads_picks() -> None:
+    pools = Pools(rng=random.Random(1))
+    cheap = PoolEntry(({"op": "m:f", "args": [], "kwargs": {}},), 0, cost=1.0)
+    costly = PoolEntry(({"op": "m:g", "args": [], "kwargs": {}},) * 4, 3, cost=50.0)
+    pools.add(cheap, [f"{M}.Item"], "a")
+    pools.add(costly, [f"{M}.Item"], "b")
+    rng = random.Random(7)
+    picks = [pools.pick([f"{M}.Item"], rng) for _ in range(300)]
+    assert picks.count(cheap) > 0.8 * len(picks) and costly in picks  # k spreads the picks
+    uniform = Pools(rng=random.Random(1), orienteering=False)
+    uniform.add(cheap, [f"{M}.Item"], "a")
+    uniform.add(costly, [f"{M}.Item"], "b")
+    picks = [uniform.pick([f"{M}.Item"], rng) for _ in range(300)]
+    assert 0.35 < picks.count(cheap) / len(picks) < 0.65
+
+
+def test_impurity_mutates_a_pooled_object_before_reuse() -> None:
+    def mutations(disabled: tuple[str, ...]) -> int:
+        ex = explorer({"pair"}, seed=6, disabled=disabled)
+        cart = [{"op": f"{M}:Cart", "args": [], "kwargs": {}}]
+        ex.feedback(cart, fake_result(cart, "cart-1"))
+        return sum(any(s["op"] == f"{M}:Cart.add" for s in c) for c in ex.candidates(300)
+                   if c[-1]["op"] == f"{M}:pair")
+
+    assert mutations(()) > 0  # Cart.add is a mutator of the pooled cart
+    assert mutations(("impurity",)) == 0
+
+
+def test_a_runtime_type_that_worked_is_reused_for_an_untyped_parameter() -> None:
+    data = catalog_json()
+    data["operations"].append(op("ship", "function", None, [param("parcel", [])]))
+    catalog = Catalog.from_json(data)
+    catalog.focus = {f"{M}:ship"}
+    rng = random.Random(3)
+    ex = Explorer(catalog, ValueGenerator(random.Random(1), Constants()), rng)
+    item = [{"op": f"{M}:Item", "args": [{"lit": ["str", "x"]}, {"lit": ["int", 1]}], "kwargs": {}}]
+    ex.feedback(item, fake_result(item, "item-1"))
+    shipped = [*item, {"op": f"{M}:ship", "args": [{"ref": 0}], "kwargs": {}}]
+    ex.feedback(shipped, fake_result(shipped, "ship-1"))
+    calls = [c for c in ex.candidates(200) if c[-1]["op"] == f"{M}:ship"]
+    with_item = [c for c in calls if any(s["op"] == f"{M}:Item" for s in c)]
+    assert len(with_item) > len(calls) / 4
+

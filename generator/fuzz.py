@@ -1,0 +1,60 @@
+"""GRT's impurity fuzzing of primitive inputs: values near the ones that already work.
+
+A number taken from the mined constants or from earlier calls is replaced by a sample from
+N(c, sigma^2) with sigma = 30 ("given values are already close to satisfying some of the
+branch conditions"), or by a boundary value (0, -1, 1, c - 1, c + 1, a large number, NaN,
+infinity); a string gets one random edit: insert, remove or replace a printable character,
+or a substring. Other literals pass through unchanged. Objects are fuzzed by calling one of
+their impure methods before reuse (see `Explorer`); this module only knows literals.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+SIGMA = 30.0  # GRT's (and Randoop's grt_fuzzing_stddev) standard deviation
+LARGE = 2**31 - 1
+PRINTABLE = [chr(code) for code in range(32, 127)]
+
+
+def fuzz_literal(literal: list, rng: random.Random) -> list:
+    """A perturbed copy of a tagged literal (`["int", 5]` -> `["int", 31]`); others unchanged."""
+    tag = literal[0]
+    if tag == "int":
+        return ["int", _fuzz_int(int(literal[1]), rng)]
+    if tag == "float":
+        return ["float", repr(_fuzz_float(float(literal[1]), rng))]
+    if tag == "str":
+        return ["str", fuzz_text(literal[1], rng)]
+    if tag == "bytes":
+        text = bytes.fromhex(literal[1]).decode("latin-1")
+        return ["bytes", fuzz_text(text, rng).encode("latin-1", "replace").hex()]
+    return literal
+
+
+def _fuzz_int(value: int, rng: random.Random) -> int:
+    if rng.random() < 0.25:
+        return rng.choice((0, -1, 1, value - 1, value + 1, LARGE, -LARGE))
+    return round(rng.gauss(value, SIGMA))
+
+
+def _fuzz_float(value: float, rng: random.Random) -> float:
+    if not math.isfinite(value) or rng.random() < 0.25:
+        return rng.choice((0.0, -1.0, 1.0, math.nan, math.inf, -math.inf, 1e308))
+    return round(rng.gauss(value, SIGMA), 3)
+
+
+def fuzz_text(text: str, rng: random.Random) -> str:
+    """One edit: insert, remove or replace a printable character, or keep a substring."""
+    edit = rng.randrange(4) if text else 0
+    position = rng.randrange(len(text) + 1)
+    if edit == 0:
+        return text[:position] + rng.choice(PRINTABLE) + text[position:]
+    position = min(position, len(text) - 1)
+    if edit == 1:
+        return text[:position] + text[position + 1:]
+    if edit == 2:
+        return text[:position] + rng.choice(PRINTABLE) + text[position + 1:]
+    end = rng.randint(position, len(text))
+    return text[position:end]
