@@ -8,7 +8,8 @@ Point it at this script to keep a copy of each report, then summarize the copies
     python tests/bench_reports.py summarize /tmp/reports
 
 The summary gives the size of the reported tests (statements per test: median, 90th
-percentile, maximum) and how many reported findings pytest reproduced.
+percentile, maximum), how many reported findings pytest reproduced, and the changed-line
+(and branch) coverage of the mutant cases (median, 10th percentile).
 """
 
 from __future__ import annotations
@@ -61,8 +62,34 @@ def summarize(folder: Path) -> str:
             f"({100 * reproduced / findings:.0f}%)")
 
 
+def coverage_summary(folder: Path, pattern: str = "*-m[0-9]*.json") -> str:
+    """Changed-line coverage of the reports matching `pattern` (default: the mutant cases):
+    median and 10th percentile of covered / changed lines, and the same for branches."""
+    lines, branches = [], []
+    for path in sorted(folder.glob(pattern)):
+        coverage = json.loads(path.read_text())["coverage"]
+        if coverage.get("changed_lines"):
+            lines.append(coverage["changed_lines_covered"] / coverage["changed_lines"])
+        if coverage.get("changed_branches"):
+            branches.append(coverage["changed_branches_covered"] / coverage["changed_branches"])
+    if not lines:
+        return "no report with changed lines"
+
+    def figures(ratios: list[float]) -> str:
+        low = sorted(ratios)[max(0, -(-len(ratios) // 10) - 1)]  # nearest-rank 10th percentile
+        full = sum(r == 1.0 for r in ratios)
+        median = 100 * statistics.median(ratios)
+        return f"median {median:.0f}%, p10 {100 * low:.0f}%, 100% in {full}/{len(ratios)}"
+
+    text = f"changed-line coverage over {len(lines)} reports: {figures(lines)}"
+    if branches:
+        text += f"; branch coverage over {len(branches)} reports: {figures(branches)}"
+    return text
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["summarize"]:
         print(summarize(Path(sys.argv[2])))
+        print(coverage_summary(Path(sys.argv[2])))
     else:
         sys.exit(run_and_keep(sys.argv[1:]))
