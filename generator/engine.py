@@ -298,7 +298,7 @@ class _Session:
             batch = list(explorer.candidates(size))
             if not batch:
                 break
-            results = worker.run(batch, EXPLORE_RANDOM_SEED)
+            results = worker.run(batch, EXPLORE_RANDOM_SEED, fields="novelty" in components)
             kept = []
             for statements, result in zip(batch, results, strict=True):
                 explorer.feedback(statements, result)

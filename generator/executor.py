@@ -116,9 +116,10 @@ class Worker:
         return reply
 
     def run(self, sequences: Sequence[list[dict]], random_seed: int, *, isolate: bool = False,
-            callees: bool = False, lines: bool = False, disabled_observers: Sequence[str] = ()) -> list[dict]:
+            callees: bool = False, lines: bool = False, fields: bool = False,
+            disabled_observers: Sequence[str] = ()) -> list[dict]:
         reply = self.request({"cmd": "run", "sequences": list(sequences), "random_seed": random_seed,
-                              "isolate": isolate, "callees": callees, "lines": lines,
+                              "isolate": isolate, "callees": callees, "lines": lines, "fields": fields,
                               "disabled_observers": list(disabled_observers)},
                              timeout=RUN_TIMEOUT + self.sequence_timeout * len(sequences))
         return reply["results"]

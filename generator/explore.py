@@ -5,9 +5,10 @@ them, those reaching the unit whose share of the budget is most behind; within a
 by GRT's Bloodhound coverage weights, see `guidance`), fill its receiver and arguments
 from pools of earlier sequences whose values have the right runtime type (MRO-indexed),
 or from seeded primitives and mined constants, and append the call. Duplicates are
-discarded before execution. After execution, sequences that ended normally with a value
-not seen before extend the pools; sequences that raised are never extended (but are
-still kept as regression tests by the engine).
+discarded before execution. After execution, sequences that ended normally and whose
+object graphs add a field-coverage triple (`novelty`; state equality with that component
+off) extend the pools; sequences that raised are never extended (but are still kept as
+regression tests by the engine).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .catalog import Catalog, Operation, Parameter
 from .components import ALL, Components
 from .fuzz import fuzz_literal
 from .guidance import Bloodhound, UnitQuota
+from .novelty import FieldNovelty
 from .values import ValueGenerator, type_from_name
 from .worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
 
@@ -67,12 +69,14 @@ class Pools:
     by_mro: bool = True  # elephant brain: a value also serves every supertype of its runtime type
     orienteering: bool = True  # cheap entries first (else uniformly)
 
-    def add(self, entry: PoolEntry, mro: list[str], digest: str) -> bool:
-        """Add `entry` under every type of its MRO unless an equal state is already pooled."""
-        key = f"{mro[0] if mro else '?'}:{digest}"
-        if key in self.seen_states:
-            return False
-        self.seen_states.add(key)
+    def add(self, entry: PoolEntry, mro: list[str], digest: str | None) -> bool:
+        """Add `entry` under every type of its MRO unless an equal state is already pooled
+        (`digest` None: the caller has judged it new by field coverage)."""
+        if digest is not None:
+            key = f"{mro[0] if mro else '?'}:{digest}"
+            if key in self.seen_states:
+                return False
+            self.seen_states.add(key)
         for name in mro if self.by_mro else mro[:1]:
             bucket = self.by_type.setdefault(name, [])
             if len(bucket) < POOL_LIMIT:
@@ -167,6 +171,8 @@ class Explorer:
         self._worked: dict[tuple[str, str], list[list]] = {}
         self._learned_types: dict[tuple[str, str], list[str]] = {}  # (op, parameter) -> runtime types
         self._impure: dict[str, list[Operation]] = {}  # type name -> its mutators
+        # field-coverage novelty replaces state equality as the redundancy filter
+        self.novelty = FieldNovelty() if "novelty" in components else None
         self._by_id = {op.id: op for op in self.operations}
         self.bloodhound = Bloodhound(len(self.operations))
         self._uncovered: Callable[[], Mapping[str, float]] = dict
@@ -226,16 +232,21 @@ class Explorer:
             self.bloodhound.refresh(self._uncovered())
         types = result.get("types", [])
         self._learn_arguments(statements[-1], types)
+        novelty = self.novelty is not None
+        if novelty and not self.novelty.add(result.get("fields", ())):
+            return  # no new (field, source, target) triple: redundant, not extended
         last = len(statements) - 1
         entry_statements = tuple(statements)
         digests = result.get("digests", {})
         cost = float(result.get("ms", 1.0)) if self.timed else 1.0
         if result.get("reusable") and result["reusable"][-1] and len(types) > last:
-            self.pools.add(PoolEntry(entry_statements, last, cost), types[last], digests.get(str(last), ""))
+            digest = None if novelty else digests.get(str(last), "")
+            self.pools.add(PoolEntry(entry_statements, last, cost), types[last], digest)
         for arg in statements[-1]["args"]:
             ref = arg.get("ref")
             if ref is not None and ref < len(types) and f"{last}/{ref}" in digests:
-                self.pools.add(PoolEntry(entry_statements, ref, cost), types[ref], digests[f"{last}/{ref}"])
+                digest = None if novelty else digests[f"{last}/{ref}"]
+                self.pools.add(PoolEntry(entry_statements, ref, cost), types[ref], digest)
 
     def _learn_arguments(self, statement: dict, types: list[list[str]]) -> None:
         """Remember what a call that ran normally was given: literal values that worked, and the

@@ -94,7 +94,10 @@ def fake_result(statements: list[dict], digest: str, status: str = "ok") -> dict
     for a in statements[-1]["args"]:
         if "ref" in a:
             digests[f"{last}/{a['ref']}"] = digest + f"/{a['ref']}"
-    return {"status": status, "types": types, "digests": digests, "reusable": [True] * len(statements)}
+    # field-coverage triples: a new digest stands for a new object graph
+    fields = [f"$result|-|{digest}", *(f"$arg|-|{d}" for d in digests.values())]
+    return {"status": status, "types": types, "digests": digests, "reusable": [True] * len(statements),
+            "fields": fields}
 
 
 # ---------------------------------------------------------------- determinism and distinctness
@@ -403,4 +406,18 @@ def test_a_runtime_type_that_worked_is_reused_for_an_untyped_parameter() -> None
     calls = [c for c in ex.candidates(200) if c[-1]["op"] == f"{M}:ship"]
     with_item = [c for c in calls if any(s["op"] == f"{M}:Item" for s in c)]
     assert len(with_item) > len(calls) / 4
+
+
+def test_novelty_pools_only_sequences_that_add_field_triples() -> None:
+    def pooled(disabled: tuple[str, ...], fields: list[list[str]]) -> int:
+        ex = explorer({"Cart.add"}, seed=2, disabled=disabled)
+        for number, triples in enumerate(fields):
+            cart = [{"op": f"{M}:Cart", "args": [{"lit": ["int", number]}], "kwargs": {}}]
+            result = fake_result(cart, f"cart-{number}")
+            ex.feedback(cart, {**result, "fields": triples})
+        return len(ex.pools.by_type.get(f"{M}.Cart", []))
+
+    same_graph = [["Cart.items|0|int:0"], ["Cart.items|0|int:0"], ["Cart.items|0|int:0", "Cart.n|0|None"]]
+    assert pooled((), same_graph) == 2  # the second adds no triple: redundant
+    assert pooled(("novelty",), same_graph) == 3  # three different digests
 

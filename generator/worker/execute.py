@@ -3,7 +3,9 @@
 A sequence is a list of statements `{"op", "args", "kwargs"}` whose arguments are literals
 or references to earlier statements' values. After each statement the worker records the
 return value or the exception, and the state and observers of every object the statement
-touched (its receiver, its object arguments, its result).
+touched (its receiver, its object arguments, its result). On request, a sequence that ended
+normally also carries the field-coverage triples of its last statement's objects (see
+`fields`), the generator's novelty criterion.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import literals
+from .fields import graph_triples
 from .observe import Observer, StatementTimeout, exception_leaf, primitive_leaf, type_name
 from .resolve import Missing, Resolver, Unbindable
 from .tracer import ChangeTracer
@@ -40,7 +43,7 @@ class SequenceRunner:
         self.hanging_ops: set[str] = set()
         signal.signal(signal.SIGALRM, _on_alarm)
 
-    def run(self, statements: list[dict], want_callees: bool = False) -> dict:
+    def run(self, statements: list[dict], want_callees: bool = False, want_fields: bool = False) -> dict:
         """Execute `statements`; return status, observations and feedback for the generator."""
         random.seed(self.random_seed)
         literals.forget_clocks()
@@ -65,6 +68,8 @@ class SequenceRunner:
                     break
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+        if want_fields and result["status"] == "ok" and values:
+            result["fields"] = _fields(statements[-1], values)
         result["n"] = len(values)
         result["hit"] = self.tracer.hit
         result["ms"] = round((time.perf_counter() - started) * 1000, 3)  # for the host's time planning
@@ -120,6 +125,19 @@ class SequenceRunner:
             if primitive_leaf(values[ref]) is None:
                 result["digests"][f"{index}/{ref}"] = self.observer.snapshot(
                     obs, f"{index}/{ref}", values[ref], with_observers=ref == receiver)
+
+
+def _fields(statement: dict, values: list) -> list[str]:
+    """Triples of the last statement's result and of the objects it was passed, walked as one
+    graph. Roots are named by role (`$result`, `$arg<i>`, `$kw.<name>`), never by statement
+    number, so the same state reached by a longer sequence gives the same triples."""
+    roots: list[tuple[str, Any]] = [("$result", values[-1])]
+    roots += [(f"$arg{i}", values[a["ref"]]) for i, a in enumerate(statement["args"]) if "ref" in a]
+    roots += [(f"$kw.{k}", values[a["ref"]]) for k, a in sorted(statement["kwargs"].items()) if "ref" in a]
+    try:
+        return graph_triples(roots)
+    except Exception as exc:  # the walk runs no project code; this would be our bug, not a state
+        return [f"!{type(exc).__name__}"]
 
 
 def _argument(arg: dict, values: list) -> Any:

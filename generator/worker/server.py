@@ -9,8 +9,10 @@ Protocol `difforacle.worker/1`. Requests:
             "at_import": {"arcs": [[file, a, b]], "covered": [[-1, file, line]]},
             "coverage": {"version": "7.x" or null, "error": text or null}, "python": "3.11.7"}
     {"cmd": "run", "sequences": [[stmt, ...], ...], "random_seed": n, "isolate": bool,
-     "callees": bool, "lines": bool, "disabled_observers": [type names]}
-        -> {"ok": true, "results": [...]}; with "lines", the last result of each forked
+     "callees": bool, "lines": bool, "fields": bool, "disabled_observers": [type names]}
+        -> {"ok": true, "results": [...]}; with "fields", each result of status "ok" carries
+           "fields": the sorted field-coverage triples of its last statement (worker/fields.py);
+           with "lines", the last result of each forked
            child carries "arcs" [[file, a, b]] and "covered" [[statement, file, line]]
            (statement -1 unless isolated: then each statement has its own lines)
     {"cmd": "quit"}
@@ -99,11 +101,12 @@ class Worker:
         runner.random_seed = request.get("random_seed", 0)
         runner.observer.disabled = set(request.get("disabled_observers", ()))
         want_callees = bool(request.get("callees"))
+        want_fields = bool(request.get("fields"))
         isolate = bool(request.get("isolate"))
         measured = _Measured(self.probe, per_statement=isolate) if request.get("lines") else None
 
         def work(sequence: list[dict]) -> dict:
-            return runner.run(sequence, want_callees)
+            return runner.run(sequence, want_callees, want_fields)
 
         runner.hanging_ops.clear()
 
