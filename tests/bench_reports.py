@@ -22,6 +22,10 @@ import statistics
 import sys
 from pathlib import Path
 
+# The harness drops PYTHONPATH: run the code of the checkout this script lives in (a worktree
+# pinned to one commit), not whatever an editable install points at.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from bot.cli import main as difforacle_main
 
 
