@@ -35,7 +35,7 @@ from .model import ChangeSet, Checkout, Difference, Report, SetupError, Statemen
 from .render import can_pin, render_test, test_name
 from .reproduce import SuggestedTests, check_reproduction
 from .risk import WINDOW, RiskTable
-from .values import Constants, ValueGenerator, mine_constants
+from .values import Constants, ValueGenerator, mine_constants, package_modules
 from .workspace import checkouts, open_repo, resolve
 
 # Sequences worth replaying. Not "timeout": a hang on base costs a whole timeout again on
@@ -324,15 +324,23 @@ class _Session:
             reserve += min(self.options.minimize_share * budget + REPRODUCE_SECONDS, 0.25 * budget)
         return self.elapsed() + replayer.last_seconds + reserve >= self.options.budget
 
-    def _constant_sources(self) -> tuple[list[Path], dict[Path, set[int]], list[Path]]:
-        files, changed = [], {}
+    def _constant_sources(self) -> tuple[list[Path], dict[Path, set[int]], list[Path], list[Path]]:
+        """The changed modules, the changed lines of both sides (head's new literals are the
+        ones that reach head's new branches), the repository's tests, and the modules of the
+        changed modules' packages: the documents of the TF-IDF."""
+        files, changed, named = [], {}, []
         for change in self.changes.files:
-            if change.module and change.base_path:
+            if not change.module:
+                continue
+            if change.base_path:
                 path = self.base.root / change.base_path
                 files.append(path)
                 changed[path] = set(change.base_lines)
+                named.append((path, change.module))
+            if change.head_path and change.head_lines:
+                changed[self.head.root / change.head_path] = set(change.head_lines)  # its hunks only
         tests = [p for d in TEST_DIRS for p in sorted((self.base.root / d).rglob("test*.py"))][:50]
-        return files, changed, tests
+        return files, changed, tests, package_modules(named)
 
     def confirm(self) -> None:
         """Confirm one representative per group in fresh processes, minimize it, group the

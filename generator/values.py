@@ -1,73 +1,35 @@
-"""Primitive argument values: constants mined from the source, and a seeded generator.
+"""Primitive argument values: a seeded generator that prefers constants mined from the source.
 
 Randoop seeds its pools with a handful of primitives; GRT showed that literals taken from
-the code under test reach branches random values never do (`if unit == "h"`). Literals in
-the PR's changed lines get a pool of their own, drawn more often. All values are literals
-in the tagged form of `generator.worker.literals`.
+the code under test reach branches random values never do (`if unit == "h"`). The mining
+lives in `generator.constants` (re-exported here). All values are literals in the tagged
+form of `generator.worker.literals`.
 """
 
 from __future__ import annotations
 
-import ast
+import bisect
+import itertools
 import random
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
 
-MAX_CONSTANT_LENGTH = 80
+from .constants import (
+    MAX_CONSTANT_LENGTH,
+    Constants,
+    literal_constants,
+    mine_constants,
+    package_modules,
+    tf_idf_weights,
+)
+
+__all__ = [
+    "MAX_CONSTANT_LENGTH", "Constants", "ValueGenerator", "literal_constants", "mine_constants",
+    "package_modules", "tf_idf_weights", "type_from_name",
+]
+
 SMALL_INTS = (0, 1, 2, 3, -1, 5, 10, 4, 7, 100, -2)
 BOUNDARY_INTS = (255, 256, 1024, 65535, 2**31 - 1, -(2**31), 10**9, 2**63 - 1)
 FLOATS = ("0.0", "1.0", "0.5", "-1.5", "2.25", "100.0", "1e-09", "3.14159")
 STRINGS = ("", "a", "abc", "x y", "A_b", "1", "0.5", "foo.bar", " ", "ünï")
-
-
-@dataclass
-class Constants:
-    """Literals found in the project: from the changed hunks, the target modules, and the tests."""
-
-    hunk: list[list] = field(default_factory=list)
-    module: list[list] = field(default_factory=list)
-    tests: list[list] = field(default_factory=list)
-
-    def by_tag(self, tag: str) -> tuple[list[list], list[list], list[list]]:
-        return tuple([c for c in pool if c[0] == tag] for pool in (self.hunk, self.module, self.tests))
-
-
-def literal_constants(source: str, lines: Iterable[int] | None = None) -> list[list]:
-    """Distinct literals in `source` (optionally only on `lines`), in order of appearance."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    wanted = set(lines) if lines is not None else None
-    docstrings = _docstrings(tree)
-    negated = {id(n.operand) for n in ast.walk(tree)
-               if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub)
-               and isinstance(n.operand, ast.Constant)}
-    constants = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docstrings),
-                       key=lambda n: (n.lineno, n.col_offset))
-    found: dict[str, list] = {}
-    for node in constants:
-        if wanted is not None and node.lineno not in wanted:
-            continue
-        value = node.value
-        if id(node) in negated and isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = -value  # `-5` is a UnaryOp around 5 in the tree
-        literal = _constant_literal(value)
-        if literal is not None:
-            found.setdefault(repr(literal), literal)
-    return list(found.values())
-
-
-def _docstrings(tree: ast.Module) -> set[int]:
-    """ids of the docstring constants: prose, not values the code compares against."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                found.add(id(first.value))
-    return found
 
 
 # Parameter-name conventions for parameters without annotations or informative defaults.
@@ -98,58 +60,15 @@ def type_from_name(name: str) -> str | None:
     return None
 
 
-def _constant_literal(value: object) -> list | None:
-    if isinstance(value, bool) or value is None or value is Ellipsis:
-        return None
-    if isinstance(value, int):
-        return ["int", value] if abs(value) < 2**63 else None
-    if isinstance(value, float):
-        return ["float", repr(value)]
-    if isinstance(value, str) and len(value) <= MAX_CONSTANT_LENGTH and "\n" not in value:
-        return ["str", value]
-    if isinstance(value, bytes) and len(value) <= MAX_CONSTANT_LENGTH:
-        return ["bytes", value.hex()]
-    return None
-
-
-def mine_constants(module_files: Iterable[Path], changed: dict[Path, set[int]],
-                   test_files: Iterable[Path] = ()) -> Constants:
-    """Constants of the target modules, of their changed lines, and of the project's tests."""
-    constants = Constants()
-    seen: set[str] = set()
-    for path in module_files:
-        source = _read(path)
-        for literal in literal_constants(source, changed.get(path, set())):
-            _add_unique(constants.hunk, literal, seen)
-        for literal in literal_constants(source):
-            _add_unique(constants.module, literal, seen)
-    for path in test_files:
-        for literal in literal_constants(_read(path))[:400]:
-            _add_unique(constants.tests, literal, seen)
-    return constants
-
-
-def _add_unique(pool: list[list], literal: list, seen: set[str]) -> None:
-    key = repr(literal)
-    if key not in seen:
-        seen.add(key)
-        pool.append(literal)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
 class ValueGenerator:
     """Seeded primitives by type name (`builtins.int`, ...), preferring mined constants."""
 
     def __init__(self, rng: random.Random, constants: Constants) -> None:
         self.rng = rng
         self.constants = constants
-        self._by_tag = {tag: constants.by_tag(tag) for tag in ("int", "float", "str", "bytes")}
+        tags = ("int", "float", "str", "bytes")
+        self._by_tag = {tag: constants.by_tag(tag) for tag in tags}
+        self._package = {tag: _cumulative(*constants.package_by_tag(tag)) for tag in tags}
         self._makers = {
             "builtins.int": self.integer, "builtins.str": self.string, "builtins.float": self.real,
             "builtins.bool": lambda: ["bool", self.rng.random() < 0.5], "builtins.bytes": self.raw,
@@ -189,10 +108,17 @@ class ValueGenerator:
         return self.callback()  # untyped callback parameters (a cache's `ttu`) need one
 
     def _mined(self, tag: str) -> list | None:
+        """A mined constant, or None (20%, and the shares of empty pools past the last one):
+        the changed lines' 35%, the package's TF-IDF-weighted 10% (taken from the changed
+        modules' share: without a package pool the draws are those of uniform pools), the
+        changed modules' 15% and the tests' 20%. An empty pool's share goes to the next."""
         hunk, module, tests = self._by_tag[tag]
+        package, cumulative = self._package[tag]
         roll = self.rng.random()
         if hunk and roll < 0.35:
             return self.rng.choice(hunk)
+        if package and roll < 0.45:
+            return package[bisect.bisect_right(cumulative, self.rng.random() * cumulative[-1])]
         if module and roll < 0.6:
             return self.rng.choice(module)
         if tests and roll < 0.8:
@@ -248,6 +174,12 @@ class ValueGenerator:
     def mapping(self) -> list:
         keys = {repr(k): k for k in (self.string() for _ in range(self.rng.randint(0, 2)))}
         return ["dict", [[k, self.integer()] for k in keys.values()]]
+
+
+def _cumulative(literals: list[list], weights: list[float]) -> tuple[list[list], list[float]]:
+    """The literals with positive weight and their running total, for weighted picks by bisection."""
+    kept = [(literal, weight) for literal, weight in zip(literals, weights, strict=True) if weight > 0]
+    return [literal for literal, _ in kept], list(itertools.accumulate(weight for _, weight in kept))
 
 
 def _plain(type_name: str) -> str:
