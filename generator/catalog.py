@@ -24,11 +24,13 @@ class Parameter:
     hints: tuple[str, ...]
     choices: tuple[tuple, ...] = ()
     default_is_none: bool = False
+    hints_from: str = ""  # "" (annotation), "docstring", "default", "isinstance" or "dispatch"
 
     @staticmethod
     def from_json(data: dict) -> Parameter:
         return Parameter(data["name"], data["kind"], data["has_default"], tuple(data.get("hints", ())),
-                         tuple(tuple(c) for c in data.get("choices", ())), data.get("default") == ["none"])
+                         tuple(tuple(c) for c in data.get("choices", ())), data.get("default") == ["none"],
+                         data.get("hints_from", ""))
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ REUSE_RATIO = 0.3
 WORKED_RATIO = 0.3
 WORKED_LIMIT = 16
 REUSABLE_TAGS = ("int", "str", "float", "bytes", "tuple")
+DISPATCH_ANY_RATIO = 0.3  # a parameter typed only by the body's isinstance branches takes any type
 LEARNED_RATIO = 0.5  # an untyped parameter takes a runtime type that worked there before
 FUZZ_RATIO = 0.1  # a primitive argument is perturbed (GRT impurity)
 IMPURE_RATIO = 0.1  # a pooled object gets an impure call before reuse (GRT impurity)
@@ -355,6 +356,8 @@ class Explorer:
         if rng.random() < NULL_RATIO:
             return {"lit": ["none"]}
         hints = [name for h in param.hints for name in self._short_names.get(h, [h])]
+        if param.hints_from == "dispatch" and rng.random() < DISPATCH_ANY_RATIO:
+            hints = []  # the body only branches on these types; others carry on, so try any
         if typed and not hints:
             learned = self._learned_types.get((op_id, param.name))
             if learned and rng.random() < LEARNED_RATIO:

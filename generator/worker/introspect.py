@@ -8,13 +8,14 @@ Standard library only.
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import types
 import typing
 from typing import Any
 
-from . import literals
+from . import literals, typeinfo
 from .observe import clean_text, type_name
 from .resolve import OPERATORS
 
@@ -22,7 +23,7 @@ from .resolve import OPERATORS
 OPERATION_DUNDERS = frozenset(OPERATORS) - {"__hash__", "__str__", "__repr__", "__iter__", "__len__",
                                             "__bool__"}
 SKIPPED_BASES = (BaseException,)
-CALLBACK = "collections.abc.Callable"
+CALLBACK = typeinfo.CALLBACK
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
@@ -98,9 +99,14 @@ def _add_class(klass: type, operations: dict, classes: dict, wanted: set[type],
 
 
 def _add_builders(wanted: set[type], operations: dict, classes: dict, roots: set[str]) -> None:
-    """Constructors of project classes that parameters ask for, from modules not yet in the catalog."""
+    """Constructors of the classes parameters ask for, from modules not yet in the catalog.
+
+    Project classes, and enums from anywhere: an enum's constructor offers its members'
+    values as choices, so building a member needs no more than a literal.
+    """
     for klass in sorted(wanted, key=type_name):
-        if _in_project(klass, roots) and type_name(klass) not in classes:
+        buildable = _in_project(klass, roots) or isinstance(klass, enum.EnumMeta)
+        if buildable and type_name(klass) not in classes:
             _add_class(klass, operations, classes, set(), constructor_only=True)
 
 
@@ -115,74 +121,127 @@ def _add_operation(operations: dict, op_id: str, kind: str, func: Any, owner: ty
         params = params[1:]
         if op_id.rsplit(".", 1)[-1] in OPERATORS:  # called as an operator: only the operands
             params = [p for p in params if p.default is p.empty and p.kind in _POSITIONAL]
-    hints = _hints(func.__init__ if kind == "constructor" else func)
+    target = func.__init__ if kind == "constructor" else func
+    hints = _hints(target)
+    path, lines, start = _source(target)
+    evidence = _Evidence(func, target, owner, kind, {p.name for p in params}, lines)
+    members = _enum_value(func) if kind == "constructor" and isinstance(func, enum.EnumMeta) else None
     entry = {
         "id": op_id,
         "kind": kind,
         "owner": type_name(owner) if owner is not None else None,
-        "params": [_parameter(p, hints, wanted) for p in params],
-        "returns": _hint_names(hints.get("return"), wanted),
+        "params": [members] if members else [_parameter(p, hints, evidence, wanted) for p in params],
+        "returns": typeinfo.from_annotation(hints["return"], evidence.scope, wanted).hints
+        if "return" in hints else [],
     }
-    entry.update(_source_span(func if kind != "constructor" else getattr(func, "__init__", func)))
+    entry.update({"file": path, "line": start, "end": start + len(lines) - 1 if start is not None else None})
     operations[op_id] = entry
 
 
-def _parameter(param: inspect.Parameter, hints: dict, wanted: set[type]) -> dict:
+class _Evidence:
+    """An operation's docstring types and isinstance checks, read only if an annotation is missing."""
+
+    def __init__(self, func: Any, target: Any, owner: type | None, kind: str, names: set[str],
+                 lines: list[str]) -> None:
+        self.scope = typeinfo.Scope.of(target, owner)
+        self._docs = (target, func) if kind == "constructor" else (func,)  # __init__'s, then the class's
+        self._lines = lines
+        self._names = names
+        self._documented: dict[str, str] | None = None
+        self._checked: dict[str, list] | None = None
+
+    def documented(self, name: str, wanted: set[type]) -> typeinfo.TypeInfo:
+        if self._documented is None:
+            self._documented = {}
+            for source in self._docs:
+                for key, text in typeinfo.docstring_types(_docstring(source)).items():
+                    self._documented.setdefault(key, text)
+        text = self._documented.get(name)
+        return typeinfo.from_doc_text(text, self.scope, wanted) if text else typeinfo.TypeInfo()
+
+    def checked(self, name: str, wanted: set[type]) -> tuple[typeinfo.TypeInfo, bool]:
+        if self._checked is None:
+            self._checked = typeinfo.isinstance_targets(self._lines, self._names)
+        return typeinfo.checked_types(self._checked.get(name, []), self.scope, wanted)
+
+
+def _docstring(obj: Any) -> str | None:
+    try:
+        return inspect.getdoc(obj)
+    except Exception:  # a __doc__ property that raises
+        return None
+
+
+def _enum_value(klass: enum.EnumMeta) -> dict | None:
+    """The constructor of an enum takes a member's value: the values are its choices."""
+    try:
+        values = [member.value for member in klass]
+    except Exception:
+        return None
+    if not values:
+        return None  # the functional API (Enum("Name", "A B")), not a lookup
+    choices = []
+    for value in values:
+        literal = literals.encode(value)
+        if literal is not None and literal not in choices:
+            choices.append(literal)
+    hints = list(dict.fromkeys(type_name(type(value)) for value in values))
+    entry = {"name": "value", "kind": "POSITIONAL_OR_KEYWORD", "has_default": False, "hints": hints}
+    if choices:
+        entry["choices"] = choices
+    return entry
+
+
+def _parameter(param: inspect.Parameter, hints: dict, evidence: _Evidence, wanted: set[type]) -> dict:
+    """Type hints, most trusted first: the annotation, the docstring, the default's type, the
+    type tests in the body; a callable default is a callback.
+
+    Hints not from the annotation say where they came from (`hints_from`): "docstring",
+    "default", "isinstance" (the body turns other types away) or "dispatch" (the body only
+    branches on these types: others may well be accepted too).
+    """
     entry: dict[str, Any] = {"name": param.name, "kind": param.kind.name,
                              "has_default": param.default is not param.empty}
     if entry["has_default"]:
         entry["default"] = literals.encode(param.default)
-    annotation = hints.get(param.name, param.annotation)
-    entry["hints"] = _hint_names(annotation, wanted)
-    if not entry["hints"] and entry.get("default") and entry["default"][0] not in ("none", "list", "dict"):
-        entry["hints"] = [type_name(type(param.default))]  # `retries=3`: an int
-    if callable(param.default) and not isinstance(param.default, type) and not entry["hints"]:
-        entry["hints"] = [CALLBACK]  # e.g. timer=time.monotonic: a callback we can supply
-    choices = _literal_choices(annotation)
-    if choices:
-        entry["choices"] = choices
+    info = typeinfo.from_annotation(hints.get(param.name, param.annotation), evidence.scope, wanted)
+    source = None  # the annotation
+    if not info:
+        info, source = evidence.documented(param.name, wanted), "docstring"
+    if not info and entry.get("default") and entry["default"][0] not in ("none", "list", "dict"):
+        info.hints, source = [type_name(type(param.default))], "default"  # `retries=3`: an int
+    if not info:
+        info, closed = evidence.checked(param.name, wanted)
+        source = "isinstance" if closed else "dispatch"
+        if not closed and entry["has_default"] and entry["default"] is None:  # `isinstance(value, _Unset)`:
+            sentinel = type_name(type(param.default))  # testing for the default, which omitting it gives
+            info.hints = [h for h in info.hints if h != sentinel]
+    if callable(param.default) and not isinstance(param.default, type) and not info.hints:
+        info.hints, source = [CALLBACK], "default"  # e.g. timer=time.monotonic: a callback we can supply
+    entry["hints"] = info.hints
+    if info.choices:
+        entry["choices"] = info.choices
+    if info.elements:
+        entry["elements"] = info.elements
+    if source and info:
+        entry["hints_from"] = source
     return entry
 
 
 def _hints(func: Any) -> dict:
     try:
         return typing.get_type_hints(func)
-    except Exception:  # unresolvable forward references: fall back to the raw annotations
-        return dict(getattr(func, "__annotations__", {}) or {})
+    except Exception:  # unresolvable forward references: the raw annotations, resolved one by one
+        annotations = getattr(func, "__annotations__", None)
+        return dict(annotations) if isinstance(annotations, dict) else {}
 
 
-def _hint_names(annotation: Any, wanted: set[type]) -> list[str]:
-    """Type names an annotation admits ("builtins.int", "pkg.mod.Class", "?Name" if unresolved)."""
-    if annotation is None or annotation is inspect.Parameter.empty or annotation is typing.Any:
-        return [] if annotation is not None else ["builtins.NoneType"]
-    if annotation is type(None):
-        return ["builtins.NoneType"]
-    if isinstance(annotation, str):
-        return ["?" + annotation.split("[")[0].split(".")[-1].strip("'\" ")]
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        return [name for arg in typing.get_args(annotation) for name in _hint_names(arg, wanted)]
-    if origin is typing.Literal:
-        return sorted({type_name(type(v)) for v in typing.get_args(annotation)})
-    if origin is not None:
-        annotation = origin
-    if isinstance(annotation, type):
-        wanted.add(annotation)
-        return [type_name(annotation)]
-    return []
-
-
-def _literal_choices(annotation: Any) -> list:
-    if typing.get_origin(annotation) is typing.Literal:
-        return [lit for v in typing.get_args(annotation) if (lit := literals.encode(v)) is not None]
-    return []
-
-
-def _source_span(func: Any) -> dict:
+def _source(func: Any) -> tuple[str | None, list[str], int | None]:
+    """(file, source lines, first line) of a function; (None, [], None) if it has none."""
     try:
         func = inspect.unwrap(func)
         path = inspect.getsourcefile(func)
         lines, start = inspect.getsourcelines(func)
     except (TypeError, OSError, ValueError):
-        return {"file": None, "line": None, "end": None}
-    return {"file": path, "line": start, "end": start + len(lines) - 1}
+        return None, [], None
+    return path, lines, start
