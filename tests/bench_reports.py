@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import sys
@@ -30,6 +31,9 @@ from bot.cli import main as difforacle_main
 
 
 def run_and_keep(argv: list[str]) -> int:
+    # e.g. DIFFORACLE_EXTRA_ARGS="--disable novelty --seed 2" for an ablation run; argparse
+    # keeps the last of a repeated option, so these override the harness's own
+    argv = [*argv, *shlex.split(os.environ.get("DIFFORACLE_EXTRA_ARGS", ""))]
     status = difforacle_main(argv)
     keep = os.environ.get("DIFFORACLE_KEEP_REPORTS")
     if keep and "--json" in argv:

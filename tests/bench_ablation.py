@@ -1,0 +1,106 @@
+"""Benchmark: the ablation table of the generation components (see generator/components.py).
+
+Not a test (pytest does not collect it). Runs the shared harness (../shared/bench) on the
+mutant cases once with every component on and once with each switched off, for several
+seeds, through `bench_reports.py` (so every JSON report is kept), then tabulates per
+configuration the detection rate on the mutants the library's own tests catch and the
+changed-line coverage of the mutant cases.
+
+    python tests/bench_ablation.py run --budget 30 --seeds 1,2,3 [--limit N] [--only a,b] [--out DIR]
+    python tests/bench_ablation.py table [--out DIR]
+
+Runs one harness process at a time (timings are wall-clock on 2 cores), resumes where it
+stopped (the harness skips cases already in its --out file), and runs the code of the
+checkout this script lives in: pin a worktree to the commit you measure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from generator.components import NAMES  # noqa: E402
+
+BENCH = HERE.parents[1] / "shared" / "bench"
+HARNESS_PYTHON = Path("~/.cache/pr-regression-bench/harness/bin/python").expanduser()
+SUBJECTS = "inflection,semver,cachetools"
+CONFIGS = ("all", *NAMES)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    for seed in args.seeds:
+        for config in CONFIGS:
+            name = f"{config}-s{seed}"
+            extra = f"--seed {seed}" + ("" if config == "all" else f" --disable {config}")
+            env = {**os.environ, "DIFFORACLE": f"{sys.executable} {HERE / 'bench_reports.py'}",
+                   "DIFFORACLE_EXTRA_ARGS": extra, "DIFFORACLE_KEEP_REPORTS": str(out / name)}
+            command = [str(HARNESS_PYTHON), "run.py", "--tool", "difforacle", "--budget", str(args.budget),
+                       "--kinds", "mutant", "--only", args.only, "--out", str(out / f"{name}.json")]
+            if args.limit:
+                command += ["--limit", str(args.limit)]
+            print(f"== {name}: {extra}", flush=True)
+            status = subprocess.run(command, cwd=BENCH, env=env, check=False).returncode
+            if status != 0:
+                print(f"bench_ablation: the harness failed ({status}) on {name}", file=sys.stderr)
+                return 2
+    return 0
+
+
+def table(args: argparse.Namespace) -> str:
+    out = Path(args.out)
+    rows = ["| configuration | detected / killed mutants (per seed) | pooled | changed-line coverage "
+            "(median) |", "|---|---|---|---|"]
+    for config in CONFIGS:
+        per_seed, detected, killed, coverage = [], 0, 0, []
+        for result in sorted(out.glob(f"{config}-s*.json")):
+            cases = json.loads(result.read_text())["cases"].values()
+            found = sum(c["detected"] for c in cases if c.get("killed"))
+            total = sum(1 for c in cases if c.get("killed"))
+            per_seed.append(f"{found}/{total}")
+            detected, killed = detected + found, killed + total
+            for report in (out / result.stem).glob("*.json"):
+                data = json.loads(report.read_text())["coverage"]
+                if data.get("changed_lines"):
+                    coverage.append(data["changed_lines_covered"] / data["changed_lines"])
+        if not per_seed:
+            continue
+        label = "all components" if config == "all" else f"without {config}"
+        rate = f"{100 * detected / killed:.1f}%" if killed else "n/a"
+        median = f"{100 * statistics.median(coverage):.0f}%" if coverage else "n/a"
+        rows.append(f"| {label} | {', '.join(per_seed)} | {detected}/{killed} ({rate}) | {median} |")
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    runner = commands.add_parser("run")
+    runner.add_argument("--budget", type=float, default=30)
+    runner.add_argument("--seeds", type=lambda text: [int(s) for s in text.split(",")], default=[1, 2, 3])
+    runner.add_argument("--limit", type=int, default=0, help="the first N mutants per subject (0: all)")
+    runner.add_argument("--only", default=SUBJECTS)
+    runner.add_argument("--out", default="/tmp/ablation")
+    tabulate = commands.add_parser("table")
+    tabulate.add_argument("--out", default="/tmp/ablation")
+    args = parser.parse_args()
+    if args.command == "run":
+        if not HARNESS_PYTHON.exists():
+            print(f"bench_ablation: no harness venv at {HARNESS_PYTHON} (see {BENCH}/README.md)",
+                  file=sys.stderr)
+            return 2
+        return run(args)
+    print(table(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
