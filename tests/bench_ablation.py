@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from generator.components import NAMES  # noqa: E402
 
-BENCH = HERE.parents[1] / "shared" / "bench"
+BENCH = HERE.parents[2] / "shared" / "bench"  # beside the project's checkout; --bench elsewhere
 HARNESS_PYTHON = Path("~/.cache/pr-regression-bench/harness/bin/python").expanduser()
 SUBJECTS = "inflection,semver,cachetools"
 CONFIGS = ("all", *NAMES)
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             if args.limit:
                 command += ["--limit", str(args.limit)]
             print(f"== {name}: {extra}", flush=True)
-            status = subprocess.run(command, cwd=BENCH, env=env, check=False).returncode
+            status = subprocess.run(command, cwd=args.bench, env=env, check=False).returncode
             if status != 0:
                 print(f"bench_ablation: the harness failed ({status}) on {name}", file=sys.stderr)
                 return 2
@@ -89,10 +89,14 @@ def main() -> int:
     runner.add_argument("--limit", type=int, default=0, help="the first N mutants per subject (0: all)")
     runner.add_argument("--only", default=SUBJECTS)
     runner.add_argument("--out", default="/tmp/ablation")
+    runner.add_argument("--bench", type=Path, default=BENCH, help=f"the harness (default: {BENCH})")
     tabulate = commands.add_parser("table")
     tabulate.add_argument("--out", default="/tmp/ablation")
     args = parser.parse_args()
     if args.command == "run":
+        if not (args.bench / "run.py").exists():
+            print(f"bench_ablation: no harness at {args.bench}; pass --bench DIR", file=sys.stderr)
+            return 2
         if not HARNESS_PYTHON.exists():
             print(f"bench_ablation: no harness venv at {HARNESS_PYTHON} (see {BENCH}/README.md)",
                   file=sys.stderr)
