@@ -179,6 +179,7 @@ class Explorer:
         self._uncovered: Callable[[], Mapping[str, float]] = dict
         self._quota: UnitQuota | None = None
         self._unit_operations: dict = {}
+        self._units_of: dict[str, list] = {}  # operation -> the units it reaches
 
     def aim(self, quota: UnitQuota, unit_operations: Mapping[Hashable, set[str]],
             uncovered: Callable[[], Mapping[str, float]]) -> None:
@@ -193,6 +194,9 @@ class Explorer:
         if not quota:
             return
         self._quota, self._unit_operations = quota, dict(unit_operations)
+        for unit, op_ids in self._unit_operations.items():
+            for op_id in op_ids:
+                self._units_of.setdefault(op_id, []).append(unit)
         aimed = set().union(*self._unit_operations.values())
         self.related = [op for op in self.focus if op.id not in aimed] + self.related
         self.focus = [op for op in self.focus if op.id in aimed]
@@ -227,6 +231,9 @@ class Explorer:
             if self._timeouts[op_id] == (1 if op is not None and not op.params else MAX_TIMEOUTS):
                 tiers = (self.focus, self.related, self.builders)
                 self.focus, self.related, self.builders = ([op for op in t if op.id != op_id] for t in tiers)
+        if self.timed and self._quota is not None and statements and result.get("ms") is not None:
+            for unit in self._units_of.get(statements[-1]["op"], ()):
+                self._quota.observe(unit, float(result["ms"]))
         if result.get("status") != "ok" or not statements:
             return
         if self.bloodhound.success(statements[-1]["op"]):

@@ -31,6 +31,7 @@ ALPHA = 0.9
 P = 0.99
 REFRESH_EVERY = 100
 NO_TARGETS = 0.5
+MIN_COST = 5.0  # milliseconds: what any sequence costs besides its own calls (fork, IPC, replay)
 
 K = TypeVar("K", bound=Hashable)
 
@@ -79,12 +80,22 @@ class Bloodhound:
 
 
 class UnitQuota:
-    """Deterministic picks of units in proportion to their shares (units with share 0 never)."""
+    """Deterministic picks of units in proportion to their shares (units with share 0 never).
+
+    A share is a share of the budget's time. Without measurements each pick costs the same,
+    so shares are shares of the picks (reproducible runs). In a run bound by time the
+    explorer reports what the sequences aimed at each unit took (`observe`), and a pick is
+    charged that unit's mean cost: a unit whose calls take a second each no longer eats the
+    time of the units whose calls take a millisecond.
+    """
 
     def __init__(self, shares: Mapping[K, float]) -> None:
         self.shares = {unit: share for unit, share in shares.items() if share > 0}
         self.picks: Counter = Counter()
-        self._total = 0
+        self._spent: dict[K, float] = {unit: 0.0 for unit in self.shares}
+        self._total = 0.0
+        self._cost_sums: Counter = Counter()
+        self._cost_counts: Counter = Counter()
 
     def __bool__(self) -> bool:
         return bool(self.shares)
@@ -94,11 +105,25 @@ class UnitQuota:
         candidates = [u for u in self.shares if allowed is None or u in allowed]
         if not candidates:
             return None
-        total = self._total + 1
-        unit = max(candidates, key=lambda u: self.shares[u] * total - self.picks[u])
+        unit = max(candidates, key=lambda u: self.shares[u] * self._total - self._spent[u])
+        cost = self.cost(unit)
         self.picks[unit] += 1
-        self._total += 1
+        self._spent[unit] += cost
+        self._total += cost
         return unit
+
+    def observe(self, unit: K, cost: float) -> None:
+        """What one sequence aimed at `unit` took, in milliseconds."""
+        if unit in self.shares:
+            self._cost_sums[unit] += max(cost, MIN_COST)
+            self._cost_counts[unit] += 1
+
+    def cost(self, unit: K) -> float:
+        """The mean observed cost of `unit`; before any observation, the mean over all units."""
+        if self._cost_counts[unit]:
+            return self._cost_sums[unit] / self._cost_counts[unit]
+        counted = sum(self._cost_counts.values())
+        return sum(self._cost_sums.values()) / counted if counted else 1.0
 
 
 def uncovered_ratios(reach: Mapping[str, set], uncovered: set) -> dict[str, float]:
