@@ -1,0 +1,47 @@
+"""The unit of work of the App: one pull request at one head commit.
+
+A job is plain data so that it crosses the queue as JSON and can be logged; it never holds
+a token (tokens are minted by the worker when the job runs, and expire).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class PullRequestJob:
+    delivery: str  # the X-GitHub-Delivery that asked for it
+    installation_id: int
+    repository: str  # "owner/name" of the base repository
+    repository_id: int
+    number: int
+    base_sha: str
+    head_sha: str
+    base_ref: str = ""
+    head_ref: str = ""
+    title: str = ""
+    head_repository: str = ""  # "owner/name" the head commit lives in (a fork's differs)
+    draft: bool = False
+
+    @property
+    def pull_key(self) -> str:
+        """Names the pull request across head commits: coalescing and publishing locks use it."""
+        return f"{self.repository}#{self.number}"
+
+    @property
+    def job_id(self) -> str:
+        """Names this pull request at this head commit: the same work, whatever delivery asked."""
+        return f"{self.pull_key}@{self.head_sha}"
+
+    @property
+    def from_fork(self) -> bool:
+        return bool(self.head_repository) and self.head_repository != self.repository
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> PullRequestJob:
+        return cls(**json.loads(text))
