@@ -19,6 +19,7 @@ from generator.worker.introspect import build_catalog
 from generator.worker.typeinfo import (
     Scope,
     TypeInfo,
+    called_parameters,
     checked_types,
     docstring_types,
     from_annotation,
@@ -367,6 +368,22 @@ SOURCE = textwrap.dedent('''
 ''')
 
 
+SOURCE += textwrap.dedent('''
+
+    class Expiring:
+        def __init__(self, maxsize, ttu, other):
+            self.__ttu = ttu
+            self.other = other
+
+        def put(self, key, value):
+            return self.__ttu(key, value, 0)
+
+
+    def apply(hook, value):
+        return hook(value)
+''')
+
+
 @pytest.fixture
 def catalog(tmp_path: Path) -> dict:
     (tmp_path / f"{MODULE}.py").write_text(SOURCE)
@@ -434,3 +451,29 @@ def test_catalog_returns_and_format(catalog: dict, tmp_path: Path) -> None:
             assert {"name", "kind", "has_default", "hints"} <= set(param)
             assert set(param) <= {"name", "kind", "has_default", "hints", "default", "choices", "elements",
                                   "hints_from"}
+
+
+def test_called_parameters_in_the_body_and_through_an_instance_attribute() -> None:
+    function = textwrap.dedent('''
+        def __init__(self, ttu, other, hook, unused):
+            self.__ttu = ttu
+            self.other = other
+            self.result = hook(1)
+    ''').splitlines(keepends=True)
+    klass = textwrap.dedent('''
+        class Cache:
+            def expire(self, key):
+                return self.__ttu(key, None, 0) + len(self.other)
+    ''').splitlines(keepends=True)
+    names = {"ttu", "other", "hook", "unused"}
+    assert called_parameters(function, names, klass) == {"ttu", "hook"}
+    assert called_parameters(function, names) == {"hook"}  # without the class, a stored one is unknown
+    assert called_parameters(["def broken(:\n"], names) == set()
+
+
+def test_catalog_types_a_called_parameter_as_a_callback(catalog: dict) -> None:
+    expiring = _params(catalog, "Expiring")
+    ttu = expiring["ttu"]
+    assert (ttu["hints"], ttu["hints_from"]) == (["collections.abc.Callable"], "called")
+    assert expiring["other"]["hints"] == [] and expiring["maxsize"]["hints"] == []
+    assert _params(catalog, "apply")["hook"]["hints"] == ["collections.abc.Callable"]

@@ -9,6 +9,7 @@ Standard library only.
 from __future__ import annotations
 
 import enum
+import functools
 import importlib
 import inspect
 import types
@@ -144,11 +145,13 @@ class _Evidence:
     def __init__(self, func: Any, target: Any, owner: type | None, kind: str, names: set[str],
                  lines: list[str]) -> None:
         self.scope = typeinfo.Scope.of(target, owner)
+        self._owner = func if kind == "constructor" else owner
         self._docs = (target, func) if kind == "constructor" else (func,)  # __init__'s, then the class's
         self._lines = lines
         self._names = names
         self._documented: dict[str, str] | None = None
         self._checked: dict[str, list] | None = None
+        self._called: set[str] | None = None
 
     def documented(self, name: str, wanted: set[type]) -> typeinfo.TypeInfo:
         if self._documented is None:
@@ -163,6 +166,13 @@ class _Evidence:
         if self._checked is None:
             self._checked = typeinfo.isinstance_targets(self._lines, self._names)
         return typeinfo.checked_types(self._checked.get(name, []), self.scope, wanted)
+
+    def called(self, name: str) -> bool:
+        """The body calls the parameter, or the class calls the attribute it is stored in."""
+        if self._called is None:
+            class_lines = _class_lines(self._owner) if isinstance(self._owner, type) else []
+            self._called = typeinfo.called_parameters(self._lines, self._names, class_lines)
+        return name in self._called
 
 
 def _docstring(obj: Any) -> str | None:
@@ -218,6 +228,8 @@ def _parameter(param: inspect.Parameter, hints: dict, evidence: _Evidence, wante
             info.hints = [h for h in info.hints if h != sentinel]
     if callable(param.default) and not isinstance(param.default, type) and not info.hints:
         info.hints, source = [CALLBACK], "default"  # e.g. timer=time.monotonic: a callback we can supply
+    if not info.hints and evidence.called(param.name):
+        info.hints, source = [CALLBACK], "called"  # e.g. TLRUCache(maxsize, ttu): self.__ttu(key, value, now)
     entry["hints"] = info.hints
     if info.choices:
         entry["choices"] = info.choices
@@ -234,6 +246,12 @@ def _hints(func: Any) -> dict:
     except Exception:  # unresolvable forward references: the raw annotations, resolved one by one
         annotations = getattr(func, "__annotations__", None)
         return dict(annotations) if isinstance(annotations, dict) else {}
+
+
+@functools.lru_cache(maxsize=256)
+def _class_lines(klass: type) -> list[str]:
+    """A class's source, read once for all of its operations."""
+    return _source(klass)[1]
 
 
 def _source(func: Any) -> tuple[str | None, list[str], int | None]:

@@ -563,9 +563,8 @@ def isinstance_targets(lines: list[str], names: typing.Collection[str]) -> dict[
     source = "".join(lines)
     if "isinstance(" not in source and "type(" not in source:
         return {}  # most functions: no parse needed
-    try:
-        tree = ast.parse(textwrap.dedent(source))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a body less indented than its def
+    tree = _parse(lines)
+    if tree is None:
         return {}
     checks: list[tuple[int, int, str, ast.expr, ast.AST]] = []
     for child in ast.walk(tree):
@@ -651,3 +650,37 @@ def _target(node: ast.expr, scope: Scope, wanted: set[type]) -> TypeInfo:
     if isinstance(obj, (type, tuple)) or (obj is not _MISSING and typing.get_origin(obj) is not None):
         return from_annotation(obj, scope, wanted)
     return TypeInfo()
+
+
+def called_parameters(lines: typing.Sequence[str], names: typing.Collection[str],
+                      class_lines: typing.Sequence[str] = ()) -> set[str]:
+    """The parameters a function calls: `p(...)` in its body, or, when it stores one on the
+    instance (`self.attr = p`, as a constructor does with a time-to-use function), a call of
+    `self.attr(...)` anywhere in the class (`class_lines`). Such a parameter takes a callable:
+    without annotations or docstrings, its use is the only evidence of its type.
+    """
+    function = _parse(lines)
+    if function is None:
+        return set()
+    called = {node.func.id for node in ast.walk(function)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names}
+    stored: dict[str, str] = {}  # attribute -> the parameter assigned to it
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self":
+                    stored[target.attr] = node.value.id
+    if stored and class_lines and (owner := _parse(class_lines)) is not None:
+        called.update(stored[node.func.attr] for node in ast.walk(owner)
+                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                      and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+                      and node.func.attr in stored)
+    return called
+
+
+def _parse(lines: typing.Sequence[str]) -> ast.AST | None:
+    try:
+        return ast.parse(textwrap.dedent("".join(lines)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a body less indented than its def
+        return None
