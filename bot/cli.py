@@ -1,4 +1,5 @@
-"""The `difforacle` command line: `diff` (the main job), `demo` (the bundled example) and `risk`.
+"""The `difforacle` command line: `diff` (the main job), `demo` (the bundled example), `risk`,
+`action` (a GitHub Actions step) and `app` (the GitHub App's server and workers).
 
 Exit status: 0 no behavioural difference, 1 differences found, 2 usage or setup error
 (one line on stderr saying what to do, never a traceback).
@@ -22,6 +23,7 @@ from generator.report import render_markdown, write_json, write_markdown, write_
 from generator.risk import WINDOW
 
 from . import action_command, risk_command
+from .app import command as app_command
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
 
@@ -44,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="build a small example repository and run diff on it")
     _add_run_options(demo, budget=20.0)
     action_command.add_parser(commands)
+    app_command.add_parser(commands)
     risk = commands.add_parser("risk", help="rank a pull request's units by defect score and split a budget")
     risk.add_argument("--repo", default=".", help="the git repository (default: the current directory)")
     risk.add_argument("--base", required=True, help="the commit whose history is scored")
@@ -173,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             return risk_command.run(args)
         if args.command == "action":
             return action_command.run(args)
+        if args.command == "app":
+            return app_command.run(args)
         if args.command == "demo":
             with tempfile.TemporaryDirectory(prefix="difforacle-demo-") as tmp:
                 base, head = build_demo_repo(Path(tmp) / "durations")

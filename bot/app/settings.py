@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from generator.model import SetupError
@@ -46,6 +46,7 @@ class AppSettings:
     image: str = DEFAULT_IMAGE
     job_timeout: float = 1800.0  # wall clock of one job's sandboxed steps, install and engine together
     workers: int = 1  # jobs a consumer runs at once
+    lease_seconds: float = 60.0  # a job whose worker stops renewing its lease this long is run again
 
     @property
     def credentials_path(self) -> Path:
@@ -90,7 +91,21 @@ def load_settings(environ: Mapping[str, str] | None = None) -> AppSettings:
         image=env.get("DIFFORACLE_SANDBOX_IMAGE") or DEFAULT_IMAGE,
         job_timeout=_number("DIFFORACLE_JOB_TIMEOUT", env.get("DIFFORACLE_JOB_TIMEOUT", 1800), float),
         workers=_number("DIFFORACLE_WORKERS", env.get("DIFFORACLE_WORKERS", 1), int),
+        lease_seconds=_number("DIFFORACLE_LEASE_SECONDS", env.get("DIFFORACLE_LEASE_SECONDS", 60), float),
     )
+
+
+def with_stored_credentials(settings: AppSettings) -> AppSettings:
+    """`settings` completed by the credentials that /setup stored after they were loaded.
+
+    Why: a server started before the App was registered picks them up without a restart.
+    """
+    if settings.app_id and settings.private_key and settings.webhook_secret:
+        return settings
+    stored = load_settings({"DIFFORACLE_DATA_DIR": str(settings.data_dir)})
+    return replace(settings, app_id=settings.app_id or stored.app_id,
+                   private_key=settings.private_key or stored.private_key,
+                   webhook_secret=settings.webhook_secret or stored.webhook_secret)
 
 
 def _number(name: str, value: object, kind: type[int] | type[float]) -> int | float:

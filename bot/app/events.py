@@ -1,0 +1,143 @@
+"""What a GitHub webhook event asks of the App: jobs to run, a head to record, or nothing.
+
+Pure functions of the event name and payload (plus a look-up of a pull request's latest job,
+for check run re-runs), so the receiver stays a thin HTTP layer and this is tested alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .model import PullRequestJob
+
+RUN_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
+RECORDED_EVENTS = ("installation", "installation_repositories")
+SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
+class BadPayload(ValueError):
+    """The payload lacks a field the event must have (answered 400)."""
+
+
+@dataclass(frozen=True)
+class Head:
+    """A pull request's new head, recorded even when nothing runs (it supersedes older jobs)."""
+
+    job: PullRequestJob
+    before: str | None = None  # the head it replaced, if the event says
+
+
+@dataclass(frozen=True)
+class Route:
+    kind: str  # "run" (jobs), "skip" (recognised, nothing to run), "record", "ping", "ignore"
+    reason: str = ""
+    heads: tuple[Head, ...] = ()  # to record; a "run" runs their jobs
+
+
+def route(event: str, payload: dict[str, Any], delivery: str,
+          latest_job: Callable[[str], PullRequestJob | None]) -> Route:
+    """The route of one delivery; BadPayload if a field the event needs is missing or mistyped."""
+    if event == "ping":
+        return Route("ping", str(payload.get("zen", "")))
+    if event in RECORDED_EVENTS:
+        return Route("record", f"{event}.{payload.get('action', '')}")
+    if event == "pull_request" and payload.get("action") in RUN_ACTIONS:
+        return _pull_request(payload, delivery)
+    if event == "pull_request" and payload.get("action") == "closed":
+        return Route("skip", "the pull request is closed")
+    if event == "check_run" and payload.get("action") == "rerequested":
+        return _check_run(payload, delivery, latest_job)
+    return Route("ignore", f"{event}.{payload.get('action', '')}".rstrip("."))
+
+
+def _pull_request(payload: dict[str, Any], delivery: str) -> Route:
+    action = payload["action"]
+    pull = _get(payload, "pull_request", dict)
+    head_repo = pull.get("head", {}).get("repo") or {}  # null when the fork was deleted
+    job = PullRequestJob(
+        delivery=delivery,
+        installation_id=_installation(payload),
+        repository=_get(payload, "repository.full_name", str),
+        repository_id=_get(payload, "repository.id", int),
+        number=_get(payload, "pull_request.number", int),
+        base_sha=_sha(payload, "pull_request.base.sha"),
+        head_sha=_sha(payload, "pull_request.head.sha"),
+        base_ref=str(pull.get("base", {}).get("ref") or ""),
+        head_ref=str(pull.get("head", {}).get("ref") or ""),
+        title=str(pull.get("title") or ""),
+        head_repository=str(head_repo.get("full_name") or ""),
+        draft=bool(pull.get("draft")),
+    )
+    before = payload.get("before") if action == "synchronize" else None
+    before = before if isinstance(before, str) and SHA.fullmatch(before) else None
+    head = Head(job, before)
+    if pull.get("state") == "closed":
+        return Route("skip", "the pull request is closed")
+    if job.draft and action != "ready_for_review":
+        return Route("skip", "the pull request is a draft (it runs when marked ready for review)", (head,))
+    return Route("run", action, (head,))
+
+
+def _check_run(payload: dict[str, Any], delivery: str,
+               latest_job: Callable[[str], PullRequestJob | None]) -> Route:
+    """A re-run of our check run: the pull requests at that head run again.
+
+    GitHub lists a check run's pull requests only when their head branch is in the repository;
+    for a fork's, the runner's `external_id` (the pull request's key, "owner/name#number") names it.
+    """
+    head_sha = _sha(payload, "check_run.head_sha")
+    repository = _get(payload, "repository.full_name", str)
+    installation = _installation(payload)
+    entries = {int(pr["number"]): pr for pr in payload["check_run"].get("pull_requests") or []
+               if isinstance(pr, dict) and isinstance(pr.get("number"), int)}
+    external = str(payload["check_run"].get("external_id") or "")
+    if external.startswith(f"{repository}#") and external.rpartition("#")[2].isdigit():
+        entries.setdefault(int(external.rpartition("#")[2]), {})
+    heads: list[Head] = []
+    for number, entry in sorted(entries.items()):
+        known = latest_job(f"{repository}#{number}")
+        if known is not None and known.head_sha != head_sha:
+            continue  # the check run is of an older head: nothing is published for it any more
+        if known is not None:
+            job = dataclasses.replace(known, delivery=delivery, installation_id=installation)
+        elif (entry.get("head") or {}).get("sha") == head_sha and (entry.get("base") or {}).get("sha"):
+            job = PullRequestJob(delivery=delivery, installation_id=installation, repository=repository,
+                                 repository_id=_get(payload, "repository.id", int), number=number,
+                                 base_sha=str(entry["base"]["sha"]), head_sha=head_sha,
+                                 base_ref=str(entry["base"].get("ref") or ""),
+                                 head_ref=str(entry["head"].get("ref") or ""), head_repository=repository)
+        else:
+            continue
+        heads.append(Head(job))
+    if not heads:
+        return Route("skip", f"no open pull request has {head_sha[:12]} as its head")
+    return Route("run", "rerequested", tuple(heads))
+
+
+def _installation(payload: dict[str, Any]) -> int:
+    try:
+        return _get(payload, "installation.id", int)
+    except BadPayload:
+        raise BadPayload("the payload names no installation: is this webhook a GitHub App's?") from None
+
+
+def _get(payload: dict[str, Any], dotted: str, kind: type) -> Any:
+    value: Any = payload
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise BadPayload(f"the payload lacks {dotted}")
+        value = value[part]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise BadPayload(f"the payload's {dotted} is not a {kind.__name__}")
+    return value
+
+
+def _sha(payload: dict[str, Any], dotted: str) -> str:
+    value = _get(payload, dotted, str)
+    if not SHA.fullmatch(value):
+        raise BadPayload(f"the payload's {dotted} is not a commit SHA")
+    return value

@@ -1,0 +1,191 @@
+"""The job queue: huey on an embedded SQLite file (one machine) or Redis (workers on many).
+
+huey removes a task from its queue when a consumer takes it, so a consumer killed in the
+middle of a job would lose it. Each job therefore runs under a lease (`JobState.running`):
+recorded before the work starts, renewed by a heartbeat, released after the outcome is
+recorded. `Recovery` re-enqueues the jobs whose lease expired, when a consumer starts and
+then periodically; the lease also keeps two consumers from running one job at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from huey import Huey, RedisHuey, SqliteHuey
+from huey.consumer import Consumer
+
+from generator.model import SetupError
+
+from .model import PullRequestJob
+from .settings import AppSettings, with_stored_credentials
+from .state import JobState
+
+log = logging.getLogger("difforacle.app")
+
+QUEUE_NAME = "difforacle"
+TASK_NAME = "difforacle.run_job"
+PRUNE_EVERY = 3600.0  # seconds between prunings of old delivery records
+RETRIES, RETRY_DELAY = 5, 10  # a task whose bookkeeping failed (storage unreachable) runs again later
+
+
+class Outcome(Protocol):
+    status: str  # "published" | "superseded" | "failed"
+    detail: str
+
+
+Executor = Callable[[PullRequestJob, AppSettings, JobState], Outcome]
+
+
+def make_huey(queue_url: str, name: str = QUEUE_NAME) -> Huey:
+    """The huey instance for DIFFORACLE_QUEUE_URL: sqlite:///path (embedded) or redis://host:port/db."""
+    scheme = urlsplit(queue_url).scheme.lower()
+    if scheme == "sqlite":
+        if not queue_url.startswith("sqlite:///") or queue_url == "sqlite:///":
+            raise SetupError("DIFFORACLE_QUEUE_URL: an SQLite queue is sqlite:///relative/path or "
+                             "sqlite:////absolute/path")
+        path = Path(queue_url.removeprefix("sqlite:///"))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return SqliteHuey(name, filename=str(path), results=False, utc=True)
+        except OSError as exc:
+            raise SetupError(f"cannot open the queue database {path}: {exc.strerror or exc}") from None
+    if scheme in ("redis", "rediss", "unix"):
+        return RedisHuey(name, url=queue_url, results=False, utc=True)
+    raise SetupError(f"DIFFORACLE_QUEUE_URL must be sqlite:///path (embedded, the default) or "
+                     f"redis://host:port/db (shared by many workers), not a {scheme or 'schemeless'} URL")
+
+
+def describe_queue(queue_url: str) -> str:
+    """The queue's URL without its credentials, for logs and errors."""
+    parts = urlsplit(queue_url)
+    if parts.scheme == "sqlite":
+        return queue_url
+    host = parts.hostname or "localhost"
+    return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+def run_with_runner(job: PullRequestJob, settings: AppSettings, state: JobState) -> Outcome:
+    """The default executor: the worker's runner (imported here: it needs Docker, git, PyGithub)."""
+    from .runner import run_job
+
+    return run_job(job, settings, state)
+
+
+class JobQueue:
+    """The queue, its shared state, and the one task that runs a job."""
+
+    def __init__(self, settings: AppSettings, executor: Executor | None = None,
+                 name: str = QUEUE_NAME) -> None:
+        self.settings = settings
+        self.executor = executor or run_with_runner
+        self.huey = make_huey(settings.queue_url, name)
+        self.state = JobState(self.huey, lease_seconds=settings.lease_seconds)
+        # retries: only our bookkeeping raises (the storage hiccuped); the executor's failures are outcomes
+        self._task = self.huey.task(name=TASK_NAME, retries=RETRIES, retry_delay=RETRY_DELAY)(self._execute)
+
+    @property
+    def kind(self) -> str:
+        return "sqlite" if isinstance(self.huey, SqliteHuey) else "redis"
+
+    def enqueue(self, job: PullRequestJob) -> None:
+        self._task(job.to_json())
+
+    def pending(self) -> int:
+        return int(self.huey.pending_count())
+
+    def check(self) -> None:
+        """SetupError if the queue's storage cannot be reached (checked when a command starts)."""
+        try:
+            self.state.ping()
+        except Exception as exc:
+            raise SetupError(f"cannot reach the queue at {describe_queue(self.settings.queue_url)}: "
+                             f"{exc}".splitlines()[0]) from None
+
+    def _execute(self, job_json: str) -> None:
+        job = PullRequestJob.from_json(job_json)
+        state = self.state
+        if not state.is_current(job):
+            log.info("job %s: superseded by head %s before it started", job.job_id,
+                     state.latest_head(job.pull_key))
+            self._finish(job, "done")
+            return
+        with state.running(job) as lease:
+            if lease is None:
+                log.info("job %s: already running elsewhere (delivery %s coalesced into it)", job.job_id,
+                         job.delivery)
+                holder = state.lock_holder(f"run:{job.job_id}") or {}
+                if holder.get("delivery") != job.delivery:
+                    self._finish(job, "done")
+                return
+            if state.delivery_status(job.delivery) != "failed":  # a sibling job of the delivery failed
+                state.mark_delivery(job.delivery, "running")
+            status, detail = self._call_executor(job)
+            log.info("job %s: %s%s", job.job_id, status, f" ({detail})" if detail else "")
+            self._finish(job, "failed" if status == "failed" else "done")
+
+    def _call_executor(self, job: PullRequestJob) -> tuple[str, str]:
+        try:
+            self.settings = with_stored_credentials(self.settings)  # registered through /setup since start
+            outcome = self.executor(job, self.settings, self.state)
+        except Exception as exc:  # a bug, or the runner's own failure: the delivery can be redelivered
+            log.error("job %s failed: %s: %s", job.job_id, type(exc).__name__, _first_line(exc))
+            log.debug("job %s traceback", job.job_id, exc_info=True)
+            return "failed", f"{type(exc).__name__}: {_first_line(exc)}"
+        return str(getattr(outcome, "status", "failed")), str(getattr(outcome, "detail", ""))
+
+    def _finish(self, job: PullRequestJob, status: str) -> None:
+        if status == "done" and self.state.delivery_status(job.delivery) == "failed":
+            return  # another job of the same delivery failed: keep it redeliverable
+        self.state.mark_delivery(job.delivery, status)
+
+    def recover(self) -> list[PullRequestJob]:
+        """Re-enqueue the jobs whose consumer died (their lease expired); returns them."""
+        jobs = self.state.expired_runs()
+        for job in jobs:
+            log.warning("job %s: its worker stopped (lease expired); queued again", job.job_id)
+            self.enqueue(job)
+        return jobs
+
+    def consumer(self, poll: float = 0.5, **options: Any) -> Consumer:
+        """A huey consumer running settings.workers jobs at once (threads: jobs wait on subprocesses)."""
+        return self.huey.create_consumer(
+            workers=self.settings.workers, worker_type="thread", periodic=False,
+            initial_delay=min(0.05, poll), max_delay=poll, graceful_signal="TERM", shutdown_timeout=30,
+            **options)
+
+
+class Recovery(threading.Thread):
+    """Recovers expired leases when started and every half lease; prunes old deliveries hourly."""
+
+    def __init__(self, queue: JobQueue, interval: float | None = None) -> None:
+        super().__init__(name="difforacle-recovery", daemon=True)
+        self.queue = queue
+        self.interval = interval if interval is not None else max(queue.settings.lease_seconds / 2, 0.1)
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        since_prune = PRUNE_EVERY
+        while True:
+            try:
+                self.queue.recover()
+                if since_prune >= PRUNE_EVERY:
+                    self.queue.state.prune_deliveries()
+                    since_prune = 0.0
+            except Exception as exc:  # storage unreachable for a moment: the next round retries
+                log.warning("recovery round failed: %s: %s", type(exc).__name__, exc)
+            if self.stopped.wait(self.interval):
+                return
+            since_prune += self.interval
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [""])[0]

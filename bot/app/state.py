@@ -1,0 +1,389 @@
+"""The App's shared state, kept in the queue's own storage (huey's key-value store).
+
+Why there: the web server and every worker already reach the queue, whether it is an SQLite
+file on one machine or Redis shared by many, so deliveries, heads, locks and leases need no
+second database. huey's storage offers only plain keys, `put_if_empty`, an atomic `pop` and
+atomic counters, so:
+
+- locks (the lease of a running job, the per-PR publishing lock) are records with an owner
+  token and an expiry, created with `put_if_empty`; a lock whose owner died expires and is
+  taken over once, through a fence key per stale token (two takers cannot both win);
+- the storage cannot list keys, so what must be found again later (the runs to recover, the
+  deliveries to prune) is also appended to a numbered log (`_Log`) that can be scanned;
+- clocks: expiries are wall-clock times, compared across machines (keep them NTP-synced).
+
+Every record is JSON under the `difforacle:` prefix; no secret is ever stored here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from huey import Huey
+from huey.constants import EmptyData
+
+from .model import PullRequestJob
+
+log = logging.getLogger("difforacle.app")
+
+PREFIX = "difforacle:"
+DELIVERY_STATUSES = ("queued", "running", "done", "failed")
+DELIVERY_RETENTION = 7 * 24 * 3600.0  # GitHub redelivers for 3 days; a record older than a week is dropped
+HEAD_HISTORY = 20  # superseded heads remembered per pull request: a late or redelivered event of one is stale
+LOG_SETTLE = 5.0  # seconds after which a log number taken but never written is given up for lost
+SCAN_CHUNK = 500
+
+
+class LockTimeout(TimeoutError):
+    """The lock stayed held by someone else for the whole wait."""
+
+
+@dataclass
+class RunLease:
+    """This process runs `job`: the lease is renewed by a heartbeat until `release`."""
+
+    job: PullRequestJob
+    token: str
+    number: int  # in the runs log
+    lost: threading.Event = field(default_factory=threading.Event)
+
+
+class JobState:
+    """Deliveries, latest heads, locks and leases of running jobs; shared by every process of the queue."""
+
+    def __init__(self, huey: Huey, lease_seconds: float = 60.0,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.storage = huey.storage
+        self.lease_seconds = lease_seconds
+        self.clock = clock
+        self.owner = {"host": socket.gethostname(), "pid": os.getpid()}
+        self._held: dict[str, str] = {}  # job_id -> token of the run lease this process holds
+        self._runs = _Log(self, "runs")
+        self._deliveries = _Log(self, "deliveries")
+
+    # ------------------------------------------------------------------ records
+
+    def _get(self, key: str) -> Any:
+        data = self.storage.peek_data(PREFIX + key)
+        return None if data is EmptyData else json.loads(bytes(data))
+
+    def _put(self, key: str, value: Any) -> None:
+        self.storage.put_data(PREFIX + key, _encode(value))
+
+    def _put_if_empty(self, key: str, value: Any) -> bool:
+        return bool(self.storage.put_if_empty(PREFIX + key, _encode(value)))
+
+    def _pop(self, key: str) -> Any:
+        data = self.storage.pop_data(PREFIX + key)
+        return None if data is EmptyData else json.loads(bytes(data))
+
+    def _get_many(self, keys: list[str]) -> dict[str, Any]:
+        found = self.storage.peek_many([PREFIX + key for key in keys])
+        return {_text(key).removeprefix(PREFIX): json.loads(bytes(value)) for key, value in found.items()}
+
+    def _counter(self, key: str, amount: int = 1) -> int:
+        return int(self.storage.incr(PREFIX + key, amount))
+
+    def ping(self) -> int:
+        """The number of tasks waiting; raises if the storage is unreachable (what /healthz checks)."""
+        return int(self.storage.queue_size())
+
+    # ------------------------------------------------------------------ deliveries
+
+    def claim_delivery(self, delivery: str) -> bool:
+        """True if this delivery should run: never seen, or seen and failed (a manual redelivery).
+
+        Atomic across processes: of two concurrent redeliveries of one failed delivery, one wins.
+        """
+        now = self.clock()
+        if self._put_if_empty(f"delivery:{delivery}", {"status": "queued", "attempt": 1, "at": now}):
+            self._deliveries.append({"delivery": delivery, "at": now})
+            return True
+        record = self._get(f"delivery:{delivery}") or {}
+        if record.get("status") != "failed":
+            return False
+        attempt = int(record.get("attempt", 1))
+        if not self._put_if_empty(f"delivery-retry:{delivery}:{attempt}", now):
+            return False
+        self._put(f"delivery:{delivery}", {"status": "queued", "attempt": attempt + 1, "at": now})
+        return True
+
+    def delivery_status(self, delivery: str) -> str | None:
+        record = self._get(f"delivery:{delivery}")
+        return record.get("status") if record else None
+
+    def mark_delivery(self, delivery: str, status: str) -> None:
+        if status not in DELIVERY_STATUSES:
+            raise ValueError(f"delivery status {status!r} is not one of {DELIVERY_STATUSES}")
+        record = self._get(f"delivery:{delivery}") or {}
+        self._put(f"delivery:{delivery}", {"status": status, "attempt": record.get("attempt", 1),
+                                           "at": record.get("at", self.clock())})
+        if not record:
+            self._deliveries.append({"delivery": delivery, "at": self.clock()})
+
+    def prune_deliveries(self, older_than: float = DELIVERY_RETENTION) -> int:
+        """Forget deliveries older than `older_than` seconds (GitHub can no longer redeliver them)."""
+        cutoff = self.clock() - older_than
+        pruned = 0
+        for number, entry in self._deliveries.scan():
+            if entry.get("at", 0) >= cutoff:
+                break
+            record = self._pop(f"delivery:{entry['delivery']}") or {}
+            for attempt in range(1, int(record.get("attempt", 1))):
+                self._pop(f"delivery-retry:{entry['delivery']}:{attempt}")
+            self._deliveries.pop(number)
+            pruned += 1
+        return pruned
+
+    # ------------------------------------------------------------------ heads
+
+    def record_head(self, job: PullRequestJob, before: str | None = None) -> bool:
+        """Make `job.head_sha` the pull request's head; False if that head was superseded already.
+
+        `before` is the head the event replaced (a `synchronize` event's `before`): remembered as
+        superseded, so an older event delivered late (or redelivered) cannot win back.
+        The latest job is kept too: a check run's re-run reuses it.
+        """
+        key = f"head:{job.pull_key}"
+        record = self._get(key) or {}
+        previous: list[str] = list(record.get("previous", []))
+        if job.head_sha in previous:
+            return False
+        for sha in (record.get("sha"), before):
+            if sha and sha != job.head_sha and sha not in previous:
+                previous.insert(0, sha)
+        self._put(key, {"sha": job.head_sha, "previous": previous[:HEAD_HISTORY], "job": job.to_json(),
+                        "at": self.clock()})
+        return True
+
+    def latest_head(self, pull_key: str) -> str | None:
+        record = self._get(f"head:{pull_key}")
+        return record.get("sha") if record else None
+
+    def latest_job(self, pull_key: str) -> PullRequestJob | None:
+        """The job of the pull request's latest head, as its last event described it."""
+        record = self._get(f"head:{pull_key}")
+        return PullRequestJob.from_json(record["job"]) if record and record.get("job") else None
+
+    def is_current(self, job: PullRequestJob) -> bool:
+        """False once a newer head supersedes the job, or once this process lost the job's lease.
+
+        The runner asks before starting, while running and before publishing.
+        """
+        head = self.latest_head(job.pull_key)
+        if head is not None and head != job.head_sha:
+            return False
+        token = self._held.get(job.job_id)
+        return token is None or self._holds(f"run:{job.job_id}", token)
+
+    # ------------------------------------------------------------------ installations
+
+    def record_installation(self, installation_id: int, record: dict[str, Any]) -> None:
+        self._put(f"installation:{installation_id}", {**record, "at": self.clock()})
+
+    def installation(self, installation_id: int) -> dict[str, Any] | None:
+        return self._get(f"installation:{installation_id}")
+
+    # ------------------------------------------------------------------ locks
+
+    def acquire(self, name: str, seconds: float, **data: Any) -> str | None:
+        """A token if the lock `name` was free or stale (its owner stopped renewing it), else None."""
+        token = uuid.uuid4().hex
+        record = {"token": token, "expires": self.clock() + seconds, "owner": self.owner, **data}
+        key = f"lock:{name}"
+        for _ in range(3):  # the holder may release between our two reads: try again
+            if self._put_if_empty(key, record):
+                return token
+            current = self._get(key)
+            if current is None:
+                continue
+            if current["expires"] > self.clock():
+                return None
+            fence = f"lock-takeover:{name}:{current['token']}"
+            if not self._put_if_empty(fence, token):
+                return None  # another process is taking this stale lock over
+            try:
+                now = self._get(key)
+                if now is None or now["token"] != current["token"]:
+                    continue
+                record["expires"] = self.clock() + seconds
+                self._put(key, record)
+                return token
+            finally:
+                self._pop(fence)
+        return None
+
+    def renew(self, name: str, token: str, seconds: float) -> bool:
+        """Extend the lock if `token` still holds it; False if it expired and was taken over."""
+        current = self._get(f"lock:{name}")
+        if not current or current["token"] != token:
+            return False
+        self._put(f"lock:{name}", {**current, "expires": self.clock() + seconds})
+        return True
+
+    def release(self, name: str, token: str) -> None:
+        current = self._get(f"lock:{name}")
+        if current and current["token"] == token:
+            self._pop(f"lock:{name}")
+
+    def lock_holder(self, name: str) -> dict[str, Any] | None:
+        return self._get(f"lock:{name}")
+
+    def _holds(self, name: str, token: str) -> bool:
+        current = self._get(f"lock:{name}")
+        return bool(current) and current["token"] == token
+
+    @contextmanager
+    def publish_lock(self, pull_key: str, timeout: float = 120.0) -> Iterator[None]:
+        """Serializes publishing on one pull request across processes and machines.
+
+        The lock is renewed while held; a holder that dies lets it expire after `lease_seconds`.
+        Raises LockTimeout if it stays held by others for `timeout` seconds.
+        """
+        name = f"publish:{pull_key}"
+        deadline = time.monotonic() + timeout
+        delay = 0.02
+        while (token := self.acquire(name, self.lease_seconds)) is None:
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"publishing on {pull_key} stayed locked for {timeout:g} s")
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 1.0)
+        with _Heartbeat(lambda: self.renew(name, token, self.lease_seconds), self.lease_seconds / 3):
+            try:
+                yield
+            finally:
+                self.release(name, token)
+
+    # ------------------------------------------------------------------ leases of running jobs
+
+    @contextmanager
+    def running(self, job: PullRequestJob) -> Iterator[RunLease | None]:
+        """Hold the job's lease while it runs (None: another live run holds it).
+
+        The lease is logged so that, if this process dies, `expired_runs` finds the job again.
+        """
+        name = f"run:{job.job_id}"
+        token = self.acquire(name, self.lease_seconds, delivery=job.delivery)
+        if token is None:
+            yield None
+            return
+        number = self._runs.append({"job": job.to_json(), "token": token, "at": self.clock()})
+        lease = RunLease(job, token, number)
+        self._held[job.job_id] = token
+
+        def renew() -> bool:
+            if self.renew(name, token, self.lease_seconds):
+                return True
+            lease.lost.set()
+            log.warning("job %s: lease lost (taken over after it expired)", job.job_id)
+            return False
+
+        try:
+            with _Heartbeat(renew, self.lease_seconds / 3):
+                yield lease
+        finally:
+            self._held.pop(job.job_id, None)
+            self._runs.pop(number)  # first: a crash before the release only delays the next run
+            self.release(name, token)
+
+    def expired_runs(self) -> list[PullRequestJob]:
+        """Claims the runs whose process stopped renewing their lease; each is returned once, anywhere."""
+        claimed: list[PullRequestJob] = []
+        for number, entry in self._runs.scan():
+            job = PullRequestJob.from_json(entry["job"])
+            holder = self.lock_holder(f"run:{job.job_id}")
+            if holder is None or holder["token"] != entry["token"]:
+                self._runs.pop(number)  # finished, or taken over by a later run of the same job
+            elif holder["expires"] <= self.clock() and self._runs.pop(number) is not None:
+                claimed.append(job)
+        return claimed
+
+    def running_jobs(self) -> list[PullRequestJob]:
+        return [PullRequestJob.from_json(entry["job"]) for _, entry in self._runs.scan()]
+
+
+class _Log:
+    """Numbered records under one name: the only listing that works on every huey storage.
+
+    `append` takes the next number from an atomic counter, then writes the record; `scan` reads
+    from a low mark up to the counter. The low mark moves past numbers whose record is gone,
+    but past a number never written only once it is LOG_SETTLE seconds old (its writer was
+    between taking it and writing it, or died there).
+    """
+
+    def __init__(self, state: JobState, name: str) -> None:
+        self.state = state
+        self.name = name
+        self._tops: list[tuple[float, int]] = []  # (when, counter) seen by this process's scans
+
+    def append(self, record: dict[str, Any]) -> int:
+        number = self.state._counter(f"{self.name}:next")
+        self.state._put(f"{self.name}:{number}", record)
+        return number
+
+    def pop(self, number: int) -> Any:
+        return self.state._pop(f"{self.name}:{number}")
+
+    def scan(self) -> list[tuple[int, Any]]:
+        """The records present, oldest first."""
+        state = self.state
+        low = int(state._get(f"{self.name}:low") or 1)
+        top = state._counter(f"{self.name}:next", 0)
+        found: list[tuple[int, Any]] = []
+        for start in range(low, top + 1, SCAN_CHUNK):
+            numbers = range(start, min(start + SCAN_CHUNK, top + 1))
+            records = state._get_many([f"{self.name}:{n}" for n in numbers])
+            found += [(n, records[f"{self.name}:{n}"]) for n in numbers if f"{self.name}:{n}" in records]
+        now = time.monotonic()
+        ripe = [(when, seen) for when, seen in self._tops if now - when >= LOG_SETTLE]
+        settled = max((seen for _, seen in ripe), default=low - 1)
+        self._tops = ripe[-1:] + [(when, seen) for when, seen in self._tops if now - when < LOG_SETTLE]
+        self._tops.append((now, top))
+        new_low = min(found[0][0] if found else top + 1, settled + 1)
+        if new_low > low:
+            state._put(f"{self.name}:low", new_low)  # concurrent scans may write an older mark: harmless
+        return found
+
+
+class _Heartbeat:
+    """Calls `renew` every `interval` seconds in a thread while the block runs, until it returns False."""
+
+    def __init__(self, renew: Callable[[], bool], interval: float) -> None:
+        self.renew = renew
+        self.interval = max(interval, 0.05)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="difforacle-heartbeat", daemon=True)
+
+    def _loop(self) -> None:
+        while not self.stop.wait(self.interval):
+            try:
+                if not self.renew():
+                    return
+            except Exception as exc:  # the storage hiccuped: try again next beat, the lease has slack
+                log.warning("lease renewal failed: %s: %s", type(exc).__name__, exc)
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def _encode(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _text(key: str | bytes) -> str:
+    return key.decode() if isinstance(key, bytes) else key

@@ -1,0 +1,212 @@
+"""Helpers for the App's server-side tests and bench (not collected: no test_ prefix).
+
+In process: the real webhook fixtures, signing, a recording executor, `drain` (run the queued
+tasks here, no consumer). As a script, the processes the tests start and kill:
+
+    python tests/app_helpers.py consumer --effects FILE --mode plain|share|kill [--name NAME]
+    python tests/app_helpers.py serve [--port 0]
+
+both configured by DIFFORACLE_* variables like the real commands. The consumer's executor
+counts its side effects in an SQLite file, so that the tests can tell lost and duplicated
+work apart: `runs` (every start), `publishes` (every publication), `comments` (one row per
+pull request, edited in place, as the runner's publisher does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: tests/ is on the path, the project may not be
+    sys.path.insert(0, str(ROOT))
+
+from bot.app.model import PullRequestJob  # noqa: E402
+from bot.app.queue import JobQueue  # noqa: E402
+from bot.app.state import JobState  # noqa: E402
+from bot.app.webhook import signature  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "github" / "webhooks"
+SECRET = "It's a Secret to Everybody"
+VICTIM = 2  # the pull request number whose first run the kill test's consumer hangs in
+
+
+def fixture(name: str) -> dict[str, Any]:
+    """A webhook payload as GitHub sends it (the fixture without its provenance fields)."""
+    data = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+    return {key: value for key, value in data.items() if not key.startswith("_")}
+
+
+def pull_event(number: int, head_sha: str, action: str = "opened", before: str | None = None,
+               base: str = "pull_request.opened") -> dict[str, Any]:
+    """A real pull_request payload with another number and head (to make many distinct PRs)."""
+    payload = copy.deepcopy(fixture(base))
+    payload["action"] = action
+    payload["number"] = payload["pull_request"]["number"] = number
+    payload["pull_request"]["head"]["sha"] = head_sha
+    if before is not None:
+        payload["before"], payload["after"] = before, head_sha
+    return payload
+
+
+def sha(n: int) -> str:
+    return f"{n:040x}"
+
+
+def headers(event: str, body: bytes, delivery: str, secret: str | None = SECRET) -> dict[str, str]:
+    out = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery, "Content-Type": "application/json"}
+    if secret is not None:
+        out["X-Hub-Signature-256"] = signature(secret, body)
+    return out
+
+
+@dataclass
+class Outcome:
+    status: str = "published"
+    detail: str = ""
+
+
+@dataclass
+class Recorder:
+    """A fake executor: records each call and what `is_current` said; `hook` runs inside the job."""
+
+    calls: list[PullRequestJob] = field(default_factory=list)
+    current: list[bool] = field(default_factory=list)
+    fail: set[str] = field(default_factory=set)  # deliveries that fail (once each)
+    hook: Callable[[PullRequestJob, JobState], None] | None = None
+
+    def __call__(self, job: PullRequestJob, settings: Any, state: JobState) -> Outcome:
+        self.calls.append(job)
+        if self.hook is not None:
+            self.hook(job, state)
+        self.current.append(state.is_current(job))
+        if job.delivery in self.fail:
+            self.fail.discard(job.delivery)
+            return Outcome("failed", "injected failure")
+        return Outcome("published" if self.current[-1] else "superseded")
+
+
+def drain(queue: JobQueue) -> int:
+    """Run every queued task in this thread, as a consumer would; returns how many."""
+    count = 0
+    while (task := queue.huey.dequeue()) is not None:
+        queue.huey.execute(task)
+        count += 1
+    return count
+
+
+def submit(queue: JobQueue, job: PullRequestJob) -> None:
+    """What the receiver does for a delivery that runs: claim it, record the head, enqueue."""
+    assert queue.state.claim_delivery(job.delivery)
+    assert queue.state.record_head(job)
+    queue.enqueue(job)
+
+
+def make_job(number: int, head: int, delivery: str | None = None) -> PullRequestJob:
+    return PullRequestJob(delivery=delivery or f"d-{number}-{head}", installation_id=1,
+                          repository="octo/repo", repository_id=7, number=number, base_sha=sha(0),
+                          head_sha=sha(head))
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "condition") -> None:
+    """Poll `predicate` until true (raises AssertionError after `timeout` seconds)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.02)
+
+
+# ------------------------------------------------------------------ side effects of the consumers
+
+def effects_db(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    db.executescript("""
+        create table if not exists runs (job_id text, pid integer, at real);
+        create table if not exists publishes (job_id text, pull_key text, pid integer);
+        create table if not exists comments (pull_key text primary key, job_id text, edits integer);
+    """)
+    return db
+
+
+class EffectsExecutor:
+    """The consumer processes' executor; `mode` picks the scenario of the test."""
+
+    def __init__(self, path: Path, mode: str) -> None:
+        self.path = path
+        self.mode = mode
+        self.lock = threading.Lock()
+
+    def __call__(self, job: PullRequestJob, settings: Any, state: JobState) -> Outcome:
+        db = effects_db(self.path)
+        try:
+            previous = db.execute("select count(*) from runs where job_id = ?", (job.job_id,)).fetchone()[0]
+            db.execute("insert into runs values (?, ?, ?)", (job.job_id, os.getpid(), time.time()))
+            if self.mode == "kill" and job.number == VICTIM and previous == 0:
+                time.sleep(600)  # the test kills this process with SIGKILL here, mid-job
+            if self.mode == "share":  # hold the job until the other consumer took one too
+                deadline = time.monotonic() + 20
+                while (db.execute("select count(distinct pid) from runs").fetchone()[0] < 2
+                       and time.monotonic() < deadline):
+                    time.sleep(0.02)
+            with state.publish_lock(job.pull_key, timeout=30):
+                if not state.is_current(job):
+                    return Outcome("superseded")
+                db.execute("insert into publishes values (?, ?, ?)", (job.job_id, job.pull_key, os.getpid()))
+                db.execute("insert into comments values (?, ?, 1) on conflict (pull_key) do update "
+                           "set job_id = excluded.job_id, edits = edits + 1", (job.pull_key, job.job_id))
+            return Outcome("published")
+        finally:
+            db.close()
+
+
+def _consumer(args: argparse.Namespace) -> int:
+    from bot.app.command import configure_logging, run_worker
+    from bot.app.settings import load_settings
+
+    configure_logging()
+    settings = load_settings()
+    queue = JobQueue(settings, executor=EffectsExecutor(Path(args.effects), args.mode), name=args.name)
+    run_worker(queue)
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from bot.app import command
+    from generator.model import SetupError
+
+    parser = argparse.ArgumentParser(prog="difforacle")
+    command.add_parser(parser.add_subparsers(dest="command"))
+    try:
+        return command.run(parser.parse_args(["app", "serve", "--port", str(args.port),
+                                              "--host", "127.0.0.1"]))
+    except SetupError as exc:
+        print(f"difforacle: {exc}", file=sys.stderr)
+        return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="role", required=True)
+    consumer = sub.add_parser("consumer")
+    consumer.add_argument("--effects", required=True)
+    consumer.add_argument("--mode", choices=("plain", "share", "kill"), default="plain")
+    consumer.add_argument("--name", default="difforacle")
+    serve = sub.add_parser("serve")
+    serve.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    return _consumer(args) if args.role == "consumer" else _serve(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
