@@ -55,6 +55,7 @@ _EXPECTED = {
     "float-policy.rel": "a number >= 0",
     "float-policy.abs": "a number >= 0",
     "max-comments": "an integer >= 0",
+    "install": "a list of shell commands (non-empty strings)",
 }
 
 
@@ -83,6 +84,7 @@ class Config:
     max_comments: int = 10
     fail_on: str = "never"  # differences alone leave the check neutral unless the project opts in
     allocation: str = "defect"
+    install: tuple[str, ...] = ()  # the App's dependency step; empty: `pip install .` when there is a project
 
 
 def load_config(project_root: Path) -> Config:
@@ -197,7 +199,7 @@ def _apply(config: Config, data: Mapping[str, Any]) -> Config:
     changes: dict[str, Any] = {}
     for key, value in data.items():
         attribute = key.replace("-", "_")
-        if key in ("include", "exclude", "ignore-targets"):
+        if key in ("include", "exclude", "ignore-targets", "install"):
             changes[attribute] = tuple(value)
         elif key == "float-policy":
             changes[attribute] = replace(config.float_policy, **{k: float(v) for k, v in value.items()})

@@ -148,6 +148,19 @@ class GitHubClient:
         self._check_runs[run.id] = run
         return CheckRunRef(run.id, run.html_url or "")
 
+    def find_check_run(self, name: str, head_sha: str, app_slug: str) -> CheckRunRef | None:
+        """The newest check run named `name` that the App `app_slug` made on `head_sha`, if any."""
+        def newest() -> Any:
+            runs = [run for run in self._repo.get_commit(head_sha).get_check_runs(check_name=name)
+                    if run.app is not None and run.app.slug == app_slug]
+            return max(runs, key=lambda run: run.id, default=None)
+
+        run = self._call("list the commit's check runs", newest)
+        if run is None:
+            return None
+        self._check_runs[run.id] = run
+        return CheckRunRef(run.id, run.html_url or "")
+
     def update_check_run(self, check_run_id: int, output: CheckRunOutput, *,
                          conclusion: str | None = None) -> None:
         """Update the output (annotations are added to earlier ones); complete it with `conclusion`."""
@@ -208,15 +221,21 @@ class GitHubClient:
     # ------------------------------------------------------------ errors
 
     def _call(self, what: str, action: Callable[[], T]) -> T:
-        try:
-            return action()
-        except GithubException as exc:
-            message = _message(exc)
-            if exc.status == 403 and READ_ONLY_MESSAGE.lower() in message.lower():
-                raise ReadOnlyToken(f"cannot {what}: the token is read-only ({message})") from None
-            raise GitHubError(f"cannot {what}: GitHub answered {exc.status}: {message}") from None
-        except (OSError, ValueError) as exc:  # connection errors, retries exhausted
-            raise GitHubError(f"cannot {what}: {type(exc).__name__}: {_first_line(str(exc))}") from None
+        return github_call(what, action)
+
+
+def github_call(what: str, action: Callable[[], T]) -> T:
+    """`action()`, its PyGithub and connection errors turned into a one-line `GitHubError`
+    ("cannot <what>: ..."), or `ReadOnlyToken` for a write the token may not make."""
+    try:
+        return action()
+    except GithubException as exc:
+        message = _message(exc)
+        if exc.status == 403 and READ_ONLY_MESSAGE.lower() in message.lower():
+            raise ReadOnlyToken(f"cannot {what}: the token is read-only ({message})") from None
+        raise GitHubError(f"cannot {what}: GitHub answered {exc.status}: {message}") from None
+    except (OSError, ValueError) as exc:  # connection errors, retries exhausted
+        raise GitHubError(f"cannot {what}: {type(exc).__name__}: {_first_line(str(exc))}") from None
 
 
 def _login(item: Any) -> str:

@@ -4,7 +4,12 @@ The publisher works from the engine's JSON report and talks to GitHub only throu
 `GitHubClient`. Without a token, or with a read-only one (a pull request from a fork), it
 falls back to what a workflow step can always do: the job summary, outputs and workflow
 annotations, and says so in the log. GitHub failures are logged and never lose the
-report: the job summary and outputs are written first.
+report: the outputs are written first, and when the review is refused its findings go into
+the summary comment in full instead of pointing at review comments that do not exist.
+
+Re-running the same head publishes nothing twice: the summary comment is found again by its
+marker and the bot's login and edited, the review of a head is posted once, and with
+`reuse_check_run` the check run of that name and head is found again instead of adding one.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class PublishSettings:
     max_comments: int = 10
     bot_login: str = ACTIONS_BOT  # whose summary comment is ours (with the hidden marker)
     check_name: str = CHECK_NAME
+    reuse_check_run: bool = False  # the App: a re-run of a job finds its check run again
 
 
 @dataclass
@@ -70,6 +76,12 @@ class Published:
     review_comments: int = 0
     errors: list[str] = field(default_factory=list)
     fallback: str | None = None  # why only the workflow's own channels were used
+    completed: bool = False  # the check run was completed with the conclusion
+
+
+def _check_settings(settings: PublishSettings) -> None:
+    if settings.fail_on not in FAIL_ON:
+        raise ValueError(f"fail-on must be one of {', '.join(FAIL_ON)}, not {settings.fail_on!r}")
 
 
 def wanted_failure(report: dict, fail_on: str) -> bool:
@@ -90,8 +102,7 @@ def conclusion_of(report: dict, fail_on: str) -> str:
 class Publisher:
     def __init__(self, client: GitHubClient | None, pull: PullRequestContext, settings: PublishSettings,
                  workflow: Workflow, clock: Callable[[], float] = time.monotonic) -> None:
-        if settings.fail_on not in FAIL_ON:
-            raise ValueError(f"fail-on must be one of {', '.join(FAIL_ON)}, not {settings.fail_on!r}")
+        _check_settings(settings)
         self.client, self.pull, self.settings, self.workflow = client, pull, settings, workflow
         self.clock = clock
         self.check_run: CheckRunRef | None = None
@@ -101,6 +112,12 @@ class Publisher:
 
     # ------------------------------------------------------------ while running
 
+    def configure(self, settings: PublishSettings) -> None:
+        """Settings for `finish` known only after `start` (the App reads the project's configuration
+        from the fetched commits, after the check run is shown)."""
+        _check_settings(settings)
+        self.settings = settings
+
     def start(self) -> None:
         """The check run, in progress, so the pull request shows that something is happening."""
         if self.client is None:
@@ -108,8 +125,12 @@ class Publisher:
         output = CheckRunOutput("Testing the changed code", "difforacle is generating tests on base and "
                                 "replaying them on head.")
         try:
-            self.check_run = self.client.create_check_run(self.settings.check_name, self.pull.head_sha,
-                                                          output)
+            if self.settings.reuse_check_run:
+                self.check_run = self.client.find_check_run(self.settings.check_name, self.pull.head_sha,
+                                                            self.settings.bot_login.removesuffix("[bot]"))
+            if self.check_run is None:
+                self.check_run = self.client.create_check_run(self.settings.check_name, self.pull.head_sha,
+                                                              output)
         except ReadOnlyToken as exc:
             self._fall_back(exc)
         except GitHubError as exc:
@@ -135,14 +156,19 @@ class Publisher:
         count = len(report.get("differences", []))
         self.workflow.set_outputs({"differences": str(count), "report": report_path})
         inline: dict[str, ReviewComment] = {}
-        if self.client is not None and self.fallback is None:
+        writable = self.client is not None and self.fallback is None
+        if writable:
             inline = self._review_comments(report)
+            posted = self._post_review(report, inline)
+            if posted is None:  # refused or failed: the summary carries those findings in full
+                inline = {}
+            published.review_comments = posted or 0
         summary = summary_markdown(report, inline=set(inline), notes=self._notes())
         self.workflow.add_summary(summary)
-        if self.client is not None and self.fallback is None:
-            published.comment_id = self._upsert_summary(summary)
-            published.review_comments = self._post_review(report, inline)
-            self._complete_check_run(report, conclusion, summary)
+        if writable:
+            if self.fallback is None:
+                published.comment_id = self._upsert_summary(summary)
+            published.completed = self._complete_check_run(report, conclusion, summary)
         if self.fallback is not None:
             self.workflow.annotate(self._workflow_annotations(report))
             self.workflow.log(f"difforacle: {self.fallback}; the results are in the job summary "
@@ -177,8 +203,8 @@ class Publisher:
                                                                          suggestion(difference, text))
         return comments
 
-    def _post_review(self, report: dict, inline: dict[str, ReviewComment]) -> int:
-        """One review per head commit: none if this head already has ours (a re-run)."""
+    def _post_review(self, report: dict, inline: dict[str, ReviewComment]) -> int | None:
+        """One review per head commit: none if this head already has ours (a re-run); None if it failed."""
         assert self.client is not None
         if not inline or self.fallback is not None:
             return 0
@@ -191,10 +217,10 @@ class Publisher:
             self.client.create_review(self.pull.number, self.pull.head_sha, body, list(inline.values()))
         except ReadOnlyToken as exc:
             self._fall_back(exc)
-            return 0
+            return None
         except GitHubError as exc:
             self._error(exc)
-            return 0
+            return None
         return len(inline)
 
     def _upsert_summary(self, body: str) -> int | None:
@@ -213,11 +239,11 @@ class Publisher:
             self._error(exc)
         return None
 
-    def _complete_check_run(self, report: dict, conclusion: str, summary: str) -> None:
+    def _complete_check_run(self, report: dict, conclusion: str, summary: str) -> bool:
         """Annotations go in batches of 50; the last request also completes the run."""
         assert self.client is not None
         if self.check_run is None:
-            return
+            return False
         annotations = self._check_annotations(report)
         batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
                    for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]
@@ -231,6 +257,21 @@ class Publisher:
                                          conclusion=conclusion)
         except GitHubError as exc:
             self._error(exc)
+            return False
+        return True
+
+    def abandon(self, title: str, reason: str, conclusion: str) -> bool:
+        """Complete the check run without findings: the run failed, timed out or was superseded.
+        Nothing else is published; True if the check run now says so."""
+        if self.client is None or self.check_run is None:
+            return False
+        try:
+            self.client.update_check_run(self.check_run.id, CheckRunOutput(title, reason[:SUMMARY_LIMIT]),
+                                         conclusion=conclusion)
+        except GitHubError as exc:
+            self._error(exc)
+            return False
+        return True
 
     def _check_annotations(self, report: dict) -> list[dict]:
         found = []

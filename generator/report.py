@@ -126,15 +126,16 @@ def write_json(report: Report, path: str | os.PathLike[str]) -> None:
     write_atomic(Path(path), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, mode: int = 0o666) -> None:
     """Write UTF-8 text through a temporary file in the same folder and `os.replace` it into place.
 
-    The temporary file is made with `os.open(..., 0o666)` so the result gets the usual
-    umask-derived permissions rather than the private ones of `tempfile`.
+    The temporary file is made with `os.open(..., mode)`: by default the usual umask-derived
+    permissions rather than the private ones of `tempfile`; 0o600 for secrets, which are then
+    never readable by others, not even for a moment.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with open(descriptor, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)

@@ -12,7 +12,12 @@ end to end against it. It holds the publisher to GitHub's contract, not to ours:
   inside the diff hunks, `commit_id` the head of the pull request, head sha of a check run a
   known commit, ...); breaking one also answers 422 and is recorded (kind "rule");
 - tokens may be read-only (a fork's GITHUB_TOKEN: every write answers 403), and failures
-  (502, secondary rate limits with Retry-After) can be injected to test retries.
+  (502, secondary rate limits with Retry-After) can be injected to test retries;
+- GitHub Apps (`add_app`, `add_installation`, `create_app_from_manifest`): JWTs are checked
+  (RS256 against the App's public key), installation tokens are minted narrowed to the
+  repositories and permissions asked for, and a request outside them answers 403;
+- git over smart HTTP (`add_git_repo`): `git fetch` runs `git http-backend` on a local
+  repository and needs `Authorization` with a token that covers the repository.
 
 Use it through the `fake_github` fixture (or `FakeGitHub().serve()`), register what GitHub
 would already know (`add_pull`, `add_pull_from_git`, `add_issue_comment`, `add_token`), point
@@ -22,11 +27,14 @@ the client at `fake.url` (or take `fake.client()`), then assert on `fake.check_r
 
 from __future__ import annotations
 
+import base64
+import binascii
 import fnmatch
 import itertools
 import json
 import math
 import re
+import secrets
 import subprocess
 import threading
 import zlib
@@ -39,11 +47,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
+import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, Response, g, request
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError
 from werkzeug.exceptions import HTTPException
 from werkzeug.serving import WSGIRequestHandler, make_server
+from werkzeug.wsgi import get_input_stream
 
 if TYPE_CHECKING:
     from github import Github
@@ -89,20 +101,80 @@ PERMISSIONS = {"checks/create": "checks=write", "checks/update": "checks=write",
                "issues/create-comment": "issues=write; pull_requests=write",
                "issues/update-comment": "issues=write; pull_requests=write",
                "pulls/create-review": "pull_requests=write"}
+# Operations authenticated as the App itself (a JWT), not with a token.
+APP_JWT_OPERATIONS = frozenset({"apps/create-installation-access-token", "apps/get-authenticated"})
+NO_AUTH_OPERATIONS = frozenset({"apps/create-from-manifest"})  # the temporary code is the credential
+MAX_JWT_LIFETIME = 600  # GitHub refuses a JWT whose exp is more than 10 minutes after its iat
+LEVELS = {"read": 1, "write": 2, "admin": 3}
+NOT_ACCESSIBLE = ("There is at least one repository that does not exist or is not accessible to the parent "
+                  "installation.")
+GIT_PATH = re.compile(r"^/([^/]+)/([^/]+?)\.git(/.*)$")
 
 
 # ------------------------------------------------------------------ records
 
 @dataclass
 class Identity:
-    """Who a token authenticates as; `read_only` is a fork pull request's GITHUB_TOKEN."""
+    """Who a token authenticates as; `read_only` is a fork pull request's GITHUB_TOKEN.
+
+    An installation token also has the repositories (full names) and permissions it was
+    narrowed to; None means unrestricted.
+    """
 
     login: str = DEFAULT_LOGIN
     read_only: bool = False
+    repositories: frozenset[str] | None = None
+    permissions: dict[str, str] | None = None
+    installation_id: int | None = None
+
+    def may_access(self, full_name: str) -> bool:
+        return self.repositories is None or full_name in self.repositories
+
+    def may(self, accepted: str) -> bool:
+        """Whether the permissions grant one of "checks=write; pull_requests=write"."""
+        if self.permissions is None or not accepted:
+            return True
+        for choice in accepted.split(";"):
+            name, _, level = choice.strip().partition("=")
+            if LEVELS.get(self.permissions.get(name, ""), 0) >= LEVELS.get(level, 1):
+                return True
+        return False
 
     @property
     def is_app(self) -> bool:
         return self.login.endswith("[bot]")
+
+
+@dataclass
+class App:
+    """A registered GitHub App; `public_key` (PEM) verifies its JWTs."""
+
+    id: int
+    slug: str
+    name: str
+    owner: str
+    public_key: str
+    permissions: dict[str, str]
+    events: list[str]
+    client_id: str = ""
+    client_secret: str = field(default="", repr=False)
+    webhook_secret: str = field(default="", repr=False)
+    url: str = ""
+    hook_url: str = ""
+    public: bool = False
+
+    @property
+    def bot_login(self) -> str:
+        return f"{self.slug}[bot]"
+
+
+@dataclass
+class Installation:
+    id: int
+    app: App
+    account: str
+    repositories: set[str]  # full names the installation may access
+    permissions: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -475,12 +547,17 @@ class FakeGitHub:
         self.requests: list[RecordedRequest] = []
         self.violations: list[Violation] = []
         self.failures: list[InjectedFailure] = []
+        self.apps: dict[int, App] = {}
+        self.installations: dict[int, Installation] = {}
+        self.manifest_codes: dict[str, tuple[App, str]] = {}  # code -> the App and its private key
+        self.git_repos: dict[str, Path] = {}  # "owner/name" -> the git directory served
         self.url = ""  # set by serve()
         self._clock = start
         self._lock = threading.RLock()
         self._ids = {kind: itertools.count(base) for kind, base in
                      {"repo": 600_001, "pull": 500_001, "check_run": 100_001, "comment": 200_001,
-                      "review": 300_001, "review_comment": 400_001}.items()}
+                      "review": 300_001, "review_comment": 400_001, "app": 700_001,
+                      "installation": 800_001}.items()}
         operations = load_operations()["operations"]
         self.documentation = {op_id: op.get("documentation_url") or DOCS for op_id, op in operations.items()}
         self.validators = {
@@ -550,6 +627,56 @@ class FakeGitHub:
         self.issue_comments[comment.id] = comment
         return comment
 
+    def add_app(self, slug: str, *, private_key: str | None = None, name: str | None = None,
+                owner: str = "octo", permissions: dict[str, str] | None = None,
+                events: Iterable[str] = ("pull_request", "check_run")) -> tuple[App, str]:
+        """Register a GitHub App; returns it and its private key (PEM, made here unless given)."""
+        pem = private_key or _new_private_key()
+        public = serialization.load_pem_private_key(pem.encode(), None).public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        app_id = next(self._ids["app"])
+        app = App(app_id, slug, name or slug, owner, public,
+                  dict(permissions or {"checks": "write", "pull_requests": "write", "contents": "read",
+                                       "metadata": "read"}),
+                  list(events), client_id=f"Iv1.{secrets.token_hex(8)}", client_secret=secrets.token_hex(20),
+                  webhook_secret=secrets.token_hex(20))
+        self.apps[app_id] = app
+        return app, pem
+
+    def add_installation(self, app: App, account: str, repositories: Iterable[str],
+                         permissions: dict[str, str] | None = None) -> Installation:
+        """Install `app` on `account` for some of its repositories ("owner/name", registered here)."""
+        names = {name if "/" in name else f"{account}/{name}" for name in repositories}
+        for full_name in names:
+            self.add_repo(*full_name.split("/", 1))
+        installation = Installation(next(self._ids["installation"]), app, account, names,
+                                    dict(permissions or app.permissions))
+        self.installations[installation.id] = installation
+        return installation
+
+    def create_app_from_manifest(self, manifest: str | dict[str, Any], *, owner: str = "octo") -> str:
+        """What GitHub does when the user confirms a manifest on /settings/apps/new: registers the
+        App and redirects with a temporary code (returned here) for POST /app-manifests/{code}/conversions."""
+        data = json.loads(manifest) if isinstance(manifest, str) else manifest
+        for key in ("url",):
+            if not data.get(key):
+                raise ValueError(f"the manifest lacks {key}")
+        name = data.get("name") or "app"
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+        app, pem = self.add_app(slug, name=name, owner=owner, permissions=data.get("default_permissions"),
+                                events=data.get("default_events") or ())
+        app.url, app.public = data["url"], bool(data.get("public"))
+        app.hook_url = (data.get("hook_attributes") or {}).get("url", "")
+        code = secrets.token_hex(10)
+        self.manifest_codes[code] = (app, pem)
+        return code
+
+    def add_git_repo(self, owner: str, name: str, path: str | Path) -> Repo:
+        """Serve a local repository at `{url}/{owner}/{name}.git` (fetch only), as GitHub serves clones."""
+        git_dir = Path(_git(path, "rev-parse", "--absolute-git-dir").strip())
+        self.git_repos[f"{owner}/{name}"] = git_dir
+        return self.add_repo(owner, name)
+
     def fail_next(self, count: int = 1, *, status: int = 502, method: str | None = None,
                   path: str | None = None, retry_after: int | None = None, message: str = "Server Error",
                   processed: bool = False) -> None:
@@ -591,6 +718,8 @@ class FakeGitHub:
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         """WSGI entry point; one request at a time, so the state needs no finer locking."""
         with self._lock:
+            if GIT_PATH.match(environ.get("PATH_INFO", "")):
+                return self._git_http(environ, start_response)
             return self.app(environ, start_response)
 
     @contextmanager
@@ -647,7 +776,13 @@ class FakeGitHub:
             ("POST", f"{pull}/reviews", "pulls/create-review", self._create_review),
             ("GET", f"{pull}/reviews/<int:review_id>", "pulls/get-review", self._get_review),
             ("GET", f"{pull}/comments", "pulls/list-review-comments", self._list_review_comments),
+            ("GET", f"{repo}/commits/<path:ref>/check-runs", "checks/list-for-ref", self._list_check_runs),
             ("GET", "/user", "users/get-authenticated", self._get_user),
+            ("GET", "/app", "apps/get-authenticated", self._get_app),
+            ("POST", "/app/installations/<int:installation_id>/access_tokens",
+             "apps/create-installation-access-token", self._create_access_token),
+            ("POST", "/app-manifests/<code>/conversions", "apps/create-from-manifest",
+             self._convert_manifest),
         ]
         for method, rule, operation, view in routes:
             app.add_url_rule(rule, endpoint=operation, view_func=view, methods=[method])
@@ -668,21 +803,47 @@ class FakeGitHub:
             if not failure.processed:
                 raise _failure_error(failure)
             g.failure = failure
-        g.identity = self._authenticate()
         operation = request.endpoint
+        if operation in APP_JWT_OPERATIONS or operation in NO_AUTH_OPERATIONS:
+            g.identity, g.app = None, self._authenticate_app() if operation in APP_JWT_OPERATIONS else None
+            if request.method in WRITE_METHODS:
+                self._validate_body(operation)
+            return None
+        g.identity = self._authenticate()
         if operation is None:
             raise ApiError(404, "Not Found")
         args = request.view_args or {}
-        if "owner" in args and f"{args['owner']}/{args['repo']}" not in self.repos:
+        full_name = f"{args['owner']}/{args['repo']}" if "owner" in args else None
+        if full_name is not None and full_name not in self.repos:
             raise ApiError(404, "Not Found")
         if request.method in WRITE_METHODS:
             if g.identity is None:
                 raise ApiError(401, "Requires authentication")
-            if g.identity.read_only or self.read_only:
-                raise ApiError(403, READ_ONLY_MESSAGE,
-                               headers={"X-Accepted-GitHub-Permissions": PERMISSIONS.get(operation, "")})
+            accepted = PERMISSIONS.get(operation, "")
+            outside = full_name is not None and not g.identity.may_access(full_name)
+            if g.identity.read_only or self.read_only or outside or not g.identity.may(accepted):
+                raise ApiError(403, READ_ONLY_MESSAGE, headers={"X-Accepted-GitHub-Permissions": accepted})
             self._validate_body(operation)
         return None
+
+    def _authenticate_app(self) -> App:
+        """The App whose JWT (RS256, `iss` its id, at most 10 minutes long) authenticates the request."""
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise ApiError(401, "A JSON web token could not be decoded")
+        g.token = token
+        try:
+            claims = jwt.decode(token, options={"verify_signature": False})
+            app = self.apps.get(int(claims.get("iss")))
+            if app is None:
+                raise ApiError(401, "Integration not found")
+            claims = jwt.decode(token, app.public_key, algorithms=["RS256"],
+                                options={"require": ["iat", "exp", "iss"]}, leeway=60)
+        except (jwt.PyJWTError, TypeError, ValueError):
+            raise ApiError(401, "A JSON web token could not be decoded") from None
+        if claims["exp"] - claims["iat"] > MAX_JWT_LIFETIME:
+            raise ApiError(401, "'Expiration time' claim ('exp') is too far in the future")
+        return app
 
     def _read_body(self) -> Any:
         raw = request.get_data(cache=True, as_text=True)
@@ -766,13 +927,15 @@ class FakeGitHub:
     def _json(payload: Any, status: int = 200) -> Response:
         return Response(json.dumps(payload), status=status, content_type="application/json; charset=utf-8")
 
-    def _page(self, items: list[Any]) -> Response:
-        """One page of a list, with GitHub's Link header (next, last, first, prev)."""
+    def _page(self, items: list[Any], key: str | None = None) -> Response:
+        """One page of a list, with GitHub's Link header (next, last, first, prev); with `key`, the
+        page is `{"total_count": n, key: [...]}` as in the checks and search APIs."""
         per_page = _int_arg("per_page", DEFAULT_PER_PAGE)
         per_page = DEFAULT_PER_PAGE if per_page < 1 else min(per_page, MAX_PER_PAGE)
         page = max(_int_arg("page", 1), 1)
         last = max(1, math.ceil(len(items) / per_page))
-        response = self._json(items[(page - 1) * per_page: page * per_page])
+        chunk = items[(page - 1) * per_page: page * per_page]
+        response = self._json(chunk if key is None else {"total_count": len(items), key: chunk})
         links = []
 
         def link(number: int, rel: str) -> str:
@@ -896,7 +1059,98 @@ class FakeGitHub:
     def _association(self, repo: Repo, login: str) -> str:
         return "OWNER" if login == repo.owner else "NONE"
 
+    # ------------------------------------------------------------ GitHub Apps
+
+    def _get_app(self) -> Response:
+        return self._json(self._registered_app_json(g.app))
+
+    def _create_access_token(self, installation_id: int) -> Response:
+        """An installation token, narrowed to the repositories and permissions asked for (if any)."""
+        installation = self.installations.get(installation_id)
+        if installation is None or installation.app is not g.app:
+            raise ApiError(404, "Not Found")
+        body = g.body or {}
+        names = {f"{installation.account}/{name}" for name in body.get("repositories") or ()}
+        by_id = {repo.id: repo.full_name for repo in self.repos.values()}
+        names |= {by_id.get(repo_id, f"#{repo_id}") for repo_id in body.get("repository_ids") or ()}
+        if not names <= installation.repositories:
+            raise ApiError(422, NOT_ACCESSIBLE)
+        permissions = body.get("permissions") or dict(installation.permissions)
+        for name, level in permissions.items():
+            if LEVELS[level] > LEVELS.get(installation.permissions.get(name, ""), 0):
+                raise ApiError(422, "The permissions requested are not granted to this installation.")
+        repositories = frozenset(names or installation.repositories)
+        token = f"ghs_{secrets.token_hex(18)}"
+        self.tokens[token] = Identity(installation.app.bot_login, repositories=repositories,
+                                      permissions=dict(permissions), installation_id=installation.id)
+        expires = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._json({
+            "token": token, "expires_at": expires, "permissions": permissions,
+            "repository_selection": "selected" if names else "all",
+            "repositories": [self._repo_json(name) for name in sorted(names)],
+        }, 201)
+
+    def _convert_manifest(self, code: str) -> Response:
+        """The App made from a manifest, with its secrets; a code works once."""
+        found = self.manifest_codes.pop(code, None)
+        if found is None:
+            raise ApiError(404, "Not Found")
+        app, pem = found
+        return self._json({**self._registered_app_json(app), "client_id": app.client_id,
+                           "client_secret": app.client_secret, "webhook_secret": app.webhook_secret,
+                           "pem": pem}, 201)
+
+    def _registered_app_json(self, app: App) -> dict[str, Any]:
+        installations = sum(1 for i in self.installations.values() if i.app is app)
+        return {**self._app_json(app.bot_login), "client_id": app.client_id, "description": None,
+                "external_url": app.url or f"https://example.com/{app.slug}",
+                "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
+                "permissions": app.permissions, "events": app.events, "installations_count": installations}
+
+    # ------------------------------------------------------------ git over smart HTTP
+
+    def _git_http(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        """`git fetch` over HTTP via `git http-backend`: upload-pack only, with a token covering the repo."""
+        path = environ.get("PATH_INFO", "")
+        owner, name, rest = GIT_PATH.match(path).groups()  # type: ignore[union-attr]
+        full_name, query = f"{owner}/{name}", environ.get("QUERY_STRING", "")
+        token = _basic_auth_token(environ.get("HTTP_AUTHORIZATION", ""))
+        identity = self.tokens.get(token) if token else None
+        fetching = rest == "/git-upload-pack" or "service=git-upload-pack" in query
+        status, headers, body = 200, [], b""
+        if identity is None:
+            status, headers, body = 401, [("WWW-Authenticate", 'Basic realm="GitHub"')], b"Unauthorized\n"
+        elif full_name not in self.git_repos or not identity.may_access(full_name) \
+                or not identity.may("contents=read"):
+            status, body = 404, b"Repository not found.\n"
+        elif not fetching or rest not in ("/info/refs", "/git-upload-pack"):
+            status, body = 403, b"Only fetching is supported.\n"
+        else:
+            status, headers, body = _http_backend(self.git_repos[full_name], rest, environ)
+        self.requests.append(RecordedRequest(
+            method=environ.get("REQUEST_METHOD", "GET"), path=path, query=dict(_query_pairs(query)),
+            json=None, status=status, token=token, operation="git/" + rest.strip("/").replace("/", "-")))
+        reason = {200: "OK", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}.get(status, "Error")
+        start_response(f"{status} {reason}", [*headers, ("Content-Length", str(len(body)))])
+        return [body]
+
     # ------------------------------------------------------------ check runs
+
+    def _list_check_runs(self, owner: str, repo: str, ref: str) -> Response:
+        """The check runs on a commit, by name, status and App; `filter=latest` (the default) keeps
+        the newest run of each name and App."""
+        repository = self._repo(owner, repo)
+        runs = [r for r in self.check_runs.values() if r.repo is repository and r.head_sha.startswith(ref)]
+        name, status, app_id = (request.args.get(key) for key in ("check_name", "status", "app_id"))
+        runs = [r for r in runs if (name is None or r.name == name) and (status is None or r.status == status)
+                and (app_id is None or str(self._app_json(r.app_login)["id"]) == app_id)]
+        if request.args.get("filter", "latest") == "latest":
+            newest: dict[tuple[str, str], CheckRun] = {}
+            for run in sorted(runs, key=lambda r: r.id):
+                newest[(run.name, run.app_login)] = run
+            runs = list(newest.values())
+        return self._page([self._check_run_json(r) for r in sorted(runs, key=lambda r: -r.id)],
+                          key="check_runs")
 
     def _create_check_run(self, owner: str, repo: str) -> Response:
         repository, body, identity = self._repo(owner, repo), g.body, g.identity
@@ -986,7 +1240,10 @@ class FakeGitHub:
     def _app_json(self, login: str) -> dict[str, Any]:
         slug = login.removesuffix("[bot]")
         known = GITHUB_ACTIONS_APP
-        if slug == known["slug"]:
+        registered = next((app for app in self.apps.values() if app.slug == slug), None)
+        if registered is not None:
+            app_id, name, owner = registered.id, registered.name, registered.owner
+        elif slug == known["slug"]:
             app_id, name, owner = known["id"], known["name"], known["owner"]
         else:
             app_id, name, owner = zlib.crc32(slug.encode()) % 1_000_000, slug, slug
@@ -1244,6 +1501,59 @@ def _int_arg(name: str, default: int) -> int:
         return int(request.args.get(name, default))
     except ValueError:
         return default
+
+
+def _new_private_key() -> str:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                             serialization.NoEncryption()).decode()
+
+
+def _basic_auth_token(header: str) -> str | None:
+    """The password of `Authorization: Basic base64(user:password)`: git sends the token there."""
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic" or not encoded:
+        return None
+    try:
+        _, _, password = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return password or None
+
+
+def _query_pairs(query: str) -> list[tuple[str, str]]:
+    return [tuple(part.split("=", 1)) if "=" in part else (part, "") for part in query.split("&") if part]
+
+
+def _http_backend(git_dir: Path, rest: str, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]],
+                                                                               bytes]:
+    """Run `git http-backend` (CGI) for one request; any reachable SHA may be fetched, as on GitHub."""
+    body = get_input_stream(environ).read()
+    config = {"uploadpack.allowReachableSHA1InWant": "true", "uploadpack.allowAnySHA1InWant": "false",
+              "safe.directory": "*"}
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "GIT_PROJECT_ROOT": str(git_dir),
+           "GIT_HTTP_EXPORT_ALL": "1",
+           "PATH_INFO": rest, "REQUEST_METHOD": environ.get("REQUEST_METHOD", "GET"),
+           "QUERY_STRING": environ.get("QUERY_STRING", ""), "CONTENT_TYPE": environ.get("CONTENT_TYPE", ""),
+           "CONTENT_LENGTH": str(len(body)), "REMOTE_ADDR": "127.0.0.1", "REMOTE_USER": "x-access-token",
+           "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(git_dir), "GIT_CONFIG_COUNT": str(len(config))}
+    for index, (key, value) in enumerate(config.items()):
+        env.update({f"GIT_CONFIG_KEY_{index}": key, f"GIT_CONFIG_VALUE_{index}": value})
+    for header in ("HTTP_GIT_PROTOCOL", "HTTP_CONTENT_ENCODING"):
+        if environ.get(header):
+            env[header] = environ[header]
+    out = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True, timeout=60).stdout
+    head, _, payload = out.partition(b"\r\n\r\n")
+    if not payload and b"\n\n" in head:
+        head, _, payload = out.partition(b"\n\n")
+    status, headers = 200, []
+    for line in head.decode("latin-1").splitlines():
+        key, _, value = line.partition(":")
+        if key.lower() == "status":
+            status = int(value.split()[0])
+        elif key and key.lower() != "content-length":
+            headers.append((key, value.strip()))
+    return status, headers, payload
 
 
 def _failure_error(failure: InjectedFailure) -> ApiError:

@@ -7,7 +7,10 @@ fake cannot quietly make those tests lenient.
 
 from __future__ import annotations
 
+import base64
 import json
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +18,7 @@ import pytest
 import requests
 from conftest import RepoBuilder, make_pr
 from fake_github import FIXTURES, FakeGitHub, git_files, load_operations, parse_patch
-from github import Github, GithubException
+from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
 from jsonschema import Draft202012Validator
 
 OWNER, REPO, NUMBER = "octo", "widgets", 7
@@ -391,6 +394,8 @@ def test_responses_have_the_fields_github_always_sends(fake: FakeGitHub) -> None
         "pulls/create-review": call("POST", f"/pulls/{NUMBER}/reviews", {"event": "COMMENT", "body": "b"}),
         "pulls/list-reviews": call("GET", f"/pulls/{NUMBER}/reviews"),
         "repos/get": call("GET", ""),
+        "checks/list-for-ref": call("GET", f"/commits/{HEAD}/check-runs"),
+        **_app_answers(fake),
     }
     operations = load_operations()["operations"]
     assert set(answers) == set(operations)
@@ -405,7 +410,8 @@ def test_fixtures_load_and_name_their_source() -> None:
     assert operations["_source"]["version"] and operations["_source"]["trimmed_on"]
     expected = {"checks/create", "checks/update", "issues/list-comments", "issues/create-comment",
                 "issues/update-comment", "pulls/get", "pulls/list-files", "pulls/list-reviews",
-                "pulls/create-review", "repos/get"}
+                "pulls/create-review", "repos/get", "checks/list-for-ref", "apps/get-authenticated",
+                "apps/create-installation-access-token", "apps/create-from-manifest"}
     assert set(operations["operations"]) == expected
     for operation in operations["operations"].values():
         body = operation["request_body"]
@@ -423,3 +429,141 @@ def test_fixtures_load_and_name_their_source() -> None:
     assert fork["head"]["repo"]["full_name"] != fork["base"]["repo"]["full_name"]
     synchronize = hooks["pull_request.synchronize.json"]
     assert synchronize["after"] == synchronize["pull_request"]["head"]["sha"]
+
+
+# --- GitHub Apps, installation tokens, manifests, git over HTTP ---------------------------------
+
+def _app_answers(fake: FakeGitHub) -> dict[str, dict]:
+    """The success answers of the App operations (JWT, token, manifest), for the response check."""
+    app, key = fake.add_app("answers")
+    installation = fake.add_installation(app, OWNER, [REPO])
+    jwt_header = {"Authorization": f"Bearer {Auth.AppAuth(app.id, key).token}"}
+    code = fake.create_app_from_manifest({"name": "From manifest", "url": "https://example.com"})
+    return {
+        "apps/get-authenticated": requests.get(f"{fake.url}/app", headers=jwt_header, timeout=10).json(),
+        "apps/create-installation-access-token": requests.post(
+            f"{fake.url}/app/installations/{installation.id}/access_tokens", headers=jwt_header,
+            json={"repositories": [REPO]}, timeout=10).json(),
+        "apps/create-from-manifest": requests.post(f"{fake.url}/app-manifests/{code}/conversions",
+                                                   timeout=10).json(),
+    }
+
+
+def _integration(fake: FakeGitHub, app_id: int, key: str) -> GithubIntegration:
+    return GithubIntegration(auth=Auth.AppAuth(app_id, key), base_url=fake.url,
+                             retry=GithubRetry(total=0), seconds_between_requests=None,
+                             seconds_between_writes=None)
+
+
+def test_an_installation_token_is_narrowed_to_the_repositories_and_permissions_asked(
+        fake: FakeGitHub) -> None:
+    other = fake.add_repo(OWNER, "other")
+    app, key = fake.add_app("difforacle")
+    installation = fake.add_installation(app, OWNER, [REPO, "other"])
+    integration = _integration(fake, app.id, key)
+    assert integration.get_app().slug == "difforacle"
+
+    _, answer = integration.requester.requestJsonAndCheck(
+        "POST", f"/app/installations/{installation.id}/access_tokens",
+        input={"repository_ids": [fake.repos[f"{OWNER}/{REPO}"].id],
+               "permissions": {"checks": "write", "contents": "read"}})
+    token = answer["token"]
+    assert fake.tokens[token].repositories == {f"{OWNER}/{REPO}"}
+    assert fake.tokens[token].login == "difforacle[bot]"
+    gh = fake.client(token)
+    gh.get_repo(f"{OWNER}/{REPO}").create_check_run(name="difforacle", head_sha=HEAD)  # checks: write
+    with pytest.raises(GithubException) as outside:
+        gh.get_repo(f"{OWNER}/other").create_check_run(name="difforacle", head_sha=HEAD)
+    assert outside.value.status == 403
+    with pytest.raises(GithubException) as not_granted:  # pull_requests was not asked for
+        gh.get_repo(f"{OWNER}/{REPO}").get_pull(NUMBER).create_issue_comment("hi")
+    assert not_granted.value.status == 403
+    assert other.id != fake.repos[f"{OWNER}/{REPO}"].id and fake.violations == []
+
+
+def test_a_token_for_more_than_the_installation_has_is_refused(fake: FakeGitHub) -> None:
+    fake.add_repo(OWNER, "elsewhere")
+    app, key = fake.add_app("difforacle", permissions={"contents": "read", "metadata": "read"})
+    installation = fake.add_installation(app, OWNER, [REPO])
+    requester = _integration(fake, app.id, key).requester
+    url = f"/app/installations/{installation.id}/access_tokens"
+    for body in ({"repositories": ["elsewhere"]}, {"permissions": {"checks": "write"}},
+                 {"permissions": {"contents": "sideways"}}):
+        with pytest.raises(GithubException) as refused:
+            requester.requestJsonAndCheck("POST", url, input=body)
+        assert refused.value.status == 422
+    assert [v.kind for v in fake.violations] == ["schema"]  # "sideways" is not in the schema's enum
+
+
+def test_app_endpoints_need_a_jwt_signed_by_the_apps_key(fake: FakeGitHub) -> None:
+    app, key = fake.add_app("difforacle")
+    _, stranger_key = fake.add_app("stranger")
+    forged = Auth.AppAuth(app.id, stranger_key).token  # the right id, the wrong key
+    for header in ({}, {"Authorization": "token t"}, {"Authorization": f"Bearer {forged}"}):
+        assert requests.get(f"{fake.url}/app", headers=header, timeout=10).status_code == 401
+    long_lived = Auth.AppAuth(app.id, key, jwt_expiry=600, jwt_issued_at=-60).token
+    assert requests.get(f"{fake.url}/app", headers={"Authorization": f"Bearer {long_lived}"},
+                        timeout=10).status_code == 401  # more than 10 minutes from iat to exp
+
+
+def test_a_manifest_code_is_converted_once_into_the_apps_credentials(fake: FakeGitHub) -> None:
+    manifest = {"name": "My difforacle", "url": "https://example.com", "public": False,
+                "hook_attributes": {"url": "https://example.com/webhook"},
+                "default_permissions": {"checks": "write"}, "default_events": ["pull_request"]}
+    code = fake.create_app_from_manifest(json.dumps(manifest))
+    first = requests.post(f"{fake.url}/app-manifests/{code}/conversions", timeout=10)
+    assert first.status_code == 201
+    data = first.json()
+    assert data["slug"] == "my-difforacle" and data["pem"].startswith("-----BEGIN RSA PRIVATE KEY-----")
+    assert data["permissions"] == {"checks": "write"} and data["events"] == ["pull_request"]
+    assert _integration(fake, data["id"], data["pem"]).get_app().slug == "my-difforacle"
+    assert requests.post(f"{fake.url}/app-manifests/{code}/conversions", timeout=10).status_code == 404
+
+
+def test_check_runs_of_a_commit_are_listed_by_name_latest_first(fake: FakeGitHub, gh: Github) -> None:
+    repo = gh.get_repo(f"{OWNER}/{REPO}")
+    first = repo.create_check_run(name="difforacle", head_sha=HEAD)
+    repo.create_check_run(name="lint", head_sha=HEAD)
+    second = repo.create_check_run(name="difforacle", head_sha=HEAD)
+    commit = repo.get_commit(HEAD)
+    assert [r.id for r in commit.get_check_runs(check_name="difforacle")] == [second.id]
+    every = commit.get_check_runs(check_name="difforacle", filter="all")
+    assert [r.id for r in every] == [second.id, first.id]
+    assert fake.requests_to("GET", "*/check-runs")[-1].query["check_name"] == "difforacle"
+
+
+def _git(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    base = {"PATH": os.environ["PATH"], "HOME": str(cwd or "/"), "GIT_TERMINAL_PROMPT": "0",
+            "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", *args], cwd=cwd, env={**base, **(env or {})}, capture_output=True,
+                          text=True, timeout=60)
+
+
+def _auth(token: str) -> dict[str, str]:
+    header = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraheader",
+            "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {header}"}
+
+
+def test_git_fetch_over_http_needs_a_token_for_the_repository(tmp_path: Path, fake: FakeGitHub) -> None:
+    builder = RepoBuilder(tmp_path / "served")
+    base, head = make_pr(builder, {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    fake.add_git_repo("octo", "lib", builder.root)
+    fake.add_token("narrow", "difforacle[bot]").repositories = frozenset({"octo/lib"})
+    fake.add_token("elsewhere", "difforacle[bot]").repositories = frozenset({f"{OWNER}/{REPO}"})
+    clone = tmp_path / "clone"
+    assert _git("init", "-q", str(clone)).returncode == 0
+    url = f"{fake.url}/octo/lib.git"
+
+    anonymous = _git("fetch", "-q", "--no-tags", url, base, cwd=clone)
+    assert anonymous.returncode != 0
+    wrong = _git("fetch", "-q", "--no-tags", url, base, cwd=clone, env=_auth("elsewhere"))
+    assert wrong.returncode != 0 and "not found" in wrong.stderr.lower()
+    fetched = _git("fetch", "-q", "--no-tags", url, base, head, cwd=clone, env=_auth("narrow"))
+    assert fetched.returncode == 0, fetched.stderr
+    assert _git("cat-file", "-e", f"{head}^{{commit}}", cwd=clone).returncode == 0
+    tokens = {r.token for r in fake.requests if r.operation and r.operation.startswith("git/")}
+    assert tokens == {None, "elsewhere", "narrow"}
+    assert {r.status for r in fake.requests if r.token == "narrow"} == {200}
+    push = _git("push", "-q", url, f"{head}:refs/heads/evil", cwd=clone, env=_auth("narrow"))
+    assert push.returncode != 0

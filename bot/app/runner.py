@@ -1,0 +1,346 @@
+"""One job of the App: a pull request at one head commit, from a token to the published findings.
+
+The steps, and why each is the way it is:
+
+1. An installation token narrowed to the job's repository, with contents read, pull
+   requests write and checks write (`installation.py`): a token that leaks reaches nothing else.
+2. The check run, in progress, so that the pull request shows the run at once; a job run again
+   (its worker was killed) finds that check run again instead of adding a second one.
+3. Base and head fetched into a fresh directory under `data_dir/work`, the token only in git's
+   environment (`checkout.py`); the directory is removed whatever happens.
+4. `[tool.difforacle]` read from the *base* commit: a pull request does not choose how it is
+   itself judged (its fail-on, ignored targets, install commands).
+5. Dependencies, the only step with network access: a virtual environment made inside the
+   sandbox, then the configured `install` commands, by default `pip install -r requirements.txt`
+   if the head has one and `pip install .` if the head is a project (pyproject.toml with
+   [project] or [build-system], or setup.py). They run in the head checkout with the
+   environment's bin first on PATH, in the sandbox with no secret in their environment.
+6. The engine (`python -m bot diff`) in the sandbox without network, with the environment's
+   interpreter as --python; both steps together within `settings.job_timeout`. Its JSON
+   report is read without following links (the sandbox could plant one) and validated.
+7. Publishing under the pull request's lock, and only if the job's head is still the head
+   both for the queue and for GitHub; otherwise the check run says it was superseded and
+   nothing else is written. The summary names the sandbox that ran.
+
+Failures give `JobOutcome("failed", one line)` and complete the check run with a failure (or
+timed_out) conclusion; running the job again publishes nothing twice (see `bot.publisher`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import shlex
+import shutil
+import stat
+import tempfile
+import time
+import tomllib
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+from jsonschema import ValidationError
+
+from bot.action_command import apply_config
+from bot.config import Config, ConfigError, load_config
+from bot.github_client import GitHubClient, GitHubError
+from bot.publisher import Publisher, PublishSettings, PullRequestContext
+from bot.workflow import Workflow
+from generator.model import SetupError
+from generator.report import validate_report
+
+from .checkout import FetchError, clone_url, fetch_pull_request, read_file
+from .installation import AppAccess, InstallationToken
+from .model import PullRequestJob
+from .sandbox import Limits, Mount, Sandbox, SandboxError, SandboxRequest, SandboxResult
+from .settings import AppSettings
+
+log = logging.getLogger("difforacle.app.runner")
+
+# where the work directory's parts appear inside the sandbox
+REPO, VENV, OUT = "/work/repo", "/work/venv", "/work/out"
+REPORT_NAME = "report.json"
+MAX_REPORT_BYTES = 50_000_000
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    status: str  # "published" | "superseded" | "failed"
+    detail: str
+
+
+class JobStateView(Protocol):
+    """What the runner needs of the queue's shared state (bot/app/state.py)."""
+
+    def is_current(self, job: PullRequestJob) -> bool: ...
+
+    def publish_lock(self, pull_key: str) -> AbstractContextManager[None]: ...
+
+
+class JobFailed(Exception):
+    """A step failed; the message is one line for the log and the check run, without secrets."""
+
+    def __init__(self, message: str, conclusion: str = "failure") -> None:
+        super().__init__(message)
+        self.conclusion = conclusion
+
+
+class Superseded(Exception):
+    """The pull request moved on to another head: nothing is published for this one."""
+
+
+def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
+            sandbox: Sandbox | None = None, github: AppAccess | None = None) -> JobOutcome:
+    """Run one job end to end (see the module docstring); never raises for an expected failure."""
+    if not state.is_current(job):
+        return JobOutcome("superseded", "a newer head arrived before the job started")
+    token: InstallationToken | None = None
+    publisher: Publisher | None = None
+    try:
+        github = github or AppAccess(settings)
+        token = github.token_for(job)
+        client = github.client(job, token)
+        pull = PullRequestContext(job.repository, job.number, job.base_sha, job.head_sha, fork=job.from_fork,
+                                  title=job.title, head_ref=job.head_ref)
+        publish = PublishSettings(bot_login=github.bot_login(), reuse_check_run=True)
+        publisher = Publisher(client, pull, publish, Workflow({}, _LogStream(job)))
+        publisher.start()
+        with _work_dir(settings, job) as work:
+            return _run_in(work, job, settings, state, sandbox, client, token, publisher)
+    except Superseded as exc:
+        if publisher is not None:
+            publisher.abandon("Superseded", f"Not published: {exc}", "cancelled")
+        log.info("job %s: superseded: %s", job.job_id, exc)
+        return JobOutcome("superseded", str(exc))
+    except (JobFailed, GitHubError, SetupError, SandboxError, OSError) as exc:
+        reason = _redact(_one_line(exc), token)
+        if publisher is not None:
+            publisher.abandon("difforacle could not run", f"difforacle could not test this commit: {reason}",
+                              getattr(exc, "conclusion", "failure"))
+        log.warning("job %s failed: %s", job.job_id, reason)
+        return JobOutcome("failed", reason)
+
+
+def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobStateView,
+            sandbox: Sandbox | None, client: GitHubClient, token: InstallationToken,
+            publisher: Publisher) -> JobOutcome:
+    repo, venv, out, home = work / "repo", work / "venv", work / "out", work / "home"
+    for folder in (venv, out):
+        folder.mkdir()
+    log.info("job %s: fetching with a token for %s only (%s)", job.job_id, ", ".join(token.repositories),
+             ", ".join(f"{name}: {level}" for name, level in sorted(token.permissions.items())))
+    try:
+        fetch_pull_request(job, repo, clone_url(settings.web_url, job.repository), token.token, home)
+    except FetchError:
+        if client.pull_head_sha(job.number) != job.head_sha:
+            raise Superseded(f"the pull request's head is no longer {job.head_sha[:12]}") from None
+        raise
+    config = _base_config(repo, job, home)
+    publisher.configure(replace(publisher.settings, fail_on=config.fail_on, max_comments=config.max_comments))
+    if sandbox is None:
+        from .sandbox import select_sandbox
+
+        sandbox = select_sandbox(settings.sandbox, settings.image)
+    deadline = time.monotonic() + settings.job_timeout
+    commands = list(config.install) or _default_install(repo, job.head_sha, home)
+    installed = _install(sandbox, repo, venv, commands, deadline)
+    log.info("job %s: dependencies installed in the %s sandbox in %.1f s (%d command(s))", job.job_id,
+             installed.sandbox, installed.seconds, len(commands))
+    if not state.is_current(job):
+        raise Superseded("a newer head arrived while the dependencies were installed")
+    result = _engine(sandbox, repo, venv, out, job, settings, config, deadline)
+    log.info("job %s: the engine ran in the %s sandbox in %.1f s", job.job_id, result.sandbox, result.seconds)
+    report = apply_config(_read_report(out / REPORT_NAME, result), config)
+    report["notes"] = [*report.get("notes", []), f"Ran in the {result.sandbox} sandbox: no network and no "
+                       "secrets; the dependencies were installed by a separate step."]
+    return _publish(job, state, client, publisher, report, result)
+
+
+def _publish(job: PullRequestJob, state: JobStateView, client: GitHubClient, publisher: Publisher,
+             report: dict, result: SandboxResult) -> JobOutcome:
+    """Under the pull request's lock, and only while the job's head is the pull request's head."""
+    with state.publish_lock(job.pull_key):
+        head = client.pull_head_sha(job.number)
+        if not state.is_current(job) or head != job.head_sha:
+            raise Superseded(f"the pull request moved on to {head[:12]}" if head != job.head_sha
+                             else "a newer head arrived while the engine ran")
+        published = publisher.finish(report, REPORT_NAME)
+    detail = f"{len(report['differences'])} difference(s), {published.conclusion}, {result.sandbox} sandbox"
+    if published.comment_id is None or not published.completed:
+        # what was published stays; running the job again completes the rest and duplicates nothing
+        reason = f"published only in part ({detail}): {'; '.join(published.errors) or 'no check run'}"
+        log.warning("job %s failed: %s", job.job_id, reason)
+        return JobOutcome("failed", reason)
+    if published.errors:
+        detail += f"; degraded: {'; '.join(published.errors)}"
+    log.info("job %s: published: %s", job.job_id, detail)
+    return JobOutcome("published", detail)
+
+
+# ------------------------------------------------------------------ configuration
+
+def _base_config(repo: Path, job: PullRequestJob, home: Path) -> Config:
+    """[tool.difforacle] of the base commit, read from git's objects; defaults without one."""
+    text = read_file(repo, job.base_sha, "pyproject.toml", home)
+    if text is None:
+        return Config()
+    folder = home / "base-config"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pyproject.toml").write_bytes(text)
+    try:
+        return load_config(folder)
+    except ConfigError as exc:
+        where = f"pyproject.toml of the base commit {job.base_sha[:12]}"
+        raise JobFailed(str(exc).replace(str(folder / "pyproject.toml"), where)) from None
+
+
+def _default_install(repo: Path, head: str, home: Path) -> list[str]:
+    """requirements.txt, then the project itself when the head is an installable project."""
+    commands = []
+    if read_file(repo, head, "requirements.txt", home) is not None:
+        commands.append("python -m pip install -r requirements.txt")
+    pyproject = read_file(repo, head, "pyproject.toml", home)
+    if read_file(repo, head, "setup.py", home) is not None or _is_project(pyproject):
+        commands.append("python -m pip install .")
+    return commands
+
+
+def _is_project(pyproject: bytes | None) -> bool:
+    if pyproject is None:
+        return False
+    try:
+        document = tomllib.loads(pyproject.decode("utf-8-sig"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True  # pip says what is wrong with it
+    return "project" in document or "build-system" in document
+
+
+# ------------------------------------------------------------------ sandboxed steps
+
+def _install(sandbox: Sandbox, repo: Path, venv: Path, commands: list[str], deadline: float) -> SandboxResult:
+    """The virtual environment, then the install commands: the one step with network access."""
+    make_venv = f"{shlex.quote(sandbox.python)} -m venv {'' if commands else '--without-pip '}{VENV}"
+    script = "\n".join(["set -eu", make_venv, "set -x", *commands])
+    env = {"PATH": f"{VENV}/bin:{SANDBOX_PATH}", "VIRTUAL_ENV": VENV, "LANG": "C.UTF-8",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    result = sandbox.run(SandboxRequest(
+        argv=["sh", "-c", script], workdir=REPO, env=env, network=True,
+        mounts=[Mount(repo, REPO, read_only=False), Mount(venv, VENV, read_only=False)],
+        limits=Limits(wall_seconds=_remaining(deadline, "installing the dependencies"))))
+    if result.timed_out or result.exit_code != 0:
+        raise JobFailed(f"installing the dependencies failed in the {result.sandbox} sandbox "
+                        f"({result.outcome}): {_last_line(result.stderr)}",
+                        "timed_out" if result.timed_out else "failure")
+    return result
+
+
+def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, job: PullRequestJob, settings: AppSettings,
+            config: Config, deadline: float) -> SandboxResult:
+    """`python -I -m bot diff ...`: -I so that a `bot` package of the project cannot stand in for ours."""
+    argv = [sandbox.python, "-I", "-m", "bot", "diff", "--repo", REPO, "--base", job.base_sha,
+            "--head", job.head_sha, "--budget", f"{settings.budget:g}", "--seed", str(config.seed),
+            "--allocation", config.allocation, "--json", f"{OUT}/{REPORT_NAME}",
+            "--python", f"{VENV}/bin/python", "--quiet"]
+    env = {"PATH": f"{VENV}/bin:{SANDBOX_PATH}", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+           "GIT_CONFIG_NOSYSTEM": "1"}
+    result = sandbox.run(SandboxRequest(
+        argv=argv, workdir=OUT, env=env, network=False,
+        mounts=[Mount(repo, REPO, read_only=False), Mount(venv, VENV), Mount(out, OUT, read_only=False)],
+        limits=Limits(wall_seconds=_remaining(deadline, "running the engine"))))
+    if result.timed_out:
+        raise JobFailed(f"the engine was {result.outcome} in the {result.sandbox} sandbox", "timed_out")
+    if result.exit_code not in (0, 1):
+        raise JobFailed(f"the engine failed in the {result.sandbox} sandbox ({result.outcome}): "
+                        f"{_last_line(result.stderr)}")
+    return result
+
+
+def _read_report(path: Path, result: SandboxResult) -> dict:
+    """The engine's report: a regular file (no link), not too big, valid `difforacle.report/1`."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        raise JobFailed(f"the engine wrote no report in the {result.sandbox} sandbox ({result.outcome}): "
+                        f"{_last_line(result.stderr)}") from None
+    with open(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REPORT_BYTES:
+            raise JobFailed("the engine's report is not a regular file of at most 50 MB")
+        raw = handle.read()
+    try:
+        report = json.loads(raw)
+        validate_report(report)
+    except (ValueError, ValidationError) as exc:
+        message = exc.message if isinstance(exc, ValidationError) else str(exc)
+        raise JobFailed(f"the engine's report is invalid: {message.splitlines()[0][:200]}") from None
+    return report
+
+
+def _remaining(deadline: float, what: str) -> float:
+    left = deadline - time.monotonic()
+    if left < 1:
+        raise JobFailed(f"no time left for {what} (DIFFORACLE_JOB_TIMEOUT)", "timed_out")
+    return left
+
+
+# ------------------------------------------------------------------ helpers
+
+@contextmanager
+def _work_dir(settings: AppSettings, job: PullRequestJob) -> Iterator[Path]:
+    """A fresh private directory for the job, removed afterwards whatever happened."""
+    root = settings.data_dir / "work"
+    root.mkdir(parents=True, exist_ok=True)
+    name = f"{job.repository.replace('/', '-')}-{job.number}-{job.head_sha[:12]}-"
+    work = Path(tempfile.mkdtemp(prefix=name, dir=root))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, onerror=_force_remove)
+        if work.exists():
+            log.warning("job %s: could not remove its work directory %s", job.job_id, work)
+
+
+def _force_remove(function: object, path: str, _: object) -> None:
+    """rmtree's retry for a folder the sandbox made read-only: make it writable, remove again."""
+    try:
+        os.chmod(os.path.dirname(path), 0o700)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+class _LogStream(io.TextIOBase):
+    """The publisher's workflow log, into the App's log (a worker has no workflow step)."""
+
+    def __init__(self, job: PullRequestJob) -> None:
+        self.job = job
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.strip():
+                log.info("job %s: %s", self.job.job_id, line)
+        return len(text)
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:500] if lines else type(exc).__name__
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no error output"
+
+
+def _redact(text: str, token: InstallationToken | None) -> str:
+    return text.replace(token.token, "***") if token is not None and token.token else text
