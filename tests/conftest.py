@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import NoReturn
 
 import git
 import pytest
@@ -147,3 +148,12 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) 
     for fragment in fragments:
         assert fragment in message[0], result.stderr
     return message[0]
+
+
+def service_unavailable(what: str, why: object) -> NoReturn:
+    """Skip a test whose service (Docker, Redis, bubblewrap) is missing here, but fail in CI:
+    `.ci/run` installs and starts them all, so a missing one there is a broken CI, not a skip."""
+    message = f"{what} is unavailable: {why}"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message} (CI installs and starts it in .ci/services)", pytrace=False)
+    pytest.skip(message)

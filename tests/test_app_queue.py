@@ -37,6 +37,7 @@ from app_helpers import (
     submit,
     wait_for,
 )
+from conftest import service_unavailable
 from huey import RedisHuey, SqliteHuey
 
 from bot.app import command
@@ -341,9 +342,7 @@ def redis_queue_name() -> Iterator[str]:
     try:
         redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
     except redis.RedisError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"redis-server is not reachable at {REDIS_URL} ({exc}); .ci/services starts it")
-        pytest.skip(f"redis-server is not reachable at {REDIS_URL} (run .ci/services to start it)")
+        service_unavailable("redis-server", f"not reachable at {REDIS_URL} ({exc}); .ci/services starts it")
     name = f"difforacle_test_{uuid.uuid4().hex[:12]}"
     yield name
     make_huey(REDIS_URL, name).storage.flush_all()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, make_pr
+from conftest import RepoBuilder, make_pr, service_unavailable
 from fake_github import FakeGitHub
 
 from bot.app.installation import TOKEN_PERMISSIONS, AppAccess
@@ -47,7 +47,7 @@ def _sandbox(kind: str) -> object:
     try:
         return select_sandbox(kind, image)
     except SandboxUnavailable as exc:
-        pytest.skip(f"no {kind} sandbox here: {exc}")
+        service_unavailable(f"the {kind} sandbox", f"{exc} (image {image})")
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,8 @@
     runner.py    one job: token, fetch, dependencies, the engine in a sandbox, publishing
     installation.py  the App's JWT, installation tokens narrowed to the job's repository
     checkout.py  git fetch of base and head, the token in git's environment only
-    sandbox.py   Docker (docker SDK) or bubblewrap + rlimits, same interface
+    sandbox.py   the sandbox interface and its choice: Docker (docker SDK) or bubblewrap
+    sandbox_docker.py, sandbox_bwrap.py  the two implementations
+    image.py     `difforacle app build-image`: the image, built without a registry
     command.py   `difforacle app serve | worker | run`
 """

@@ -1,4 +1,4 @@
-"""`difforacle app serve | worker | run`: the GitHub App's web server, job worker, or both.
+"""`difforacle app serve | worker | run | build-image`: the App's web server, job worker, both, its image.
 
 Configuration comes from DIFFORACLE_* environment variables only (`settings.py`); a missing
 one is named in a one-line SetupError (exit 2). The web server is waitress (a production WSGI
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from generator.model import SetupError
 
+from . import image
 from .settings import AppSettings, load_settings
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="the webhook server (enqueues jobs for workers)")
     sub.add_parser("worker", help="a job worker (many may share a Redis queue)")
     both = sub.add_parser("run", help="the webhook server and a worker in one process (embedded queue)")
+    image.add_parser(sub)
     for web in (serve, both):
         web.add_argument("--host", default=DEFAULT_HOST,
                          help=f"address to listen on (default: {DEFAULT_HOST})")
@@ -62,6 +64,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
     """The `app` subcommand (errors are SetupErrors, reported by `bot.cli.main`)."""
+    if args.app_command == "build-image":
+        return image.run(args)
     settings = load_settings(environ)
     configure_logging()
     if args.app_command == "worker":

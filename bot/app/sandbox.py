@@ -5,29 +5,42 @@ The project under test, its dependency installation and the engine run here, nev
 worker's own process: a hostile pull request may fork-bomb, eat memory, loop, open sockets,
 read the environment and files, delete what it can reach, exit or crash. The sandbox sees
 only what is mounted into it and the environment it is given (never a secret).
+
+    sandbox.py          this interface, the shared pieces, `select_sandbox`
+    sandbox_docker.py   DockerSandbox: a container per run (docker SDK)
+    sandbox_bwrap.py    BubblewrapSandbox: bwrap namespaces + rlimits (prlimit), no daemon
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+SANDBOX_UID = 10001  # the image's `difforacle` user; a root worker runs sandboxed code as this uid
+SANDBOX_HOME = "/home/sandbox"  # a tmpfs in both sandboxes; HOME unless the request sets it
+SANDBOX_HOSTNAME = "sandbox"
+
 
 @dataclass(frozen=True)
 class Mount:
-    source: Path  # on the host
+    source: Path  # on the host (with a containerised worker: the path on the Docker host)
     target: str  # absolute path inside the sandbox
-    read_only: bool = True
+    read_only: bool = True  # a writable source is handed to the sandbox's uid for the run, then back
 
 
 @dataclass(frozen=True)
 class Limits:
-    memory_mb: int = 4096
-    pids: int = 512
-    cpus: float = 1.0
+    memory_mb: int = 4096  # Docker: the container's cgroup; bubblewrap: address space per process
+    pids: int = 512  # Docker: the container's cgroup; bubblewrap: RLIMIT_NPROC of the sandbox's uid
+    cpus: float = 1.0  # Docker: CPU quota; bubblewrap: pinned to ceil(cpus) CPUs
     wall_seconds: float = 600.0
     output_bytes: int = 1_000_000  # of stdout and of stderr kept; the rest is dropped, not buffered
+    tmp_mb: int = 1024  # size of each tmpfs (/tmp and HOME)
+    file_mb: int = 2048  # the largest file a process may write (RLIMIT_FSIZE); writable mounts have no quota
 
 
 @dataclass(frozen=True)
@@ -43,19 +56,136 @@ class SandboxRequest:
 @dataclass(frozen=True)
 class SandboxResult:
     sandbox: str  # "docker" or "bubblewrap": the summary says which one ran
-    exit_code: int | None  # None when it was killed
+    exit_code: int | None  # None when the sandbox killed it (time or memory); 128+N when signal N ended it
     stdout: str
     stderr: str
     timed_out: bool = False
     out_of_memory: bool = False
     seconds: float = 0.0
+    truncated: bool = False  # stdout or stderr went over limits.output_bytes (the rest was dropped)
+
+    @property
+    def outcome(self) -> str:
+        """One phrase for a summary: how the run ended."""
+        if self.timed_out:
+            return "killed at the wall-clock limit"
+        if self.out_of_memory:
+            return "ran out of memory"
+        return f"exit status {self.exit_code}"
 
 
 class Sandbox(Protocol):
     name: str
+    python: str  # an interpreter inside the sandbox that has difforacle (`python -m bot diff ...`)
 
     def run(self, request: SandboxRequest) -> SandboxResult: ...
 
 
-class SandboxUnavailable(Exception):
+class SandboxError(Exception):
+    """The sandbox itself failed, not the code in it (the Docker engine broke off, a mount was refused)."""
+
+
+class SandboxUnavailable(SandboxError):
     """The requested sandbox cannot run here (no engine, no image, no bwrap); the message says why."""
+
+
+def sandbox_ids() -> tuple[int, int]:
+    """The uid and gid sandboxed code runs as: the worker's own, or SANDBOX_UID for a root worker."""
+    if os.geteuid() == 0:
+        return SANDBOX_UID, SANDBOX_UID
+    return os.geteuid(), os.getegid()
+
+
+class OutputCap:
+    """Keeps the first `limit` bytes of a stream and its last few, and counts the rest without keeping it."""
+
+    TAIL = 4096  # enough to recognise how a truncated run ended (a MemoryError, a traceback's last line)
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.dropped = 0
+        self.tail = b""
+
+    def add(self, data: bytes) -> None:
+        room = self.limit - self.kept
+        if room > 0:
+            self.chunks.append(data[:room])
+            self.kept += min(room, len(data))
+        self.dropped += max(0, len(data) - max(room, 0))
+        self.tail = (self.tail + data[-self.TAIL:])[-self.TAIL:]
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", errors="replace")
+
+
+@contextmanager
+def handed_over(mounts: list[Mount]) -> Iterator[None]:
+    """Writable mounts owned by the sandbox's uid during the run, and by the worker again after it.
+
+    Only a root worker runs code as another uid; without this the sandbox could not write its
+    report, and git inside it would refuse a repository owned by someone else. Giving the tree
+    back afterwards keeps git usable for the worker (it refuses repositories it does not own).
+    """
+    uid, gid = sandbox_ids()
+    writable = [m.source for m in mounts if not m.read_only]
+    if os.geteuid() != 0 or uid == 0 or not writable:
+        yield
+        return
+    owners = {path: path.stat() for path in writable}
+    try:
+        for path in writable:
+            _chown_tree(path, uid, gid)
+        yield
+    finally:
+        for path, stat in owners.items():
+            _chown_tree(path, stat.st_uid, stat.st_gid)
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    """chown -R that never follows a symbolic link (the sandbox may have planted some)."""
+    os.chown(root, uid, gid, follow_symlinks=False)
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in dirs + files:
+            with suppress(FileNotFoundError):
+                os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
+
+
+def select_sandbox(preference: str, image: str) -> Sandbox:
+    """The sandbox `preference` names ("auto", "docker", "bubblewrap"), ready to run.
+
+    "auto" takes Docker when an engine answers and has `image`, else bubblewrap; SandboxUnavailable
+    says what is missing and what to install when neither can run.
+    """
+    if preference == "docker":
+        return _docker(image)
+    if preference == "bubblewrap":
+        return _bubblewrap()
+    if preference != "auto":
+        raise SandboxUnavailable(f"unknown sandbox {preference!r}: use auto, docker or bubblewrap")
+    try:
+        return _docker(image)
+    except SandboxUnavailable as docker_problem:
+        try:
+            return _bubblewrap()
+        except SandboxUnavailable as bwrap_problem:
+            raise SandboxUnavailable(
+                f"no sandbox can run untrusted code here. Docker: {docker_problem} "
+                f"Bubblewrap: {bwrap_problem} "
+                "Install a Docker engine and build the image (difforacle app build-image), or install "
+                "bubblewrap (apt-get install bubblewrap util-linux)") from None
+
+
+def _docker(image: str) -> Sandbox:
+    try:
+        from .sandbox_docker import DockerSandbox
+    except ImportError as exc:
+        raise SandboxUnavailable(f"the docker SDK is not installed ({exc})") from None
+    return DockerSandbox(image)
+
+
+def _bubblewrap() -> Sandbox:
+    from .sandbox_bwrap import BubblewrapSandbox
+
+    return BubblewrapSandbox()
