@@ -19,7 +19,7 @@ from typing import NoReturn
 import git
 import pytest
 
-from generator import Options, Report, analyze
+from generator import Options, Report, SetupError, analyze
 
 Files = dict[str, str | bytes | None]
 
@@ -157,3 +157,35 @@ def service_unavailable(what: str, why: object) -> NoReturn:
     if os.environ.get("CI"):
         pytest.fail(f"{message} (CI installs and starts it in .ci/services)", pytrace=False)
     pytest.skip(message)
+
+
+# The image the App's tests run their Docker sandbox on (.ci/run builds it before the tests).
+TEST_IMAGE = os.environ.get("DIFFORACLE_SANDBOX_IMAGE") or "difforacle:test"
+
+
+@pytest.fixture(scope="session")
+def docker_client():  # -> docker.DockerClient (imported lazily: most tests need no Docker)
+    import docker
+
+    try:
+        client = docker.from_env(timeout=600)
+        client.ping()
+    except Exception as exc:  # any failure to reach the engine means: no Docker here
+        service_unavailable("a Docker engine", exc)
+    return client
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_client) -> str:
+    """TEST_IMAGE built from this tree on the debootstrap base; reused while the sources are unchanged."""
+    from bot.app.image import default_source, ensure_base_image, ensure_image
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    try:
+        base = ensure_base_image(docker_client, log=log)
+        ensure_image(docker_client, TEST_IMAGE, base, default_source(), log=log)
+    except SetupError as exc:
+        pytest.fail(f"cannot build the sandbox image: {exc}", pytrace=False)
+    return TEST_IMAGE

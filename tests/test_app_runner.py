@@ -12,21 +12,20 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, make_pr, service_unavailable
+from conftest import TEST_IMAGE, RepoBuilder, make_pr, service_unavailable
 from fake_github import FakeGitHub
 
 from bot.app.installation import TOKEN_PERMISSIONS, AppAccess
 from bot.app.model import PullRequestJob
 from bot.app.runner import JobOutcome, run_job
 from bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUnavailable, select_sandbox
-from bot.app.settings import DEFAULT_IMAGE, AppSettings
+from bot.app.settings import AppSettings
 from bot.github_client import Retries
 from bot.summary import REVIEW_MARKER, SUMMARY_MARKER
 
@@ -42,8 +41,7 @@ AFTER = {"shop/prices.py": PRICES.format(divisor=10)}  # the regression
 WEBHOOK_SECRET = "whsec-never-inside-the-sandbox"
 
 
-def _sandbox(kind: str) -> object:
-    image = os.environ.get("DIFFORACLE_SANDBOX_IMAGE") or DEFAULT_IMAGE
+def _sandbox(kind: str, image: str = TEST_IMAGE) -> object:
     try:
         return select_sandbox(kind, image)
     except SandboxUnavailable as exc:
@@ -57,7 +55,9 @@ def bubblewrap() -> object:
 
 @pytest.fixture(scope="module", params=["bubblewrap", "docker"])
 def any_sandbox(request: pytest.FixtureRequest) -> object:
-    """Each sandbox this machine has (CI: both; Docker needs the image, `difforacle app build-image`)."""
+    """Each sandbox: bubblewrap, and Docker on the image built from this tree (`sandbox_image`)."""
+    if request.param == "docker":
+        return _sandbox("docker", request.getfixturevalue("sandbox_image"))
     return _sandbox(request.param)
 
 

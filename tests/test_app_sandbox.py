@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, RepoBuilder, make_pr, service_unavailable
+from conftest import GIT_ENV, TEST_IMAGE, RepoBuilder, make_pr, service_unavailable
 from hostile_project import PROJECT, write_project
 
 from bot.app.sandbox import (
@@ -40,7 +40,6 @@ from bot.app.sandbox import (
     select_sandbox,
 )
 
-TEST_IMAGE = "difforacle:test"
 SANDBOXES = ("docker", "bubblewrap")
 HOSTILE = Limits(memory_mb=256, pids=64, cpus=1.0, wall_seconds=8.0, output_bytes=64 * 1024, tmp_mb=64,
                  file_mb=64)
@@ -50,35 +49,6 @@ KEY_MARKER = "PRIVATE-KEY-MARKER-2b9c"
 
 def _unavailable(what: str, why: object) -> None:
     service_unavailable(what, f"the sandbox tests need it: {why}")
-
-
-@pytest.fixture(scope="session")
-def docker_client():
-    import docker
-
-    try:
-        client = docker.from_env(timeout=600)
-        client.ping()
-    except Exception as exc:  # any failure to reach the engine means: no Docker here
-        _unavailable("a Docker engine", exc)
-    return client
-
-
-@pytest.fixture(scope="session")
-def sandbox_image(docker_client) -> str:
-    """TEST_IMAGE built from this tree on the debootstrap base; reused while the sources are unchanged."""
-    from bot.app.image import default_source, ensure_base_image, ensure_image
-    from generator.model import SetupError
-
-    def log(line: str) -> None:
-        print(line, file=sys.stderr)
-
-    try:
-        base = ensure_base_image(docker_client, log=log)
-        ensure_image(docker_client, TEST_IMAGE, base, default_source(), log=log)
-    except SetupError as exc:
-        pytest.fail(f"cannot build the sandbox image: {exc}", pytrace=False)
-    return TEST_IMAGE
 
 
 @pytest.fixture(scope="session", params=SANDBOXES)
