@@ -10,6 +10,11 @@ both configured by DIFFORACLE_* variables like the real commands. The consumer's
 counts its side effects in an SQLite file, so that the tests can tell lost and duplicated
 work apart: `runs` (every start), `publishes` (every publication), `comments` (one row per
 pull request, edited in place, as the runner's publisher does).
+
+The whole App as a user runs it (the end-to-end test and bench): `install_app` registers and
+installs it on a fake GitHub, `AppProcess` runs `difforacle app run` on it in a subprocess,
+`pull_request_payload` makes the real webhook payload of one of the fake's pull requests, and
+`published_on` reads what the App published there.
 """
 
 from __future__ import annotations
@@ -18,14 +23,19 @@ import argparse
 import copy
 import json
 import os
+import re
+import signal
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: tests/ is on the path, the project may not be
@@ -35,6 +45,9 @@ from bot.app.model import PullRequestJob  # noqa: E402
 from bot.app.queue import JobQueue  # noqa: E402
 from bot.app.state import JobState  # noqa: E402
 from bot.app.webhook import signature  # noqa: E402
+
+if TYPE_CHECKING:
+    from fake_github import CheckRun, FakeGitHub, IssueComment, Review
 
 FIXTURES = ROOT / "tests" / "fixtures" / "github" / "webhooks"
 SECRET = "It's a Secret to Everybody"
@@ -168,6 +181,155 @@ class EffectsExecutor:
             return Outcome("published")
         finally:
             db.close()
+
+
+# ------------------------------------------------------------------ the App as a user runs it
+
+LISTENING = re.compile(r"listening on (http://[0-9.]+:[0-9]+)")
+
+
+@dataclass(frozen=True)
+class InstalledApp:
+    """The App registered on a fake GitHub and installed on some repositories of one account."""
+
+    app_id: int
+    installation_id: int
+    key_file: Path  # its private key (PEM), for DIFFORACLE_PRIVATE_KEY_FILE
+    login: str  # "<slug>[bot]": the author of what it publishes
+
+
+def install_app(fake: FakeGitHub, folder: Path, owner: str, repositories: list[str],
+                slug: str = "difforacle") -> InstalledApp:
+    """Register the App, install it on `owner`'s `repositories`, and keep its key in a 0600 file."""
+    app, pem = fake.add_app(slug)
+    installation = fake.add_installation(app, owner, repositories)
+    folder.mkdir(parents=True, exist_ok=True)
+    key_file = folder / f"{slug}.private-key.pem"
+    key_file.touch(mode=0o600)
+    key_file.write_text(pem, encoding="utf-8")
+    return InstalledApp(app.id, installation.id, key_file, app.bot_login)
+
+
+def app_environment(data_dir: Path, fake: FakeGitHub, installed: InstalledApp, *, budget: float,
+                    sandbox: str = "bubblewrap", secret: str = SECRET) -> dict[str, str]:
+    """This process's environment without its own DIFFORACLE_* (they would leak into the App's
+    configuration), plus the configuration of an App on `fake` with an embedded queue in `data_dir`."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("DIFFORACLE_")}
+    env.update({"DIFFORACLE_DATA_DIR": str(data_dir), "DIFFORACLE_GITHUB_API_URL": fake.url,
+                "DIFFORACLE_GITHUB_URL": fake.url, "DIFFORACLE_APP_ID": str(installed.app_id),
+                "DIFFORACLE_PRIVATE_KEY_FILE": str(installed.key_file), "DIFFORACLE_WEBHOOK_SECRET": secret,
+                "DIFFORACLE_SANDBOX": sandbox, "DIFFORACLE_BUDGET": f"{budget:g}"})
+    return env
+
+
+class AppProcess:
+    """`difforacle app run` (web server and worker on an embedded queue) in a subprocess.
+
+    Why a subprocess: the command line, the signals, the exit status and the log are what a user
+    gets. It listens on a port the system picks (`--port 0`), read from its log, so no other
+    process can take it in between; the log goes to a file, readable while it runs.
+    """
+
+    def __init__(self, env: dict[str, str], log_path: Path, start_timeout: float = 60.0) -> None:
+        self.log_path = log_path
+        self._log = log_path.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bot", "app", "run", "--host", "127.0.0.1", "--port", "0"], cwd=ROOT,
+            env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        self.url = ""
+        try:
+            wait_for(self._listening, timeout=start_timeout, what="the App to listen")
+        except BaseException:
+            self.kill()
+            raise
+
+    def __enter__(self) -> AppProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+    def _listening(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError(f"the App exited with status {self.process.returncode}:\n{self.log()}")
+        match = LISTENING.search(self.log())
+        if match:
+            self.url = match.group(1)
+        return match is not None
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def deliver(self, event: str, payload: dict[str, Any], delivery: str) -> tuple[int, dict[str, Any]]:
+        """POST a delivery signed as GitHub signs it; the status and the JSON answer ({} without one)."""
+        body = json.dumps(payload).encode()
+        request = urllib.request.Request(f"{self.url}/webhook", data=body, method="POST",
+                                         headers={**headers(event, body, delivery),
+                                                  "User-Agent": "GitHub-Hookshot/e2e"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                status, text = answer.status, answer.read()
+        except urllib.error.HTTPError as error:
+            status, text = error.code, error.read()
+        return status, json.loads(text) if text else {}
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM, as a service manager stops it; its exit status (AssertionError past `timeout`)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"the App did not stop within {timeout:g} s of SIGTERM") from None
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+
+
+def pull_request_payload(fake: FakeGitHub, installation_id: int, full_name: str, number: int,
+                         action: str = "opened", before: str | None = None) -> dict[str, Any]:
+    """The real `pull_request` payload (opened's fixture, synchronize's for that action) describing
+    the fake's pull request as it is now: repository, number, refs, SHAs, installation."""
+    pull = fake.pulls[(full_name, number)]
+    repo = pull.repo
+    payload = copy.deepcopy(fixture("pull_request.synchronize" if action == "synchronize"
+                                    else "pull_request.opened"))
+    payload["action"] = action
+    payload["number"] = number
+    payload["installation"]["id"] = installation_id
+    for repository in (payload["repository"], payload["pull_request"]["base"]["repo"],
+                       payload["pull_request"]["head"]["repo"]):
+        repository.update(id=repo.id, name=repo.name, full_name=repo.full_name, private=repo.private)
+        repository["owner"]["login"] = repo.owner
+    payload["pull_request"].update(number=number, id=pull.id, title=pull.title, draft=False, state="open")
+    for side, ref, sha in (("base", pull.base_ref, pull.base_sha), ("head", pull.head_ref, pull.head_sha)):
+        payload["pull_request"][side].update(ref=ref, sha=sha, label=f"{repo.owner}:{ref}")
+    if action == "synchronize":
+        payload["before"], payload["after"] = before, pull.head_sha
+    return payload
+
+
+@dataclass(frozen=True)
+class Published:
+    check_runs: list[CheckRun]
+    comments: list[IssueComment]
+    reviews: list[Review]
+
+
+def published_on(fake: FakeGitHub, full_name: str, number: int, login: str) -> Published:
+    """What `login` published on the pull request: its check runs (on any head), its comments and
+    reviews. Copies taken under the fake's lock, since the fake's server thread writes them."""
+    owner, name = full_name.split("/", 1)
+    with fake._lock:
+        runs = [run for run in fake.check_runs.values()
+                if run.repo.full_name == full_name and run.app_login == login]
+        comments = [c for c in fake.comments_on(owner, name, number) if c.login == login]
+        reviews = [r for r in fake.reviews_on(owner, name, number) if r.login == login]
+        return copy.deepcopy(Published(runs, comments, reviews))
 
 
 def _consumer(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ from fake_github import FakeGitHub
 
 from bot.app.installation import TOKEN_PERMISSIONS, AppAccess
 from bot.app.model import PullRequestJob
-from bot.app.runner import JobOutcome, run_job
+from bot.app.runner import JobOutcome, last_error_line, package_index_environment, run_job
 from bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUnavailable, select_sandbox
 from bot.app.settings import AppSettings
 from bot.github_client import Retries
@@ -238,15 +238,17 @@ def test_no_secret_is_visible_inside_the_sandbox(tmp_path: Path, fake: FakeGitHu
     assert outcome.status == "failed"
     assert f"installing the dependencies failed in the {world.sandbox.name} sandbox (exit status 3)" \
         in outcome.detail
-    [(request, result)] = world.sandbox.calls
-    seen = result.stdout + result.stderr
-    assert "VIRTUAL_ENV=/work/venv" in seen and "no-key-file" in seen and "no-credentials" in seen
+    # the head's install, then (it failed) the base's: the same hostile commands, twice
+    assert [request.mounts[0].source.name for request, _ in world.sandbox.calls] == ["repo", "base"]
     [token] = world.tokens_used()
     key_body = world.key.splitlines()[1]
-    for secret in (token, key_body, WEBHOOK_SECRET):
-        assert secret not in seen and secret not in json.dumps(request.env)
-    assert not any(f"DIFFORACLE_{name}" in seen for name in ("PRIVATE_KEY", "WEBHOOK_SECRET", "APP_ID"))
-    assert str(key_file) not in json.dumps(request.env)
+    for request, result in world.sandbox.calls:
+        seen = result.stdout + result.stderr
+        assert "VIRTUAL_ENV=/work/venv" in seen and "no-key-file" in seen and "no-credentials" in seen
+        for secret in (token, key_body, WEBHOOK_SECRET):
+            assert secret not in seen and secret not in json.dumps(request.env)
+        assert not any(f"DIFFORACLE_{name}" in seen for name in ("PRIVATE_KEY", "WEBHOOK_SECRET", "APP_ID"))
+        assert str(key_file) not in json.dumps(request.env)
     runs, comments, reviews = world.ours()
     assert [(r.conclusion, r.output["title"]) for r in runs] == [("failure", "difforacle could not run")]
     assert "exit status 3" in runs[0].output["summary"]
@@ -360,3 +362,37 @@ def test_the_job_timeout_bounds_the_sandboxed_steps(tmp_path: Path, fake: FakeGi
     [(_, result)] = world.sandbox.calls
     assert result.timed_out and result.seconds < 20
     assert [r.conclusion for r in world.ours()[0]] == ["timed_out"]
+
+
+def test_a_head_that_breaks_its_own_installation_is_tested_with_the_bases_dependencies(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    """As a setup.py importing the package does: the head's install fails because of the very
+    regression under test, so the base's dependencies are installed and the engine reports it."""
+    checks_import = {"pyproject.toml": "[tool.difforacle]\ninstall = [\"python -c 'import shop.prices'\"]\n"}
+    broken = {"shop/prices.py": PRICES.format(divisor=100) + "raise ImportError('the head broke this')\n"}
+    world = _world(tmp_path, fake, bubblewrap, before=checks_import, after=broken)
+
+    outcome = world.run()
+
+    assert outcome.status == "published", outcome.detail
+    steps = [(request.network, request.mounts[0].source.name) for request, _ in world.sandbox.calls]
+    assert steps == [(True, "repo"), (True, "base"), (False, "repo")]  # base: the clone made beforehand
+    [comment] = world.ours()[1]
+    assert "Installing the head's dependencies failed" in comment.body
+    assert "the head broke this" in comment.body and "shop.prices" in comment.body
+
+
+def test_only_the_dependency_step_gets_the_package_index_settings() -> None:
+    environ = {"PIP_INDEX_URL": "https://mirror.example/simple", "HTTPS_PROXY": "http://proxy:3128",
+               "DIFFORACLE_WEBHOOK_SECRET": "no", "GITHUB_TOKEN": "no", "PIP_CERT": ""}
+    assert package_index_environment(environ) == {"PIP_INDEX_URL": "https://mirror.example/simple",
+                                                  "HTTPS_PROXY": "http://proxy:3128"}
+
+
+def test_a_failed_steps_message_is_its_error_line_not_pips_closing_note() -> None:
+    pip = ("Processing /work/repo\n  error: subprocess-exited-with-error\n"
+           "ERROR: Could not find a version that satisfies the requirement nothere\n"
+           "note: This error originates from a subprocess, and is likely not a problem with pip.\n")
+    assert last_error_line(pip) == "ERROR: Could not find a version that satisfies the requirement nothere"
+    assert last_error_line("just one line\n") == "just one line"
+    assert last_error_line("") == "no error output"

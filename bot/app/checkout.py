@@ -71,6 +71,20 @@ def fetch_pull_request(job: PullRequestJob, repo: Path, url: str, token: str, ho
          plain, f"check out {job.head_sha[:12]}")
 
 
+def clone_commit(repo: Path, sha: str, destination: Path, home: Path) -> None:
+    """A second clone of `repo` (sharing its objects) with commit `sha` checked out.
+
+    Made before any code of the pull request runs: afterwards `repo` is tainted (a sandboxed
+    step could write hooks or configuration into its `.git`), and git must never run on it
+    outside a sandbox again.
+    """
+    plain = git_environment(home)
+    _git(["clone", "-q", "--shared", "--no-checkout", str(repo), str(destination)], plain,
+         f"clone the checkout for {sha[:12]}")
+    _git(["-C", str(destination), "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", sha],
+         plain, f"check out {sha[:12]}")
+
+
 def has_commit(repo: Path, sha: str, env: dict[str, str]) -> bool:
     done = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{sha}^{{commit}}"], env=env,
                           capture_output=True, timeout=GIT_TIMEOUT)

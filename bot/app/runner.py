@@ -14,7 +14,12 @@ The steps, and why each is the way it is:
    sandbox, then the configured `install` commands, by default `pip install -r requirements.txt`
    if the head has one and `pip install .` if the head is a project (pyproject.toml with
    [project] or [build-system], or setup.py). They run in the head checkout with the
-   environment's bin first on PATH, in the sandbox with no secret in their environment.
+   environment's bin first on PATH, in the sandbox with no secret in their environment; the
+   worker's package-index settings (proxy, mirror, certificates) are passed to this step only.
+   If the head cannot be installed (a setup.py importing the package the head broke), the
+   base's dependencies are installed from a clone made before any of the pull request's code
+   ran, and the engine then reports what the head broke. Git never runs on a checkout that
+   a sandboxed step has written to.
 6. The engine (`python -m bot diff`) in the sandbox without network, with the environment's
    interpreter as --python; both steps together within `settings.job_timeout`. Its JSON
    report is read without following links (the sandbox could plant one) and validated.
@@ -38,7 +43,7 @@ import stat
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -54,7 +59,7 @@ from bot.workflow import Workflow
 from generator.model import SetupError
 from generator.report import validate_report
 
-from .checkout import FetchError, clone_url, fetch_pull_request, read_file
+from .checkout import FetchError, clone_commit, clone_url, fetch_pull_request, read_file
 from .installation import AppAccess, InstallationToken
 from .model import PullRequestJob
 from .sandbox import Limits, Mount, Sandbox, SandboxError, SandboxRequest, SandboxResult
@@ -67,6 +72,9 @@ REPO, VENV, OUT = "/work/repo", "/work/venv", "/work/out"
 REPORT_NAME = "report.json"
 MAX_REPORT_BYTES = 50_000_000
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+SYSTEM_CERTIFICATES = "/etc/ssl/certs/ca-certificates.crt"
+PACKAGE_INDEX_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CERT",
+                           "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 
 
 @dataclass(frozen=True)
@@ -148,8 +156,24 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
 
         sandbox = select_sandbox(settings.sandbox, settings.image)
     deadline = time.monotonic() + settings.job_timeout
-    commands = list(config.install) or _default_install(repo, job.head_sha, home)
-    installed = _install(sandbox, repo, venv, commands, deadline)
+    base_checkout = work / "base"
+    clone_commit(repo, job.base_sha, base_checkout, home)  # before the pull request's code runs
+    notes: list[str] = []
+    try:
+        commands = list(config.install) or _default_install(repo, job.head_sha, home)
+        installed = _install(sandbox, repo, venv, commands, deadline)
+    except JobFailed as failure:
+        if failure.conclusion == "timed_out":
+            raise
+        # A head that breaks its own installation (a setup.py importing the changed package) is
+        # still tested: with the base's dependencies, the engine reports what the head broke.
+        log.info("job %s: %s; installing the base's dependencies instead", job.job_id, failure)
+        shutil.rmtree(venv)
+        venv.mkdir()
+        commands = list(config.install) or _default_install(base_checkout, job.base_sha, home)
+        installed = _install(sandbox, base_checkout, venv, commands, deadline)
+        notes.append(f"Installing the head's dependencies failed ({failure}); those of the base commit "
+                     "were installed instead.")
     log.info("job %s: dependencies installed in the %s sandbox in %.1f s (%d command(s))", job.job_id,
              installed.sandbox, installed.seconds, len(commands))
     if not state.is_current(job):
@@ -157,8 +181,8 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
     result = _engine(sandbox, repo, venv, out, job, settings, config, deadline)
     log.info("job %s: the engine ran in the %s sandbox in %.1f s", job.job_id, result.sandbox, result.seconds)
     report = apply_config(_read_report(out / REPORT_NAME, result), config)
-    report["notes"] = [*report.get("notes", []), f"Ran in the {result.sandbox} sandbox: no network and no "
-                       "secrets; the dependencies were installed by a separate step."]
+    report["notes"] = [*report.get("notes", []), *notes, f"Ran in the {result.sandbox} sandbox: no network "
+                       "and no secrets; the dependencies were installed by a separate step."]
     return _publish(job, state, client, publisher, report, result)
 
 
@@ -228,14 +252,18 @@ def _install(sandbox: Sandbox, repo: Path, venv: Path, commands: list[str], dead
     make_venv = f"{shlex.quote(sandbox.python)} -m venv {'' if commands else '--without-pip '}{VENV}"
     script = "\n".join(["set -eu", make_venv, "set -x", *commands])
     env = {"PATH": f"{VENV}/bin:{SANDBOX_PATH}", "VIRTUAL_ENV": VENV, "LANG": "C.UTF-8",
-           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PYTHONDONTWRITEBYTECODE": "1",
+           **package_index_environment()}
+    mounts = [Mount(repo, REPO, read_only=False), Mount(venv, VENV, read_only=False)]
+    if Path(SYSTEM_CERTIFICATES).is_file():  # the host's trust store (a proxy's CA may be in it)
+        mounts.append(Mount(Path(SYSTEM_CERTIFICATES), SYSTEM_CERTIFICATES))
+        env["PIP_CERT"] = env.get("PIP_CERT") or SYSTEM_CERTIFICATES
     result = sandbox.run(SandboxRequest(
-        argv=["sh", "-c", script], workdir=REPO, env=env, network=True,
-        mounts=[Mount(repo, REPO, read_only=False), Mount(venv, VENV, read_only=False)],
+        argv=["sh", "-c", script], workdir=REPO, env=env, network=True, mounts=mounts,
         limits=Limits(wall_seconds=_remaining(deadline, "installing the dependencies"))))
     if result.timed_out or result.exit_code != 0:
         raise JobFailed(f"installing the dependencies failed in the {result.sandbox} sandbox "
-                        f"({result.outcome}): {_last_line(result.stderr)}",
+                        f"({result.outcome}): {last_error_line(result.stderr)}",
                         "timed_out" if result.timed_out else "failure")
     return result
 
@@ -257,7 +285,7 @@ def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, job: PullReques
         raise JobFailed(f"the engine was {result.outcome} in the {result.sandbox} sandbox", "timed_out")
     if result.exit_code not in (0, 1):
         raise JobFailed(f"the engine failed in the {result.sandbox} sandbox ({result.outcome}): "
-                        f"{_last_line(result.stderr)}")
+                        f"{last_error_line(result.stderr)}")
     return result
 
 
@@ -267,7 +295,7 @@ def _read_report(path: Path, result: SandboxResult) -> dict:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         raise JobFailed(f"the engine wrote no report in the {result.sandbox} sandbox ({result.outcome}): "
-                        f"{_last_line(result.stderr)}") from None
+                        f"{last_error_line(result.stderr)}") from None
     with open(descriptor, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REPORT_BYTES:
@@ -337,9 +365,22 @@ def _one_line(exc: BaseException) -> str:
     return lines[0][:500] if lines else type(exc).__name__
 
 
-def _last_line(text: str) -> str:
+def last_error_line(text: str) -> str:
+    """The line that says what went wrong: the last error line if there is one (pip ends with
+    notes and hints that never do), else the last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no error output"
+    errors = [line for line in lines if line.lower().startswith(("error", "fatal")) or "Error:" in line]
+    chosen = errors[-1] if errors else lines[-1] if lines else "no error output"
+    return chosen[:300]
+
+
+def package_index_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The worker's settings for reaching a package index (proxy, mirror, certificates), passed
+    to the dependency step and to no other: an index URL may hold credentials, which that step,
+    running the project's install code, can then read. The worker's operator chooses to set them.
+    """
+    env = os.environ if environ is None else environ
+    return {name: env[name] for name in PACKAGE_INDEX_VARIABLES if env.get(name)}
 
 
 def _redact(text: str, token: InstallationToken | None) -> str:
