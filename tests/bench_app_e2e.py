@@ -11,14 +11,13 @@ breakdown: start (queue, token, check run), fetch, install (networked sandbox), 
 (sandbox without network), publish (review, comment, check run, with PyGithub's pauses).
 Each run is its own repository, so that no run finds another's check run on the same commit.
 
-The App installs a project with `pip install .` in its networked sandbox, where pip trusts only
-its own certificate bundle; on a machine whose HTTPS goes through an intercepting proxy (this
-one) that fails. So by default the copy gets one commit under the case, on base, declaring
-`[tool.difforacle] install` = pip with the system's bundle (`--install`), and the case's change
-replayed on it: the pull request's diff is the case's, unchanged. `--as-is` keeps the case as it is.
+The cases run as they are: the App installs each project with its default `pip install .`.
+`--install CMD` instead gives the copy one commit under the case, on base, declaring
+`[tool.difforacle] install`, with the case's change replayed on it (the pull request's diff
+stays the case's).
 
     python tests/bench_app_e2e.py           # inflection, semver, cachetools: first killed mutant
-    python tests/bench_app_e2e.py --case cachetools-m001 --repeat 3 [--budget 30] [--as-is]
+    python tests/bench_app_e2e.py --case cachetools-m001 --repeat 3 [--budget 30] [--install CMD]
 """
 
 from __future__ import annotations
@@ -51,7 +50,6 @@ CORPUS = Path.home() / ".cache" / "pr-regression-bench" / "corpus"
 MANIFESTS = Path("/work/shared/bench/manifests")
 SUBJECTS = ("inflection", "semver", "cachetools")
 OWNER = "bench"
-DEFAULT_INSTALL = ["PIP_CERT=/etc/ssl/certs/ca-certificates.crt python -m pip install ."]
 PHASES = ("start", "fetch", "install", "engine", "publish")
 LOG_LINE = re.compile(r"^(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \w+ [\w.]+: (?P<message>.*)$")
 
@@ -252,13 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--manifests", type=Path, default=MANIFESTS)
     parser.add_argument("--install", action="append", metavar="CMD",
-                        help="install command declared on the copy's base (repeatable; default: "
-                             f"{DEFAULT_INSTALL[0]!r})")
-    parser.add_argument("--as-is", action="store_true",
-                        help="the cases unchanged: the App's default install (pip's own certificates)")
+                        help="install command declared on the copy's base (repeatable; default: none, "
+                             "the App's own `pip install .`)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (the App's log)")
     args = parser.parse_args(argv)
-    args.install = args.install or DEFAULT_INSTALL
     cases = [load_case(c, args.manifests) for c in args.case] or default_cases(args.manifests)
     folder = Path(tempfile.mkdtemp(prefix="bench-app-e2e-"))
     (folder / "repos").mkdir()
@@ -267,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         with FakeGitHub(strict_tokens=True).serve() as fake:
             names = []
             for case in cases:
-                repo = copy_case(case, args.corpus, folder / "repos", None if args.as_is else args.install)
+                repo = copy_case(case, args.corpus, folder / "repos", args.install)
                 for repeat in range(1, args.repeat + 1):
                     name = f"{case.id}-{repeat}"
                     fake.add_git_repo(OWNER, name, repo)
