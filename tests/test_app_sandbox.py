@@ -269,6 +269,17 @@ def test_a_writable_mount_is_writable_and_given_back(sandbox: Sandbox, project: 
     assert (out / "made.txt").stat().st_uid == owner == out.stat().st_uid
 
 
+def test_a_mount_deep_inside_tmp_is_reachable(sandbox: Sandbox, project: Path) -> None:
+    """The folders above a mount target in the sandbox's /tmp are made traversable (a worker
+    whose interpreter or checkout lives under /tmp, as CI's may, must be able to run)."""
+    target = "/tmp/deep/er/project"
+    request = SandboxRequest(argv=[sandbox.python, "-c", f"import os; print(sorted(os.listdir({target!r})))"],
+                             mounts=[Mount(project, target)], workdir="/", limits=HOSTILE)
+    result = sandbox.run(request)
+    assert result.exit_code == 0, result
+    assert sorted(p.name for p in project.iterdir())[0] in result.stdout
+
+
 def test_os_exit_status_is_reported(sandbox: Sandbox, project: Path) -> None:
     result = hostile(sandbox, project, "exit.py")
     assert (result.exit_code, result.stdout) == (7, "leaving\n")

@@ -198,10 +198,12 @@ def _filesystem(request: SandboxRequest, etc_fds: dict[str, int], python_dirs: l
         args += ["--perms", "0644", "--ro-bind-data", str(fd), f"/etc/{name}"]
     binds = [(d, d, True) for d in python_dirs]
     binds += [(str(m.source), m.target, m.read_only) for m in request.mounts]
-    taken = ["/tmp", SANDBOX_HOME, "/usr", *(target for _, target, _ in binds)]
+    taken = ["/usr", *(target for _, target, _ in binds)]
     workdir = f"{request.workdir.rstrip('/')}/-"  # its parents include it: created unless mounted
     for parent in _parents([*(target for _, target, _ in binds), workdir], taken):
-        args += ["--perms", "0755", "--dir", parent]  # bwrap would copy a private parent's mode (/root: 0700)
+        if parent not in ("/tmp", SANDBOX_HOME):  # the tmpfs themselves; what lies inside them is made
+            # here: bwrap would make it 0700 (a checkout under /tmp), or copy a private mode (/root)
+            args += ["--perms", "0755", "--dir", parent]
     for source, target, read_only in binds:
         if not Path(source).exists():
             raise SandboxError(f"the mount source {source} does not exist")
