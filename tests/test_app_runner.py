@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,7 +25,7 @@ from fake_github import FakeGitHub
 
 from bot.app.installation import TOKEN_PERMISSIONS, AppAccess
 from bot.app.model import PullRequestJob
-from bot.app.runner import JobOutcome, last_error_line, package_index_environment, run_job
+from bot.app.runner import JobOutcome, last_error_line, package_index_environment, run_job, sweep_stale_work
 from bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUnavailable, select_sandbox
 from bot.app.settings import AppSettings
 from bot.github_client import Retries
@@ -396,3 +398,21 @@ def test_a_failed_steps_message_is_its_error_line_not_pips_closing_note() -> Non
     assert last_error_line(pip) == "ERROR: Could not find a version that satisfies the requirement nothere"
     assert last_error_line("just one line\n") == "just one line"
     assert last_error_line("") == "no error output"
+
+
+def test_work_directories_left_by_killed_workers_are_swept_and_running_ones_kept(tmp_path: Path) -> None:
+    settings = AppSettings(data_dir=tmp_path, queue_url="sqlite:///unused", job_timeout=100.0,
+                           lease_seconds=10.0)
+    root = tmp_path / "work"
+    stale, running = root / "octo-shop-7-aaaa-x1", root / "octo-shop-8-bbbb-x2"
+    for work in (stale, running):
+        (work / "repo").mkdir(parents=True)
+        (work / "repo" / "file.py").write_text("x = 1\n")
+    (stale / "repo").chmod(0o500)  # as a sandbox may leave it
+    now = time.time()
+    os.utime(stale, (now - 1000, now - 1000))  # older than 100 + 2 * 10 + 600 seconds
+    os.utime(running, (now - 500, now - 500))
+
+    assert sweep_stale_work(settings, now) == 1
+    assert not stale.exists() and (running / "repo" / "file.py").exists()
+    assert sweep_stale_work(AppSettings(data_dir=tmp_path / "none", queue_url="sqlite:///unused")) == 0

@@ -108,9 +108,13 @@ def create_web_app(settings: AppSettings, queue: JobQueue, blueprints: list[Blue
 
 def run_worker(queue: JobQueue) -> None:
     """A huey consumer in this thread (it handles SIGTERM: finish running jobs, then stop),
-    with the recovery of jobs whose worker died, at start and then every half lease."""
+    with the recovery of jobs whose worker died, at start and then every half lease, after
+    removing the work directories such workers left behind."""
     from .queue import Recovery
+    from .runner import sweep_stale_work
 
+    if swept := sweep_stale_work(queue.settings):
+        log.info("worker: removed %d work folder(s) left by killed workers", swept)
     consumer = queue.consumer()
     recovery = Recovery(queue)
     recovery.start()

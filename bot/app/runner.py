@@ -334,6 +334,25 @@ def _work_dir(settings: AppSettings, job: PullRequestJob) -> Iterator[Path]:
             log.warning("job %s: could not remove its work directory %s", job.job_id, work)
 
 
+def sweep_stale_work(settings: AppSettings, now: float | None = None) -> int:
+    """Remove the work directories of jobs whose worker was killed (a job removes its own).
+
+    A directory is stale once no job could still be running in it: older than the job's
+    sandboxed steps may take (`job_timeout`) plus two leases (the fetch before them and the
+    publishing after) plus ten minutes. Run at worker start; returns how many went.
+    """
+    root = settings.data_dir / "work"
+    if not root.is_dir():
+        return 0
+    limit = (time.time() if now is None else now) - (settings.job_timeout + 2 * settings.lease_seconds + 600)
+    removed = 0
+    for work in root.iterdir():
+        if work.is_dir() and not work.is_symlink() and work.stat().st_mtime < limit:
+            shutil.rmtree(work, onerror=_force_remove)
+            removed += not work.exists()
+    return removed
+
+
 def _force_remove(function: object, path: str, _: object) -> None:
     """rmtree's retry for a folder the sandbox made read-only: make it writable, remove again."""
     try:
