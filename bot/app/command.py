@@ -115,6 +115,7 @@ def run_worker(queue: JobQueue) -> None:
 
     if swept := sweep_stale_work(queue.settings):
         log.info("worker: removed %d work folder(s) left by killed workers", swept)
+    _remove_leftover_containers(queue.settings)
     consumer = queue.consumer()
     recovery = Recovery(queue)
     recovery.start()
@@ -123,6 +124,20 @@ def run_worker(queue: JobQueue) -> None:
         consumer.run()
     finally:
         recovery.stop()
+
+
+def _remove_leftover_containers(settings: AppSettings) -> None:
+    """Stopped sandbox containers of killed workers (the in-container timeout ended them)."""
+    from .sandbox import SandboxError, select_sandbox
+
+    if settings.sandbox == "bubblewrap":
+        return
+    try:
+        sandbox = select_sandbox("docker", settings.image)
+    except SandboxError:
+        return  # no Docker here: nothing was left in it; the job's own check says what is missing
+    if removed := sandbox.remove_leftovers():  # type: ignore[attr-defined]
+        log.info("worker: removed %d stopped sandbox container(s) left by killed workers", removed)
 
 
 class WebServer:
