@@ -123,12 +123,14 @@ class CheckRunOutput:
 class GitHubClient:
     """One repository's check runs, pull requests, comments and reviews."""
 
-    def __init__(self, repository: str, token: str, *, api_url: str = DEFAULT_API_URL,
+    def __init__(self, repository: str, token: str | Auth.Auth, *, api_url: str = DEFAULT_API_URL,
                  retries: Retries = Retries(), timeout: int = 30) -> None:
+        """`token`: a token, or an `Auth` that supplies one per request (the App's renewing token)."""
         retry = _Retry(total=retries.total, backoff_factor=retries.backoff_factor,
                             status_forcelist=RETRIED_STATUSES, allowed_methods=None,
                             secondary_rate_wait=retries.secondary_rate_wait)
-        self._github = Github(auth=Auth.Token(token), base_url=api_url.rstrip("/"), retry=retry,
+        auth = Auth.Token(token) if isinstance(token, str) else token
+        self._github = Github(auth=auth, base_url=api_url.rstrip("/"), retry=retry,
                               timeout=timeout, lazy=True,
                               seconds_between_requests=retries.seconds_between_requests,
                               seconds_between_writes=retries.seconds_between_writes)

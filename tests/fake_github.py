@@ -126,6 +126,7 @@ class Identity:
     repositories: frozenset[str] | None = None
     permissions: dict[str, str] | None = None
     installation_id: int | None = None
+    expires_at: datetime | None = None  # an installation token's end; GitHub answers 401 after it
 
     def may_access(self, full_name: str) -> bool:
         return self.repositories is None or full_name in self.repositories
@@ -552,6 +553,8 @@ class FakeGitHub:
         self.manifest_codes: dict[str, tuple[App, str]] = {}  # code -> the App and its private key
         self.git_repos: dict[str, Path] = {}  # "owner/name" -> the git directory served
         self.url = ""  # set by serve()
+        # token expiry follows this clock; tests skew it to make a job outlive its token
+        self.wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self._clock = start
         self._lock = threading.RLock()
         self._ids = {kind: itertools.count(base) for kind, base in
@@ -861,11 +864,14 @@ class FakeGitHub:
             return None
         g.token = token
         identity = self.tokens.get(token)
-        if identity is None:
-            if self.strict_tokens:
+        if identity is None or self._expired(identity):
+            if self.strict_tokens or identity is not None:
                 raise ApiError(401, "Bad credentials")
             identity = Identity(self.default_login)
         return identity
+
+    def _expired(self, identity: Identity) -> bool:
+        return identity.expires_at is not None and self.wall_clock() >= identity.expires_at
 
     def _validate_body(self, operation: str) -> None:
         body = g.body
@@ -1081,11 +1087,12 @@ class FakeGitHub:
                 raise ApiError(422, "The permissions requested are not granted to this installation.")
         repositories = frozenset(names or installation.repositories)
         token = f"ghs_{secrets.token_hex(18)}"
+        expires = (self.wall_clock() + timedelta(hours=1)).replace(microsecond=0)
         self.tokens[token] = Identity(installation.app.bot_login, repositories=repositories,
-                                      permissions=dict(permissions), installation_id=installation.id)
-        expires = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+                                      permissions=dict(permissions), installation_id=installation.id,
+                                      expires_at=expires)
         return self._json({
-            "token": token, "expires_at": expires, "permissions": permissions,
+            "token": token, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"), "permissions": permissions,
             "repository_selection": "selected" if names else "all",
             "repositories": [self._repo_json(name) for name in sorted(names)],
         }, 201)
@@ -1116,6 +1123,8 @@ class FakeGitHub:
         full_name, query = f"{owner}/{name}", environ.get("QUERY_STRING", "")
         token = _basic_auth_token(environ.get("HTTP_AUTHORIZATION", ""))
         identity = self.tokens.get(token) if token else None
+        if identity is not None and self._expired(identity):
+            identity = None
         fetching = rest == "/git-upload-pack" or "service=git-upload-pack" in query
         status, headers, body = 200, [], b""
         if identity is None:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -281,6 +282,40 @@ def test_a_head_superseded_before_publishing_gets_nothing_published(
     assert [(r.conclusion, r.output["title"], r.annotations) for r in runs] == [
         ("cancelled", "Superseded", [])]
     assert fake.requests_to("GET", "/repos/*/pulls/*/files") == []  # not even prepared
+
+
+def test_a_job_that_outlives_its_token_publishes_with_a_renewed_one(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    world = _world(tmp_path, fake, bubblewrap)
+    skew = timedelta()
+
+    def now() -> datetime:  # GitHub's clock and the worker's, both moved by the engine step
+        return datetime.now(UTC) + skew
+
+    def an_hour_passes(request: SandboxRequest) -> None:
+        nonlocal skew
+        if not request.network:
+            skew = timedelta(minutes=61)
+
+    fake.wall_clock = now
+    world.sandbox.before.append(an_hour_passes)
+
+    outcome = run_job(world.job, world.settings, world.state, sandbox=world.sandbox,
+                      github=AppAccess(world.settings, FAST, clock=now))
+
+    assert outcome.status == "published", outcome.detail
+    assert [r for r in fake.requests if r.status == 401] == []
+    minted = fake.requests_to("POST", "/app/installations/*/access_tokens")
+    assert [r.json for r in minted] == [{"repository_ids": [world.job.repository_id],
+                                         "permissions": TOKEN_PERMISSIONS}] * 2
+    first, renewed = sorted(world.tokens_used(), key=lambda token: fake.tokens[token].expires_at)
+    assert fake.tokens[renewed].repositories == {f"{OWNER}/{NAME}"}
+    assert fake.tokens[renewed].permissions == TOKEN_PERMISSIONS
+    assert fake.tokens[first].expires_at <= now()  # the first one would have been refused
+    writes = [r for r in fake.requests if r.method in ("POST", "PATCH") and r.path.startswith("/repos/")]
+    assert writes[0].token == first and writes[-1].token == renewed
+    runs, comments, _ = world.ours()
+    assert [r.conclusion for r in runs] == ["neutral"] and len(comments) == 1
 
 
 def test_a_job_already_superseded_does_not_start(tmp_path: Path, fake: FakeGitHub,

@@ -12,7 +12,9 @@ made through the integration's own requester (JWT authentication, retries and al
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from github import Auth, GithubIntegration, GithubRetry
 
@@ -22,6 +24,8 @@ from .model import PullRequestJob
 from .settings import AppSettings
 
 TOKEN_PERMISSIONS = {"contents": "read", "pull_requests": "write", "checks": "write"}
+RENEW_BEFORE_EXPIRY = timedelta(minutes=5)  # a request must not start with a token about to expire
+Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True)
@@ -31,11 +35,45 @@ class InstallationToken:
     repositories: tuple[str, ...]  # full names, as GitHub granted them
     permissions: dict[str, str]
 
+    def expires(self) -> datetime | None:
+        """When GitHub stops accepting it (None: GitHub did not say)."""
+        try:
+            return datetime.fromisoformat(self.expires_at) if self.expires_at else None
+        except ValueError:
+            return None
+
+
+class RenewingToken(Auth.Auth):
+    """PyGithub authentication with the job's narrowed token, minted again near its expiry."""
+
+    def __init__(self, first: InstallationToken, mint: Callable[[], InstallationToken], clock: Clock) -> None:
+        self.current, self._mint, self._clock = first, mint, clock
+
+    @property
+    def token_type(self) -> str:
+        return "token"
+
+    @property
+    def token(self) -> str:
+        expires = self.current.expires()
+        if expires is not None and expires - RENEW_BEFORE_EXPIRY <= self._clock():
+            self.current = self._mint()
+        return self.current.token
+
+    @property
+    def _masked_token(self) -> str:
+        return "token (removed)"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
 
 class AppAccess:
     """Mints narrowed installation tokens as the App and builds the publisher's client on them."""
 
-    def __init__(self, settings: AppSettings, retries: Retries | None = None) -> None:
+    def __init__(self, settings: AppSettings, retries: Retries | None = None,
+                 clock: Clock = _utc_now) -> None:
         settings.require("worker")
         retries = retries or Retries()
         assert settings.app_id is not None and settings.private_key is not None
@@ -47,7 +85,7 @@ class AppAccess:
             auth=Auth.AppAuth(settings.app_id, settings.private_key), base_url=settings.api_url, retry=retry,
             seconds_between_requests=retries.seconds_between_requests,
             seconds_between_writes=retries.seconds_between_writes)
-        self.settings, self.retries = settings, retries
+        self.settings, self.retries, self.clock = settings, retries, clock
         self._bot_login: str | None = None
 
     def bot_login(self) -> str:
@@ -73,4 +111,6 @@ class AppAccess:
                                  dict(data.get("permissions") or {}))
 
     def client(self, job: PullRequestJob, token: InstallationToken) -> GitHubClient:
-        return GitHubClient(job.repository, token.token, api_url=self.settings.api_url, retries=self.retries)
+        """The publisher's client: starts with `token`, renews it for the same job when it runs out."""
+        auth = RenewingToken(token, lambda: self.token_for(job), self.clock)
+        return GitHubClient(job.repository, auth, api_url=self.settings.api_url, retries=self.retries)
