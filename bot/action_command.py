@@ -33,6 +33,7 @@ from generator.workspace import open_repo
 
 from .config import Config, ConfigError, ignored, inputs_from_env, load_config, matches, merge
 from .github_client import DEFAULT_API_URL, GitHubClient, Retries
+from .progress import describe as describe_progress
 from .publisher import Publisher, PublishSettings, PullRequestContext
 from .workflow import Workflow
 
@@ -79,8 +80,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
     publisher.start()
 
     def progress(update: Progress) -> None:
-        publisher.progress(f"{update.phase}: {update.sequences} sequences, {update.differences} differences "
-                           f"after {update.elapsed:.0f} s")
+        publisher.progress(describe_progress(update))
 
     python = args.python or env.get("DIFFORACLE_PYTHON") or sys.executable
     options = Options(budget=config.budget, seed=config.seed, python=python, allocation=config.allocation,

@@ -24,6 +24,7 @@ from generator.risk import WINDOW
 
 from . import action_command, risk_command
 from .app import command as app_command
+from .progress import ProgressFile
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
 
@@ -89,6 +90,8 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
     parser.add_argument("--show-unreproduced", action="store_true",
                         help="also report differences whose test pytest did not reproduce (marked as such)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument("--progress-file", type=Path, metavar="FILE",
+                        help="keep FILE holding the latest progress as JSON (for a process watching the run)")
 
 
 def _number(text: str, convert: type[float] | type[int] = float) -> float:
@@ -146,11 +149,18 @@ class _ProgressLine:
 
 def _run(args: argparse.Namespace, repo: Path, base: str, head: str) -> int:
     progress = _ProgressLine(not args.quiet)
+    progress_file = ProgressFile(args.progress_file) if args.progress_file else None
+
+    def report_progress(update: Progress) -> None:
+        progress(update)
+        if progress_file is not None:
+            progress_file(update)
+
     options = Options(budget=args.budget, seed=args.seed, python=args.python,
                       max_sequences=args.max_sequences, minimize_share=args.minimize_share,
                       show_unreproduced=args.show_unreproduced, allocation=args.allocation,
                       history_window=args.window, components=Components.without(args.disable),
-                      progress=progress)
+                      progress=report_progress)
     try:
         report = analyze(repo, base, head, options)
     finally:

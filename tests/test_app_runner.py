@@ -13,6 +13,7 @@ import base64
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -204,6 +205,12 @@ def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once
     assert seen_in_work and not any(token.encode() in data or header in data for data in seen_in_work)
     assert token not in caplog.text and "PRIVATE KEY" not in caplog.text
     assert list((world.settings.data_dir / "work").iterdir()) == []
+
+    # while the engine ran, the check run showed its progress (read from the sandbox's output)
+    updates = [r.json["output"]["summary"] for r in fake.requests_to("PATCH", "/repos/*/check-runs/*")
+               if r.json.get("status") != "completed"]
+    assert updates and all(re.fullmatch(r"[a-z]+: \d+ sequences, \d+ differences after \d+ s", u)
+                           for u in updates), updates
 
     # the two sandboxed steps: dependencies with network, the engine without
     assert [request.network for request, _ in world.sandbox.calls] == [True, False]

@@ -22,7 +22,9 @@ The steps, and why each is the way it is:
    a sandboxed step has written to.
 6. The engine (`python -m bot diff`) in the sandbox without network, with the environment's
    interpreter as --python; both steps together within `settings.job_timeout`. Its JSON
-   report is read without following links (the sandbox could plant one) and validated.
+   report is read without following links (the sandbox could plant one) and validated. Its
+   progress, a small file it rewrites in its output folder, is read the same way and shown on
+   the check run while it runs (`bot.progress`).
 7. Publishing under the pull request's lock, and only if the job's head is still the head
    both for the queue and for GitHub; otherwise the check run says it was superseded and
    nothing else is written. The summary names the sandbox that ran.
@@ -54,8 +56,11 @@ from jsonschema import ValidationError
 from bot.action_command import apply_config
 from bot.config import Config, ConfigError, load_config
 from bot.github_client import GitHubClient, GitHubError
+from bot.progress import describe as describe_progress
+from bot.progress import watch_progress_file
 from bot.publisher import Publisher, PublishSettings, PullRequestContext
 from bot.workflow import Workflow
+from generator import Progress
 from generator.model import SetupError
 from generator.report import validate_report
 
@@ -70,6 +75,7 @@ log = logging.getLogger("difforacle.app.runner")
 # where the work directory's parts appear inside the sandbox
 REPO, VENV, OUT = "/work/repo", "/work/venv", "/work/out"
 REPORT_NAME = "report.json"
+PROGRESS_NAME = "progress.json"  # rewritten by the engine in the sandbox, read for the check run
 MAX_REPORT_BYTES = 50_000_000
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SYSTEM_CERTIFICATES = "/etc/ssl/certs/ca-certificates.crt"
@@ -178,7 +184,12 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
              installed.sandbox, installed.seconds, len(commands))
     if not state.is_current(job):
         raise Superseded("a newer head arrived while the dependencies were installed")
-    result = _engine(sandbox, repo, venv, out, job, settings, config, deadline)
+
+    def show_progress(update: Progress) -> None:  # on the check run, from the engine's progress file
+        publisher.progress(describe_progress(update))
+
+    with watch_progress_file(out / PROGRESS_NAME, show_progress):
+        result = _engine(sandbox, repo, venv, out, job, settings, config, deadline)
     log.info("job %s: the engine ran in the %s sandbox in %.1f s", job.job_id, result.sandbox, result.seconds)
     report = apply_config(_read_report(out / REPORT_NAME, result), config)
     report["notes"] = [*report.get("notes", []), *notes, f"Ran in the {result.sandbox} sandbox: no network "
@@ -274,7 +285,7 @@ def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, job: PullReques
     argv = [sandbox.python, "-I", "-m", "bot", "diff", "--repo", REPO, "--base", job.base_sha,
             "--head", job.head_sha, "--budget", f"{settings.budget:g}", "--seed", str(config.seed),
             "--allocation", config.allocation, "--json", f"{OUT}/{REPORT_NAME}",
-            "--python", f"{VENV}/bin/python", "--quiet"]
+            "--python", f"{VENV}/bin/python", "--quiet", "--progress-file", f"{OUT}/{PROGRESS_NAME}"]
     env = {"PATH": f"{VENV}/bin:{SANDBOX_PATH}", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
            "GIT_CONFIG_NOSYSTEM": "1"}
     result = sandbox.run(SandboxRequest(
