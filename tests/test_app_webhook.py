@@ -225,6 +225,24 @@ def test_a_rerequested_check_run_runs_its_pull_request_again(client: Any, queue:
     assert answer.status_code == 200 and answer.json["status"] == "skipped"
 
 
+def test_a_rerequested_check_suite_runs_its_pull_request_again(client: Any, queue: JobQueue,
+                                                              recorder: Recorder) -> None:
+    payload = copy.deepcopy(fixture("check_suite.rerequested"))  # "Re-run all checks"
+    payload["repository"], payload["installation"] = OPENED["repository"], OPENED["installation"]
+    payload["check_suite"].update(head_sha=OPENED_HEAD, pull_requests=[_pull_ref(OPENED["pull_request"])])
+    assert post(client, "pull_request", OPENED, delivery="d-1").status_code == 202
+    assert post(client, "check_suite", payload, delivery="d-2").status_code == 202
+    drain(queue)
+    first, second = recorder.calls
+    assert second == PullRequestJob(**{**first.__dict__, "delivery": "d-2"})
+
+    fork = {**payload, "check_suite": {**payload["check_suite"], "pull_requests": []}}  # GitHub lists none
+    answer = post(client, "check_suite", fork, delivery="d-3")
+    assert answer.status_code == 200 and answer.json["status"] == "skipped"
+    requested = {**payload, "action": "requested"}  # every push: the pull_request event runs it
+    assert post(client, "check_suite", requested, delivery="d-4").status_code == 204
+
+
 # ------------------------------------------------------------------ deliveries
 
 def test_a_duplicate_delivery_is_queued_once(client: Any, queue: JobQueue, recorder: Recorder) -> None:

@@ -1,7 +1,7 @@
 """What a GitHub webhook event asks of the App: jobs to run, a head to record, or nothing.
 
 Pure functions of the event name and payload (plus a look-up of a pull request's latest job,
-for check run re-runs), so the receiver stays a thin HTTP layer and this is tested alone.
+for re-runs of a check run or suite), so the receiver stays a thin HTTP layer and this is tested alone.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from .model import PullRequestJob
 
 RUN_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 RECORDED_EVENTS = ("installation", "installation_repositories")
+RERUN_EVENTS = ("check_run", "check_suite")  # "Re-run" on our check run, "Re-run all checks" on its suite
 SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
@@ -49,8 +50,8 @@ def route(event: str, payload: dict[str, Any], delivery: str,
         return _pull_request(payload, delivery)
     if event == "pull_request" and payload.get("action") == "closed":
         return Route("skip", "the pull request is closed")
-    if event == "check_run" and payload.get("action") == "rerequested":
-        return _check_run(payload, delivery, latest_job)
+    if event in RERUN_EVENTS and payload.get("action") == "rerequested":
+        return _rerequested(event, payload, delivery, latest_job)
     return Route("ignore", f"{event}.{payload.get('action', '')}".rstrip("."))
 
 
@@ -82,19 +83,21 @@ def _pull_request(payload: dict[str, Any], delivery: str) -> Route:
     return Route("run", action, (head,))
 
 
-def _check_run(payload: dict[str, Any], delivery: str,
-               latest_job: Callable[[str], PullRequestJob | None]) -> Route:
-    """A re-run of our check run: the pull requests at that head run again.
+def _rerequested(item: str, payload: dict[str, Any], delivery: str,
+                 latest_job: Callable[[str], PullRequestJob | None]) -> Route:
+    """A re-run of our check run or of its check suite: the pull requests at that head run again.
 
-    GitHub lists a check run's pull requests only when their head branch is in the repository;
-    for a fork's, the runner's `external_id` (the pull request's key, "owner/name#number") names it.
+    GitHub lists the pull requests of a check run or suite only when their head branch is in
+    the repository; for a fork's, our check run's `external_id` (the pull request's key,
+    "owner/name#number") names it. A suite has no such id: "Re-run all checks" on a fork's pull
+    request finds nothing, and our check run's own "Re-run" is the way.
     """
-    head_sha = _sha(payload, "check_run.head_sha")
+    head_sha = _sha(payload, f"{item}.head_sha")
     repository = _get(payload, "repository.full_name", str)
     installation = _installation(payload)
-    entries = {int(pr["number"]): pr for pr in payload["check_run"].get("pull_requests") or []
+    entries = {int(pr["number"]): pr for pr in payload[item].get("pull_requests") or []
                if isinstance(pr, dict) and isinstance(pr.get("number"), int)}
-    external = str(payload["check_run"].get("external_id") or "")
+    external = str(payload[item].get("external_id") or "")
     if external.startswith(f"{repository}#") and external.rpartition("#")[2].isdigit():
         entries.setdefault(int(external.rpartition("#")[2]), {})
     heads: list[Head] = []

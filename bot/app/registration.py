@@ -10,12 +10,12 @@
                            `load_settings` finds them
 
 Why this way: the manifest asks for exactly what the worker needs (checks and pull requests
-write, contents and metadata read; pull_request and check_run events; installation events
-come to every App anyway), and the secrets go from GitHub to the file without anyone copying
-them. The pages never show a secret and the log names only the App. Once credentials exist
-(stored, or given in the environment) both pages refuse: whoever reaches /setup must not be
-able to swap the App for one of their own. States are files under data_dir, so any process
-of the server may answer the callback.
+write, contents and metadata read; pull_request, check_run and check_suite events;
+installation events come to every App anyway), and the secrets go from GitHub to the file
+without anyone copying them. The pages never show a secret and the log names only the App.
+Once credentials exist (stored, or given in the environment) both pages refuse: whoever
+reaches /setup must not be able to swap the App for one of their own. States are files
+under data_dir, so any process of the server may answer the callback.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ log = logging.getLogger("difforacle.app")
 
 SETUP_PATH, CALLBACK_PATH = "/setup", "/setup/callback"
 PERMISSIONS = {"checks": "write", "pull_requests": "write", "contents": "read", "metadata": "read"}
-EVENTS = ["pull_request", "check_run"]  # installation and installation_repositories come unasked
+# installation and installation_repositories come unasked
+EVENTS = ["pull_request", "check_run", "check_suite"]
 STATE_SECONDS = 3600.0  # GitHub's manifest codes expire after an hour too
 STATE = re.compile(r"[0-9a-f]{32}")
 ORG = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?")
