@@ -43,7 +43,7 @@ from huey import RedisHuey, SqliteHuey
 from bot.app import command
 from bot.app import state as state_module
 from bot.app.model import PullRequestJob
-from bot.app.queue import JobQueue, Recovery, describe_queue, make_huey
+from bot.app.queue import MAX_RECOVERIES, JobQueue, Recovery, describe_queue, make_huey
 from bot.app.settings import AppSettings, load_settings
 from bot.app.state import JobState, LockTimeout
 from bot.app.webhook import create_app
@@ -195,6 +195,64 @@ def test_the_recovery_thread_requeues_expired_leases(tmp_path: Path) -> None:
         wait_for(lambda: queue.pending() == 1, timeout=10, what="the job queued again")
     finally:
         recovery.stop()
+
+
+def test_a_job_taken_by_a_consumer_that_died_before_its_lease_is_queued_again_once(tmp_path: Path) -> None:
+    recorder = Recorder()
+    queue = JobQueue(app_settings(tmp_path), executor=recorder)
+    job = make_job(2, 1)
+    submit(queue, job)
+    suspects: dict[int, float] = {}
+    assert queue.recover_lost(suspects, settle=60) == [] and suspects == {}  # waiting in the queue: fine
+    assert queue.huey.dequeue() is not None  # a consumer took it and died before taking the lease
+
+    assert queue.recover_lost(suspects, settle=60) == []  # first sighting: a live consumer may be there
+    [number] = suspects
+    suspects[number] -= 61  # a lease period later, still in no queue and under no lease
+    other_process: dict[int, float] = {number: suspects[number]}
+    assert queue.recover_lost(suspects, settle=60) == [job]
+    assert JobQueue(app_settings(tmp_path)).recover_lost(other_process, settle=60) == []  # claimed once
+    assert queue.pending() == 1 and suspects == {}
+
+    assert drain(queue) == 1 and recorder.calls == [job]
+    assert queue.state.queued_jobs() == [] and queue.state.delivery_status(job.delivery) == "done"
+    assert queue.recover_lost(suspects, settle=0) == [] and queue.pending() == 0  # nothing left to find
+
+
+def test_queued_running_and_finished_jobs_are_never_taken_for_lost(tmp_path: Path) -> None:
+    queue = JobQueue(app_settings(tmp_path), executor=Recorder())
+    waiting, running, finished = make_job(2, 1), make_job(3, 1), make_job(4, 1)
+    for job in (finished, running, waiting):
+        submit(queue, job)
+    drain_one = lambda: queue.huey.execute(queue.huey.dequeue())  # noqa: E731
+    drain_one()  # `finished` ran to its end
+    assert queue.huey.dequeue() is not None  # `running` was taken ...
+    with queue.state.running(running):  # ... and its lease is held (its record not yet forgotten)
+        assert queue.recover_lost({}, settle=0) == []
+    assert queue.state.delivery_status(finished.delivery) == "done" and queue.pending() == 1  # `waiting`
+
+
+def test_a_job_lost_again_and_again_is_given_up_and_its_delivery_failed(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    queue = JobQueue(app_settings(tmp_path), executor=Recorder())
+    job = make_job(2, 1)
+    submit(queue, job)
+    for _ in range(MAX_RECOVERIES):
+        assert queue.huey.dequeue() is not None
+        assert queue.recover_lost({}, settle=0) == [job]
+    assert queue.huey.dequeue() is not None
+    assert queue.recover_lost({}, settle=0) == [] and queue.pending() == 0
+    assert queue.state.queued_jobs() == [] and queue.state.delivery_status(job.delivery) == "failed"
+    assert "given up" in caplog.text
+
+
+def test_tasks_queued_before_the_queued_log_still_run(tmp_path: Path) -> None:
+    recorder = Recorder()
+    queue = JobQueue(app_settings(tmp_path), executor=recorder)
+    job = make_job(2, 1)
+    assert queue.state.claim_delivery(job.delivery) and queue.state.record_head(job)
+    queue._task(job.to_json())  # the one-argument task of an older version
+    assert drain(queue) == 1 and recorder.calls == [job]
 
 
 # ------------------------------------------------------------------ locks

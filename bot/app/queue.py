@@ -5,12 +5,18 @@ middle of a job would lose it. Each job therefore runs under a lease (`JobState.
 recorded before the work starts, renewed by a heartbeat, released after the outcome is
 recorded. `Recovery` re-enqueues the jobs whose lease expired, when a consumer starts and
 then periodically; the lease also keeps two consumers from running one job at once.
+
+That leaves the moment between a consumer taking the task and taking the lease. So a job is
+also logged when it is queued (`JobState.note_queued`) and forgotten once its lease is held
+or it ended; `Recovery` queues again a logged job found in no queue and under no lease twice,
+a lease period apart (a live consumer takes the lease within milliseconds).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,6 +37,7 @@ QUEUE_NAME = "difforacle"
 TASK_NAME = "difforacle.run_job"
 PRUNE_EVERY = 3600.0  # seconds between prunings of old delivery records
 RETRIES, RETRY_DELAY = 5, 10  # a task whose bookkeeping failed (storage unreachable) runs again later
+MAX_RECOVERIES = 3  # a job lost this often is given up (its delivery marked failed: redeliverable)
 
 
 class Outcome(Protocol):
@@ -92,8 +99,8 @@ class JobQueue:
     def kind(self) -> str:
         return "sqlite" if isinstance(self.huey, SqliteHuey) else "redis"
 
-    def enqueue(self, job: PullRequestJob) -> None:
-        self._task(job.to_json())
+    def enqueue(self, job: PullRequestJob, recoveries: int = 0) -> None:
+        self._task(job.to_json(), self.state.note_queued(job, recoveries))
 
     def pending(self) -> int:
         return int(self.huey.pending_count())
@@ -106,15 +113,18 @@ class JobQueue:
             raise SetupError(f"cannot reach the queue at {describe_queue(self.settings.queue_url)}: "
                              f"{exc}".splitlines()[0]) from None
 
-    def _execute(self, job_json: str) -> None:
+    def _execute(self, job_json: str, queued: int | None = None) -> None:
+        """One task: `queued` is the job's number in the queued log (absent in older tasks)."""
         job = PullRequestJob.from_json(job_json)
         state = self.state
         if not state.is_current(job):
             log.info("job %s: superseded by head %s before it started", job.job_id,
                      state.latest_head(job.pull_key))
             self._finish(job, "done")
+            state.forget_queued(queued)
             return
         with state.running(job) as lease:
+            state.forget_queued(queued)  # from here the lease, or the run holding it, covers the job
             if lease is None:
                 log.info("job %s: already running elsewhere (delivery %s coalesced into it)", job.job_id,
                          job.delivery)
@@ -151,6 +161,37 @@ class JobQueue:
             self.enqueue(job)
         return jobs
 
+    def recover_lost(self, suspects: dict[int, float], settle: float | None = None) -> list[PullRequestJob]:
+        """Re-enqueue the logged jobs that are in no queue and under no lease, now and `settle`
+        seconds ago (default: a lease period); `suspects` carries the first sightings between calls."""
+        settle = self.settings.lease_seconds if settle is None else settle
+        entries = self.state.queued_jobs()  # before the queue: a job queued in between is not listed
+        waiting = {task.args[1] for task in [*self.huey.pending(), *self.huey.scheduled()]
+                   if len(task.args) > 1}
+        now, recovered = time.monotonic(), []
+        for number in set(suspects) - {n for n, _ in entries}:
+            del suspects[number]  # it ran, or another process recovered it
+        for number, entry in entries:
+            job = PullRequestJob.from_json(entry["job"])
+            if number in waiting or self.state.is_running(job):
+                suspects.pop(number, None)
+                continue
+            first_seen = suspects.setdefault(number, now)
+            if now - first_seen < settle or not self.state.claim_queued(number):
+                continue
+            del suspects[number]
+            recoveries = int(entry.get("recoveries", 0)) + 1
+            if recoveries > MAX_RECOVERIES:
+                log.error("job %s: lost from the queue %d times; given up (redeliver it to retry)",
+                          job.job_id, MAX_RECOVERIES)
+                self.state.mark_delivery(job.delivery, "failed")
+                continue
+            log.warning("job %s: taken from the queue by a worker that stopped before running it; "
+                        "queued again", job.job_id)
+            self.enqueue(job, recoveries)
+            recovered.append(job)
+        return recovered
+
     def consumer(self, poll: float = 0.5, **options: Any) -> Consumer:
         """A huey consumer running settings.workers jobs at once (threads: jobs wait on subprocesses)."""
         return self.huey.create_consumer(
@@ -160,7 +201,8 @@ class JobQueue:
 
 
 class Recovery(threading.Thread):
-    """Recovers expired leases when started and every half lease; prunes old deliveries hourly."""
+    """Recovers expired leases and lost queued jobs when started and every half lease; prunes old
+    deliveries hourly."""
 
     def __init__(self, queue: JobQueue, interval: float | None = None) -> None:
         super().__init__(name="difforacle-recovery", daemon=True)
@@ -170,9 +212,11 @@ class Recovery(threading.Thread):
 
     def run(self) -> None:
         since_prune = PRUNE_EVERY
+        suspects: dict[int, float] = {}  # queued-log numbers seen lost, and since when
         while True:
             try:
                 self.queue.recover()
+                self.queue.recover_lost(suspects)
                 if since_prune >= PRUNE_EVERY:
                     self.queue.state.prune_deliveries()
                     since_prune = 0.0

@@ -70,6 +70,7 @@ class JobState:
         self._held: dict[str, str] = {}  # job_id -> token of the run lease this process holds
         self._runs = _Log(self, "runs")
         self._deliveries = _Log(self, "deliveries")
+        self._queued = _Log(self, "queued")
 
     # ------------------------------------------------------------------ records
 
@@ -263,6 +264,35 @@ class JobState:
                 yield
             finally:
                 self.release(name, token)
+
+    # ------------------------------------------------------------------ jobs queued, not yet running
+
+    def note_queued(self, job: PullRequestJob, recoveries: int = 0) -> int:
+        """Log a job about to be queued; its number travels with the task (see `forget_queued`).
+
+        huey has no acknowledgement: a consumer that dies between taking a task and taking its
+        lease loses the job. A job still in this log, but in no queue and under no lease, is
+        such a job; `JobQueue.recover_lost` queues it again.
+        """
+        return self._queued.append({"job": job.to_json(), "at": self.clock(), "recoveries": recoveries})
+
+    def forget_queued(self, number: int | None) -> None:
+        """The queued job is running under its lease, or ended: the lease (or nothing) covers it now."""
+        if number is not None:
+            self._queued.pop(number)
+
+    def queued_jobs(self) -> list[tuple[int, dict[str, Any]]]:
+        """The log of queued jobs, oldest first: (number, {"job", "at", "recoveries"})."""
+        return self._queued.scan()
+
+    def claim_queued(self, number: int) -> bool:
+        """Take a lost job's record; True for one caller only, across processes."""
+        return self._queued.pop(number) is not None
+
+    def is_running(self, job: PullRequestJob) -> bool:
+        """Some process holds the job's live lease."""
+        holder = self.lock_holder(f"run:{job.job_id}")
+        return holder is not None and holder["expires"] > self.clock()
 
     # ------------------------------------------------------------------ leases of running jobs
 
