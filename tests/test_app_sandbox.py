@@ -200,16 +200,39 @@ def test_no_network_without_asking(sandbox: Sandbox, project: Path, listener: tu
     assert_next_run_works(sandbox, project)
 
 
-def test_a_networked_request_reaches_the_host(sandbox: Sandbox, project: Path,
-                                              listener: tuple[int, list]) -> None:
-    """The control for the test above: the same script connects when the request asks for network."""
+def test_a_networked_request_reaches_the_host_but_not_its_loopback(sandbox: Sandbox, project: Path,
+                                                                   listener: tuple[int, list]) -> None:
+    """The control for the test above: the same script connects when the request asks for network,
+    but not to the services this machine keeps on 127.0.0.1 (Redis, the App's server)."""
     port, accepted = listener
-    address = _bridge_gateway(sandbox) if sandbox.name == "docker" else "127.0.0.1"
-    result = hostile(sandbox, project, "network.py", f"{address}:{port}", network=True)
+    addresses = _host_addresses(sandbox)
+    if len(addresses) < 2:
+        _unavailable("an address of this machine besides loopback", addresses)
+    reachable = _bridge_gateway(sandbox) if sandbox.name == "docker" else addresses[1]
+    loopback = ["127.0.0.1", "10.0.2.2"]  # its own loopback; slirp4netns's alias of the host's
+    targets = [f"{address}:{port}" for address in (reachable, *loopback)]
+    result = hostile(sandbox, project, "network.py", *targets, network=True)
     outcomes = json.loads(result.stdout)
-    assert outcomes[f"{address}:{port}"] == "connected", outcomes
-    assert accepted
+    assert outcomes[f"{reachable}:{port}"] == "connected", outcomes
+    assert all(outcomes[f"{address}:{port}"] != "connected" for address in loopback), outcomes
+    assert [peer[0] for peer in accepted] != [] and "127.0.0.1" not in [peer[0] for peer in accepted]
     assert outcomes["/var/run/docker.sock"] != "connected"  # networked is not privileged
+    assert_next_run_works(sandbox, project)
+
+
+def test_bubblewraps_network_is_its_own_with_its_own_resolver(project: Path) -> None:
+    try:
+        sandbox = select_sandbox("bubblewrap", TEST_IMAGE)
+    except SandboxUnavailable as exc:
+        _unavailable("bubblewrap", exc)
+    if not getattr(sandbox, "private_network", False):
+        _unavailable("slirp4netns", "not installed (.ci/services installs it)")
+    request = SandboxRequest(argv=["sh", "-c", "cat /etc/resolv.conf; cat /proc/net/dev"], workdir="/",
+                             network=True, limits=Limits(wall_seconds=20))
+    result = sandbox.run(request)
+    assert result.exit_code == 0, result
+    assert result.stdout.startswith("nameserver 10.0.2.3\n")
+    assert "tap0:" in result.stdout  # slirp4netns's interface, not the host's
 
 
 def test_secrets_of_the_worker_are_out_of_reach(sandbox: Sandbox, project: Path, tmp_path: Path,
@@ -381,6 +404,8 @@ run("after_fork_bomb", [python, "-c", "print('still fine')"])
 run("memory_bomb", [python, f"{PROJECT}/memory_bomb.py"])
 run("secrets", [python, f"{PROJECT}/read_secrets.py", sys.argv[3]])
 run("network", [python, f"{PROJECT}/network.py", "127.0.0.1:" + sys.argv[4]])
+run("networked", [python, f"{PROJECT}/network.py", f"{sys.argv[5]}:{sys.argv[4]}", "10.0.2.2:" + sys.argv[4]],
+    network=True)
 run("nested_userns", ["unshare", "--user", "true"])
 run("write", ["sh", "-c", "id -u; echo made > /out/made.txt"])
 print(json.dumps(results))
@@ -408,7 +433,9 @@ def test_bubblewrap_for_a_non_root_worker(tmp_path: Path, listener: tuple[int, l
         repo = Path(__file__).resolve().parents[1]
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{repo}:{repo / 'tests'}",
                "DIFFORACLE_WEBHOOK_SECRET": SECRET}
-        done = subprocess.run([python, "-c", NON_ROOT_PROBE, str(project), str(out), str(key), str(port)],
+        main_address = _host_addresses(select_sandbox("bubblewrap", TEST_IMAGE))[-1]
+        done = subprocess.run([python, "-c", NON_ROOT_PROBE, str(project), str(out), str(key), str(port),
+                               main_address],
                               user=NON_ROOT_UID, group=NON_ROOT_UID, extra_groups=[], env=env, cwd=folder,
                               capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr
@@ -418,7 +445,11 @@ def test_bubblewrap_for_a_non_root_worker(tmp_path: Path, listener: tuple[int, l
         assert results["memory_bomb"]["out_of_memory"], results["memory_bomb"]
         secrets = results["secrets"]["stdout"]
         assert SECRET not in secrets and KEY_MARKER not in secrets and '"GREETING": "hello"' in secrets
-        assert "connected" not in results["network"]["stdout"] and accepted == []
+        assert "connected" not in results["network"]["stdout"]
+        networked = json.loads(results["networked"]["stdout"])  # the dependency step's network
+        assert networked[f"{main_address}:{port}"] == "connected", results["networked"]
+        assert networked[f"10.0.2.2:{port}"] != "connected"
+        assert len(accepted) == 1  # the networked run's, none from the run without network
         assert results["nested_userns"]["exit_code"] != 0, results["nested_userns"]
         assert results["write"]["stdout"] == f"{NON_ROOT_UID}\n"
         assert (out / "made.txt").stat().st_uid == NON_ROOT_UID
