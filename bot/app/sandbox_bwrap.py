@@ -209,7 +209,6 @@ class BubblewrapSandbox:
                              stderr=stderr.text(), timed_out=timed_out, out_of_memory=oom,
                              seconds=round(seconds, 3), truncated=bool(stdout.dropped or stderr.dropped))
 
-
     def _attach_network(self, info_read: int, info: OutputCap, deadline: float) -> subprocess.Popen:
         """slirp4netns on the sandbox's network namespace, without the host's loopback; returns
         once the interface is up. SandboxError (bwrap is then killed) if it does not come up."""
@@ -238,14 +237,19 @@ class BubblewrapSandbox:
 
 def _child_pid(info_read: int, info: OutputCap, deadline: float) -> int:
     """The sandbox's pid 1, from bwrap's --info-fd JSON (read into `info` as it comes)."""
-    while not (found := re.search(rb'"child-pid"\s*:\s*(\d+)', b"".join(info.chunks))):
+    while (child := _sandbox_pid(info)) is None:
         if not _readable(info_read, deadline):
             raise SandboxError("bwrap did not start the sandbox in time")
         data = os.read(info_read, 4096)
         if not data:
             raise SandboxError("bwrap stopped before starting the sandbox")
         info.add(data)
-    return int(found.group(1))
+    return child
+
+
+def _sandbox_pid(info: OutputCap) -> int | None:
+    found = re.search(rb'"child-pid"\s*:\s*(\d+)', b"".join(info.chunks))
+    return int(found.group(1)) if found else None
 
 
 def _readable(fd: int, deadline: float) -> bool:
@@ -391,10 +395,10 @@ def _kill(process: subprocess.Popen, info: OutputCap) -> None:
     """Kill the sandbox's pid 1: the kernel kills everything in its pid namespace and pid 1 only
     finishes exiting (so bwrap only returns) once they are all gone, which keeps a fork bomb's
     processes from counting against the next run's RLIMIT_NPROC. bwrap's group is the fallback."""
-    child = re.search(rb'"child-pid"\s*:\s*(\d+)', b"".join(info.chunks))
-    if child:
+    child = _sandbox_pid(info)
+    if child is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(int(child.group(1)), signal.SIGKILL)
+            os.kill(child, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=30)
             return
