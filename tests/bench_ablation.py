@@ -4,7 +4,7 @@ Not a test (pytest does not collect it). Runs the shared harness (../shared/benc
 mutant cases once with every component on and once with each switched off, for several
 seeds, through `bench_reports.py` (so every JSON report is kept), then tabulates per
 configuration the detection rate on the mutants the library's own tests catch and the
-changed-line coverage of the mutant cases.
+changed-line and branch coverage and the sequences executed on the mutant cases.
 
     python tests/bench_ablation.py run --budget 30 --seeds 1,2,3 [--limit N] [--only a,b] [--out DIR]
     python tests/bench_ablation.py table [--out DIR]
@@ -56,11 +56,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def table(args: argparse.Namespace) -> str:
+    """Per configuration: detection per seed and pooled, then what the kept reports show,
+    pooled over seeds and cases: changed lines and branches covered (sums, so a case with many
+    changed lines weighs more) and the median number of sequences executed."""
     out = Path(args.out)
-    rows = ["| configuration | detected / killed mutants (per seed) | pooled | changed-line coverage "
-            "(median) |", "|---|---|---|---|"]
+    rows = ["| configuration | detected / killed mutants (per seed) | pooled | changed lines covered "
+            "| changed branches covered | sequences (median) |", "|---|---|---|---|---|---|"]
     for config in CONFIGS:
-        per_seed, detected, killed, coverage = [], 0, 0, []
+        per_seed, detected, killed = [], 0, 0
+        lines, branches, sequences = [0, 0], [0, 0], []
         for result in sorted(out.glob(f"{config}-s*.json")):
             cases = json.loads(result.read_text())["cases"].values()
             found = sum(c["detected"] for c in cases if c.get("killed"))
@@ -68,16 +72,25 @@ def table(args: argparse.Namespace) -> str:
             per_seed.append(f"{found}/{total}")
             detected, killed = detected + found, killed + total
             for report in (out / result.stem).glob("*.json"):
-                data = json.loads(report.read_text())["coverage"]
-                if data.get("changed_lines"):
-                    coverage.append(data["changed_lines_covered"] / data["changed_lines"])
+                data = json.loads(report.read_text())
+                coverage = data["coverage"]
+                lines[0] += coverage.get("changed_lines_covered", 0)
+                lines[1] += coverage.get("changed_lines", 0)
+                branches[0] += coverage.get("changed_branches_covered", 0)
+                branches[1] += coverage.get("changed_branches", 0)
+                sequences.append(data["stats"]["sequences"])
         if not per_seed:
             continue
         label = "all components" if config == "all" else f"without {config}"
-        rate = f"{100 * detected / killed:.1f}%" if killed else "n/a"
-        median = f"{100 * statistics.median(coverage):.0f}%" if coverage else "n/a"
-        rows.append(f"| {label} | {', '.join(per_seed)} | {detected}/{killed} ({rate}) | {median} |")
+        rows.append(f"| {label} | {', '.join(per_seed)} | {detected}/{killed} ({_percent(detected, killed)}) "
+                    f"| {lines[0]}/{lines[1]} ({_percent(*lines)}) "
+                    f"| {branches[0]}/{branches[1]} ({_percent(*branches)}) "
+                    f"| {f'{statistics.median(sequences):.0f}' if sequences else 'n/a'} |")
     return "\n".join(rows)
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
 
 
 def main() -> int:
