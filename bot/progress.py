@@ -10,6 +10,7 @@ reader trusts nothing: no links, a few KB at most, a fixed shape, or nothing at 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import stat
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from generator import Progress
 
+log = logging.getLogger("difforacle")
 MAX_PROGRESS_BYTES = 4096
 WRITE_INTERVAL = 1.0  # seconds between rewrites within one phase
 WATCH_INTERVAL = 2.0  # seconds between reads by the watcher (the check run throttles itself further)
@@ -98,7 +100,10 @@ def watch_progress_file(path: Path, on_progress: Callable[[Progress], None],
             update = read_progress_file(path)
             if update is not None and update != last:
                 last = update
-                on_progress(update)
+                try:
+                    on_progress(update)
+                except Exception as exc:  # progress is a courtesy: the run goes on without it
+                    log.warning("progress update failed: %s: %s", type(exc).__name__, exc)
 
     watcher = threading.Thread(target=watch, name=f"watch {path.name}", daemon=True)
     watcher.start()

@@ -110,3 +110,23 @@ def test_diff_keeps_the_progress_file(tmp_path: Path, capsys: pytest.CaptureFixt
     final = read_progress_file(path)
     assert final is not None and final.phase in ("exploring", "confirming", "reproducing"), final
     assert final.sequences > 0
+
+
+def test_a_failing_update_does_not_stop_the_watcher(tmp_path: Path) -> None:
+    path = tmp_path / "progress.json"
+    seen: list[int] = []
+    second = threading.Event()
+
+    def flaky(update: Progress) -> None:
+        seen.append(update.sequences)
+        if update.sequences == 1:
+            raise ConnectionError("GitHub went away for a moment")
+        second.set()
+
+    with watch_progress_file(path, flaky, interval=0.01):
+        ProgressFile(path)(Progress("exploring", 1))
+        threading.Event().wait(0.05)
+        ProgressFile(path)(Progress("confirming", 2))
+        assert second.wait(5)
+
+    assert seen == [1, 2]
