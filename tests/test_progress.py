@@ -115,17 +115,18 @@ def test_diff_keeps_the_progress_file(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_a_failing_update_does_not_stop_the_watcher(tmp_path: Path) -> None:
     path = tmp_path / "progress.json"
     seen: list[int] = []
-    second = threading.Event()
+    first, second = threading.Event(), threading.Event()
 
     def flaky(update: Progress) -> None:
         seen.append(update.sequences)
         if update.sequences == 1:
+            first.set()
             raise ConnectionError("GitHub went away for a moment")
         second.set()
 
     with watch_progress_file(path, flaky, interval=0.01):
         ProgressFile(path)(Progress("exploring", 1))
-        threading.Event().wait(0.05)
+        assert first.wait(5)
         ProgressFile(path)(Progress("confirming", 2))
         assert second.wait(5)
 
