@@ -6,12 +6,15 @@ seeds, through `bench_reports.py` (so every JSON report is kept), then tabulates
 configuration the detection rate on the mutants the library's own tests catch and the
 changed-line and branch coverage and the sequences executed on the mutant cases.
 
-    python tests/bench_ablation.py run --budget 30 --seeds 1,2,3 [--limit N] [--only a,b] [--out DIR]
+    python tests/bench_ablation.py run --budget 30 --seeds 1,2,3 [--configs all,types,...] [--limit N]
+                                       [--only a,b] [--out DIR]
     python tests/bench_ablation.py table [--out DIR]
 
 Runs one harness process at a time (timings are wall-clock on 2 cores), resumes where it
 stopped (the harness skips cases already in its --out file), and runs the code of the
-checkout this script lives in: pin a worktree to the commit you measure.
+checkout this script lives in: pin a worktree to the commit you measure. `--configs` picks
+some configurations, so that the work can be split between processes; give each process its
+own copy of the corpus (`BENCH_CACHE`), since every run adds worktrees to the corpus repository.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ CONFIGS = ("all", *NAMES)
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     for seed in args.seeds:
-        for config in CONFIGS:
+        for config in args.configs:
             name = f"{config}-s{seed}"
             extra = f"--seed {seed}" + ("" if config == "all" else f" --disable {config}")
             env = {**os.environ, "DIFFORACLE": f"{sys.executable} {HERE / 'bench_reports.py'}",
@@ -93,12 +96,23 @@ def _percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "n/a"
 
 
+def _configs(text: str) -> list[str]:
+    chosen = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(CONFIGS))
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"unknown configuration {', '.join(unknown) or '(none)'}; "
+                                         f"choose from {','.join(CONFIGS)}")
+    return chosen
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     runner = commands.add_parser("run")
     runner.add_argument("--budget", type=float, default=30)
     runner.add_argument("--seeds", type=lambda text: [int(s) for s in text.split(",")], default=[1, 2, 3])
+    runner.add_argument("--configs", type=_configs, default=list(CONFIGS),
+                        help=f"comma-separated, from {','.join(CONFIGS)} (default: all of them)")
     runner.add_argument("--limit", type=int, default=0, help="the first N mutants per subject (0: all)")
     runner.add_argument("--only", default=SUBJECTS)
     runner.add_argument("--out", default="/tmp/ablation")
