@@ -8,7 +8,7 @@ changed-line and branch coverage and the sequences executed on the mutant cases.
 
     python tests/bench_ablation.py run --budget 30 --seeds 1,2,3 [--configs all,types,...] [--limit N]
                                        [--only a,b] [--out DIR]
-    python tests/bench_ablation.py table [--out DIR]
+    python tests/bench_ablation.py table [--out DIR] [--peers ../shared/bench/results/*.json]
 
 Runs one harness process at a time (timings are wall-clock on 2 cores), resumes where it
 stopped (the harness skips cases already in its --out file), and runs the code of the
@@ -61,19 +61,28 @@ def run(args: argparse.Namespace) -> int:
 def table(args: argparse.Namespace) -> str:
     """Per configuration: detection per seed and pooled, then what the kept reports show,
     pooled over seeds and cases: changed lines and branches covered (sums, so a case with many
-    changed lines weighs more) and the median number of sequences executed."""
+    changed lines weighs more), the median number of sequences executed and the median wall
+    time per case. Then the killed mutants each configuration missed, and the peers' figures
+    (`--peers FILE...`, harness JSON) on exactly the cases measured here."""
     out = Path(args.out)
     rows = ["| configuration | detected / killed mutants (per seed) | pooled | changed lines covered "
-            "| changed branches covered | sequences (median) |", "|---|---|---|---|---|---|"]
+            "| changed branches covered | sequences (median) | s per case (median) |",
+            "|---|---|---|---|---|---|---|"]
+    missed: list[str] = []
     for config in CONFIGS:
         per_seed, detected, killed = [], 0, 0
-        lines, branches, sequences = [0, 0], [0, 0], []
+        lines, branches, sequences, seconds = [0, 0], [0, 0], [], []
+        config_missed: list[str] = []
         for result in sorted(out.glob(f"{config}-s*.json")):
-            cases = json.loads(result.read_text())["cases"].values()
-            found = sum(c["detected"] for c in cases if c.get("killed"))
-            total = sum(1 for c in cases if c.get("killed"))
+            cases = json.loads(result.read_text())["cases"]
+            found = sum(c["detected"] for c in cases.values() if c.get("killed"))
+            total = sum(1 for c in cases.values() if c.get("killed"))
             per_seed.append(f"{found}/{total}")
             detected, killed = detected + found, killed + total
+            seed = result.stem.rsplit("-", 1)[1]
+            config_missed += [f"{case} ({seed})" for case, c in cases.items()
+                              if c.get("killed") and not c["detected"]]
+            seconds += [c["seconds"] for c in cases.values()]
             for report in (out / result.stem).glob("*.json"):
                 data = json.loads(report.read_text())
                 coverage = data["coverage"]
@@ -84,12 +93,44 @@ def table(args: argparse.Namespace) -> str:
                 sequences.append(data["stats"]["sequences"])
         if not per_seed:
             continue
-        label = "all components" if config == "all" else f"without {config}"
+        label = _label(config)
         rows.append(f"| {label} | {', '.join(per_seed)} | {detected}/{killed} ({_percent(detected, killed)}) "
                     f"| {lines[0]}/{lines[1]} ({_percent(*lines)}) "
                     f"| {branches[0]}/{branches[1]} ({_percent(*branches)}) "
-                    f"| {f'{statistics.median(sequences):.0f}' if sequences else 'n/a'} |")
+                    f"| {_median(sequences, '.0f')} | {_median(seconds, '.1f')} |")
+        missed.append(f"- {label}: {', '.join(config_missed) or 'none'}")
+    text = "\n".join(rows) + "\n\nKilled mutants missed (seed):\n" + "\n".join(missed)
+    if args.peers:
+        text += "\n\n" + _peer_table(out, args.peers)
+    return text
+
+
+def _peer_table(out: Path, peers: list[Path]) -> str:
+    """The peers' detection on the killed mutants measured here (a peer may not have run them all)."""
+    ours: dict[str, bool] = {}
+    for result in out.glob("all-s*.json"):
+        for case, c in json.loads(result.read_text())["cases"].items():
+            ours[case] = bool(c.get("killed"))
+    rows = ["| tool (file) | detected / killed mutants | cases it ran | s per case (median) |",
+            "|---|---|---|---|"]
+    for path in peers:
+        data = json.loads(path.read_text())
+        cases = {case: c for case, c in data["cases"].items() if case in ours}
+        killed = [c for case, c in cases.items() if ours[case]]
+        detected = sum(c["detected"] for c in killed)
+        seconds = [c["seconds"] for c in cases.values()]
+        rows.append(f"| {data.get('tool', path.stem)} ({path.name}) | {detected}/{len(killed)} "
+                    f"({_percent(detected, len(killed))}) | {len(cases)} of {len(ours)} "
+                    f"| {_median(seconds, '.1f')} |")
     return "\n".join(rows)
+
+
+def _label(config: str) -> str:
+    return "all components" if config == "all" else f"without {config}"
+
+
+def _median(values: list[float], spec: str) -> str:
+    return format(statistics.median(values), spec) if values else "n/a"
 
 
 def _percent(part: int, whole: int) -> str:
@@ -119,6 +160,8 @@ def main() -> int:
     runner.add_argument("--bench", type=Path, default=BENCH, help=f"the harness (default: {BENCH})")
     tabulate = commands.add_parser("table")
     tabulate.add_argument("--out", default="/tmp/ablation")
+    tabulate.add_argument("--peers", type=Path, nargs="*", default=[],
+                          help="harness JSON files of other tools, compared on the same cases")
     args = parser.parse_args()
     if args.command == "run":
         if not (args.bench / "run.py").exists():
