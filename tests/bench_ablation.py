@@ -4,10 +4,13 @@ Not a test (pytest does not collect it). Runs the shared harness (../shared/benc
 mutant cases once with every component on and once with each switched off, for several
 seeds, through `bench_reports.py` (so every JSON report is kept), then tabulates per
 configuration the detection rate on the mutants the library's own tests catch and the
-changed-line and branch coverage and the sequences executed on the mutant cases.
+changed-line and branch coverage and the sequences executed on the mutant cases. With
+`--false-positives` it runs the refactor and self cases instead, all components on, where
+any detection is a false alarm.
 
     python tests/bench_ablation.py run --budget 30 --seeds 1,2,3 [--configs all,types,...] [--limit N]
                                        [--only a,b] [--out DIR]
+    python tests/bench_ablation.py run --budget 30 --seeds 1,2,3 --false-positives [--out DIR]
     python tests/bench_ablation.py table [--out DIR] [--peers ../shared/bench/results/*.json]
 
 Runs one harness process at a time (timings are wall-clock on 2 cores), resumes where it
@@ -39,23 +42,37 @@ CONFIGS = ("all", *NAMES)
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
+    """The mutant cases per seed and configuration; with `--false-positives`, instead every
+    refactor and self case per seed with all components on (any detection there is false)."""
     for seed in args.seeds:
-        for config in args.configs:
-            name = f"{config}-s{seed}"
-            extra = f"--seed {seed}" + ("" if config == "all" else f" --disable {config}")
-            env = {**os.environ, "DIFFORACLE": f"{sys.executable} {HERE / 'bench_reports.py'}",
-                   "DIFFORACLE_EXTRA_ARGS": extra, "DIFFORACLE_KEEP_REPORTS": str(out / name)}
-            command = [str(HARNESS_PYTHON), "run.py", "--tool", "difforacle", "--budget", str(args.budget),
-                       "--kinds", "mutant", "--only", args.only, "--out", str(out / f"{name}.json")]
-            if args.limit:
-                command += ["--limit", str(args.limit)]
+        if args.false_positives:
+            runs = [(f"fp-s{seed}", f"--seed {seed}", "refactor,self", 0)]
+        else:
+            runs = [(f"{config}-s{seed}", f"--seed {seed}" + _disable(config), "mutant", args.limit)
+                    for config in args.configs]
+        for name, extra, kinds, limit in runs:
             print(f"== {name}: {extra}", flush=True)
-            status = subprocess.run(command, cwd=args.bench, env=env, check=False).returncode
+            status = _harness(args, name, extra, kinds, limit)
             if status != 0:
                 print(f"bench_ablation: the harness failed ({status}) on {name}", file=sys.stderr)
                 return 2
     return 0
+
+
+def _disable(config: str) -> str:
+    return "" if config == "all" else f" --disable {config}"
+
+
+def _harness(args: argparse.Namespace, name: str, extra: str, kinds: str, limit: int) -> int:
+    """One harness process over the selected cases; its JSON goes to OUT/NAME.json, reports to OUT/NAME/."""
+    out = Path(args.out)
+    env = {**os.environ, "DIFFORACLE": f"{sys.executable} {HERE / 'bench_reports.py'}",
+           "DIFFORACLE_EXTRA_ARGS": extra, "DIFFORACLE_KEEP_REPORTS": str(out / name)}
+    command = [str(HARNESS_PYTHON), "run.py", "--tool", "difforacle", "--budget", str(args.budget),
+               "--kinds", kinds, "--only", args.only, "--out", str(out / f"{name}.json")]
+    if limit:
+        command += ["--limit", str(limit)]
+    return subprocess.run(command, cwd=args.bench, env=env, check=False).returncode
 
 
 def table(args: argparse.Namespace) -> str:
@@ -100,9 +117,22 @@ def table(args: argparse.Namespace) -> str:
                     f"| {_median(sequences, '.0f')} | {_median(seconds, '.1f')} |")
         missed.append(f"- {label}: {', '.join(config_missed) or 'none'}")
     text = "\n".join(rows) + "\n\nKilled mutants missed (seed):\n" + "\n".join(missed)
+    text += "\n\n" + _false_positives(out)
     if args.peers:
         text += "\n\n" + _peer_table(out, args.peers)
     return text
+
+
+def _false_positives(out: Path) -> str:
+    """The refactor and self cases detected (false alarms), per seed, with all components on."""
+    per_seed = []
+    for result in sorted(out.glob("fp-s*.json")):
+        cases = json.loads(result.read_text())["cases"]
+        alarms = sorted(case for case, c in cases.items() if c["detected"])
+        per_seed.append(f"{result.stem.removeprefix('fp-')}: {len(alarms)}/{len(cases)}"
+                        + (f" ({', '.join(alarms)})" if alarms else ""))
+    return ("False positives on the refactor and self cases, all components: "
+            + ("; ".join(per_seed) or "not run"))
 
 
 def _peer_table(out: Path, peers: list[Path]) -> str:
@@ -154,6 +184,8 @@ def main() -> int:
     runner.add_argument("--seeds", type=lambda text: [int(s) for s in text.split(",")], default=[1, 2, 3])
     runner.add_argument("--configs", type=_configs, default=list(CONFIGS),
                         help=f"comma-separated, from {','.join(CONFIGS)} (default: all of them)")
+    runner.add_argument("--false-positives", action="store_true",
+                        help="run the refactor and self cases (all of them) with all components instead")
     runner.add_argument("--limit", type=int, default=0, help="the first N mutants per subject (0: all)")
     runner.add_argument("--only", default=SUBJECTS)
     runner.add_argument("--out", default="/tmp/ablation")
