@@ -4,12 +4,15 @@ A number taken from the mined constants or from earlier calls is replaced by a s
 N(c, sigma^2) with sigma = 30 ("given values are already close to satisfying some of the
 branch conditions"), or by a boundary value (0, -1, 1, c - 1, c + 1, a large number, NaN,
 infinity); a string gets one random edit: insert, remove or replace a printable character,
-or a substring. Other literals pass through unchanged. Objects are fuzzed by calling one of
-their impure methods before reuse (see `Explorer`); this module only knows literals.
+or a substring (so do the contents of streams and files); dates and times move by a day, a
+second or a Gaussian number of days. Other literals pass through unchanged. Objects are
+fuzzed by calling one of their impure methods before reuse (see `Explorer`); this module
+only knows literals.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
 import random
 
@@ -27,10 +30,31 @@ def fuzz_literal(literal: list, rng: random.Random) -> list:
         return ["float", repr(_fuzz_float(float(literal[1]), rng))]
     if tag == "str":
         return ["str", fuzz_text(literal[1], rng)]
-    if tag == "bytes":
+    if tag in ("bytes", "bytesio"):
         text = bytes.fromhex(literal[1]).decode("latin-1")
-        return ["bytes", fuzz_text(text, rng).encode("latin-1", "replace").hex()]
+        return [tag, fuzz_text(text, rng).encode("latin-1", "replace").hex()]
+    if tag in ("textio", "path"):
+        return [tag, fuzz_text(literal[1], rng)]
+    if tag in ("datetime", "date"):
+        return [tag, _fuzz_instant(literal[1], rng)]
+    if tag == "timedelta":  # whole seconds: NaN and infinities are no durations
+        return ["timedelta", repr(float(_fuzz_int(round(float(literal[1])), rng)))]
     return literal
+
+
+def _fuzz_instant(iso: str, rng: random.Random) -> str:
+    """A day or a second away, or a Gaussian number of days (sigma 30) away, within the calendar."""
+    moment = datetime.datetime.fromisoformat(iso)
+    step = rng.choice((datetime.timedelta(days=1), datetime.timedelta(seconds=1)))
+    if rng.random() < 0.25:
+        shift = rng.choice((step, -step))
+    else:
+        shift = datetime.timedelta(days=round(rng.gauss(0, SIGMA)))
+    try:
+        moment += shift
+    except OverflowError:
+        return iso
+    return moment.isoformat() if "T" in iso else moment.date().isoformat()
 
 
 def _fuzz_int(value: int, rng: random.Random) -> int:

@@ -34,6 +34,7 @@ from .catalog import Operation
 from .compare import Mismatch, is_lost, leaf_text
 from .keys import Token, parse_key
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
+from .worker.literals import input_files, modules_used
 from .worker.literals import source as literal_source
 
 __all__ = ["Pin", "Unpinnable", "can_pin", "render_test", "test_name"]
@@ -46,8 +47,9 @@ UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__flo
          "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
          "__bool__": "bool({0})", "__hash__": "hash({0})"}
 WRAPPERS = {"len": "len({})", "list": "list(iter({}))", "str": "str({})", "repr": "repr({})"}
-HELPER_MODULES = ("hashlib", "itertools", "math", "pytest", "re")
-RESERVED = frozenset({*HELPER_MODULES, "excinfo"})
+HELPER_MODULES = ("datetime", "hashlib", "io", "itertools", "math", "pathlib", "pytest", "re")
+FIXTURES = ("monkeypatch", "tmp_path")  # the test takes them when a call reads an input file
+RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo"})
 LINE_LENGTH = 100
 MESSAGE_LIMIT = 300  # generator.worker.observe.clean_text's limit for exception messages
 TEXT_LIMIT = 400  # and for str()/repr() observers
@@ -69,6 +71,7 @@ class Unpinnable(ValueError):
 class _Imports:
     names: dict[str, tuple[str, str]] = field(default_factory=dict)  # local name -> (module, name)
     modules: set[str] = field(default_factory=set)
+    files: dict[str, str] = field(default_factory=dict)  # input files the calls read: name -> text
 
     def name_for(self, module: str, name: str) -> str:
         if self.names.get(name, (module, name)) == (module, name) and name not in RESERVED | BUILTIN_NAMES:
@@ -127,8 +130,21 @@ def render_test(statements: list[dict], operations: dict[str, Operation], mismat
     imports = _Imports()
     body = _body(statements, operations, mismatch, pin, names, imports)
     header = imports.lines()
-    source = "\n".join(header) + ("\n\n\n" if header else "") + f"def {test_name}():\n"
-    return _format(source + "".join(f"    {line}\n" for line in body))
+    parameters = ", ".join(FIXTURES) if imports.files else ""
+    source = "\n".join(header) + ("\n\n\n" if header else "") + f"def {test_name}({parameters}):\n"
+    return _format(source + "".join(f"    {line}\n" for line in [*_input_files(imports.files), *body]))
+
+
+def _input_files(files: dict[str, str]) -> list[str]:
+    """Lines that write the input files in a fresh folder, the test's working directory, as
+    the worker wrote them in its own (so relative paths read the same)."""
+    if not files:
+        return []
+    lines = ["monkeypatch.chdir(tmp_path)"]
+    for name, text in sorted(files.items()):
+        errors = "" if text.isascii() else ', errors="surrogatepass"'
+        lines.append(f'pathlib.Path({name!r}).write_text({text!r}, encoding="utf-8"{errors})')
+    return lines
 
 
 def _format(source: str) -> str:
@@ -171,14 +187,9 @@ def _variable_names(statements: list[dict], operations: dict[str, Operation], ne
 def _arg_source(arg: dict, names: dict[int, str], imports: _Imports) -> str:
     if "ref" in arg:
         return names[arg["ref"]]
-    if _uses_tag(arg["lit"], "counter"):
-        imports.modules.add("itertools")
+    imports.modules |= modules_used(arg["lit"])
+    imports.files.update(input_files(arg["lit"]))
     return literal_source(arg["lit"])
-
-
-def _uses_tag(node: object, tag: str) -> bool:
-    """True if a (nested) literal contains one tagged `tag`."""
-    return isinstance(node, list) and (node[:1] == [tag] or any(_uses_tag(x, tag) for x in node))
 
 
 def _call_source(statement: dict, operations: dict[str, Operation], names: dict[int, str],

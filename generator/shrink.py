@@ -4,7 +4,8 @@ Every literal has a `weight`, a non-negative integer that orders literals by sim
 (None < False < True < small non-negative ints < ...). `simpler` yields only candidates of
 strictly lower weight, so a minimizer that accepts candidates from here always terminates.
 Integers move toward 0, strings, bytes and containers get shorter (then their items
-simpler), floats move toward short decimals and integers, callbacks toward simpler returns.
+simpler), floats move toward short decimals and integers, callbacks toward simpler returns, streams and
+files toward simpler contents, dates and times to 2000-01-01.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ ITEM_LIMIT = 16  # containers and texts longer than this only get halved, not it
 # Characters from simplest to least simple (as Hypothesis orders them): digits, then letters.
 CHARACTERS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 OTHER_CHARACTER = len(CHARACTERS)  # the rank of every other character
+SIMPLE_INSTANTS = ("2000-01-01T00:00:00", "2000-01-01")  # what dates and times shrink to
 
 Literal = list
 
@@ -43,6 +45,14 @@ def weight(lit: Literal) -> int:
     if tag in ("fn", "counter"):
         inner = lit[1] if tag == "fn" else ["int", lit[1]]
         return 4 + weight(inner)
+    if tag in ("textio", "path"):
+        return 4 + weight(["str", lit[1]])
+    if tag == "bytesio":
+        return 4 + weight(["bytes", lit[1]])
+    if tag in ("datetime", "date"):
+        return 4 + (lit[1] not in SIMPLE_INSTANTS) * 100
+    if tag == "timedelta":
+        return 4 + _float_weight(float(lit[1]))
     return 1_000  # unknown tags are never shrunk, and cost the most
 
 
@@ -84,6 +94,14 @@ def _candidates(lit: Literal) -> Iterator[Literal]:
         yield from (["fn", inner] for inner in simpler(lit[1]))
     elif tag == "counter":
         yield from (["counter", v] for v in _smaller_ints(int(lit[1])))
+    elif tag in ("textio", "path"):
+        yield from ([tag, inner[1]] for inner in simpler(["str", lit[1]]))
+    elif tag == "bytesio":
+        yield from (["bytesio", inner[1]] for inner in simpler(["bytes", lit[1]]))
+    elif tag in ("datetime", "date"):
+        yield [tag, SIMPLE_INSTANTS[0] if tag == "datetime" else SIMPLE_INSTANTS[1]]
+    elif tag == "timedelta":
+        yield from (["timedelta", repr(v)] for v in _shorter_floats(float(lit[1])))
 
 
 def _smaller_ints(value: int) -> Iterator[int]:

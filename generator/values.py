@@ -9,6 +9,7 @@ form of `generator.worker.literals`.
 from __future__ import annotations
 
 import bisect
+import datetime
 import itertools
 import random
 
@@ -30,6 +31,13 @@ SMALL_INTS = (0, 1, 2, 3, -1, 5, 10, 4, 7, 100, -2)
 BOUNDARY_INTS = (255, 256, 1024, 65535, 2**31 - 1, -(2**31), 10**9, 2**63 - 1)
 FLOATS = ("0.0", "1.0", "0.5", "-1.5", "2.25", "100.0", "1e-09", "3.14159")
 STRINGS = ("", "a", "abc", "x y", "A_b", "1", "0.5", "foo.bar", " ", "ünï")
+# Instants near the edges calendars and parsers get wrong: epoch, leap day, year ends, DST weeks.
+DATETIMES = ("2000-01-01T00:00:00", "1970-01-01T00:00:00", "2024-02-29T12:30:45",
+             "1999-12-31T23:59:59", "2021-03-28T01:30:00", "2038-01-19T03:14:07",
+             "0001-01-01T00:00:00", "9999-12-31T23:59:59.999999")
+CENTURIES = 200 * 365 * 86400  # random instants: a second of 1900-2100
+TIMEDELTAS = ("0", "1", "60", "3600", "86400", "-1", "0.5", "604800")
+MAX_DURATION = 10**12  # seconds; timedelta stops near 8.6e13
 
 
 # Parameter-name conventions for parameters without annotations or informative defaults.
@@ -45,6 +53,10 @@ _NAME_TYPES = (
     ("builtins.float", ("ratio", "rate", "factor", "scale", "probability", "weight", "alpha", "timeout")),
     ("collections.abc.Callable", ("timer", "callback", "func", "function", "fn", "hook", "factory",
                                   "getsizeof", "getter", "predicate", "default_factory")),
+    ("_io.StringIO", ("stream", "fp", "fileobj", "file_obj", "infile", "outfile")),
+    ("datetime.datetime", ("dt", "datetime", "when")),
+    ("datetime.date", ("date",)),
+    ("datetime.timedelta", ("timedelta", "delta")),
 )
 
 
@@ -78,6 +90,14 @@ class ValueGenerator:
             "builtins.frozenset": lambda: self.container("set"),
             "collections.abc.Callable": self.callback,
             "typing.Callable": lambda: ["fn", self.integer()],
+            # Standard-library types the package cannot build (GRT's detective, for protocols).
+            "datetime.datetime": lambda: ["datetime", self.instant()],
+            "datetime.date": lambda: ["date", self.instant()[:10]],
+            "datetime.timedelta": self.duration,
+            "_io.StringIO": lambda: ["textio", self.text()],  # io.StringIO's runtime name
+            "_io.BytesIO": lambda: ["bytesio", self.raw()[1]],
+            "pathlib.Path": lambda: ["path", self.text()],
+            "pathlib.PosixPath": lambda: ["path", self.text()],
         }
 
     def can_make(self, type_name: str) -> bool:
@@ -158,6 +178,24 @@ class ValueGenerator:
         if self.rng.random() < 0.4:
             return ["counter", self.rng.choice(SMALL_INTS[:6])]
         return ["fn", self.integer() if self.rng.random() < 0.7 else self.real()]
+
+    def instant(self) -> str:
+        """An ISO date and time: a calendar edge, or a random second of 1900-2100."""
+        if self.rng.random() < 0.7:
+            return self.rng.choice(DATETIMES)
+        moment = datetime.datetime(1900, 1, 1) + datetime.timedelta(seconds=self.rng.randrange(CENTURIES))
+        return moment.isoformat()
+
+    def duration(self) -> list:
+        """A timedelta: a common span (a minute, a day, a week), or seconds from the integers."""
+        seconds = self.integer()[1]
+        if self.rng.random() < 0.6 or abs(seconds) > MAX_DURATION:
+            return ["timedelta", self.rng.choice(TIMEDELTAS)]
+        return ["timedelta", str(seconds)]
+
+    def text(self) -> str:
+        """The contents of a text stream or file: a few lines of strings the package uses."""
+        return "\n".join(self.string()[1] for _ in range(self.rng.randint(0, 3)))
 
     def raw(self) -> list:
         mined = self._mined("bytes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 import random
 import statistics
@@ -39,3 +40,26 @@ def test_other_literals_pass_through_and_bytes_stay_bytes() -> None:
     assert fuzz_literal(["list", [["int", 1]]], rng) == ["list", [["int", 1]]]
     tag, text = fuzz_literal(["bytes", "616263"], rng)
     assert tag == "bytes" and bytes.fromhex(text) != b"abc"
+
+
+def test_streams_and_files_get_one_edit_of_their_contents() -> None:
+    rng = random.Random(6)
+    for tag in ("textio", "path"):
+        edited = {fuzz_literal([tag, "abc"], rng)[1] for _ in range(100)}
+        assert "abc" not in edited or len(edited) > 1
+        assert all(abs(len(text) - 3) <= 3 for text in edited) and len(edited) > 5
+        assert fuzz_literal([tag, "abc"], rng)[0] == tag
+
+
+def test_dates_and_times_move_and_keep_their_form() -> None:
+    rng = random.Random(7)
+    moved = [fuzz_literal(["datetime", "2024-02-29T12:30:45"], rng)[1] for _ in range(200)]
+    assert "2024-02-28T12:30:45" in moved or "2024-03-01T12:30:45" in moved  # a day away
+    assert "2024-02-29T12:30:44" in moved or "2024-02-29T12:30:46" in moved  # a second away
+    assert all(datetime.datetime.fromisoformat(m) for m in moved)
+    dates = {fuzz_literal(["date", "2000-01-01"], rng)[1] for _ in range(50)}
+    assert all(len(d) == 10 and datetime.date.fromisoformat(d) for d in dates) and len(dates) > 5
+    assert all(fuzz_literal(["date", "0001-01-01"], rng)[1] >= "0001-01-01" for _ in range(50))  # no overflow
+    durations = [fuzz_literal(["timedelta", "60.0"], rng) for _ in range(200)]
+    assert all(tag == "timedelta" and math.isfinite(float(seconds)) for tag, seconds in durations)
+    assert len({seconds for _, seconds in durations}) > 20

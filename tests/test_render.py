@@ -29,6 +29,7 @@ from generator import render
 from generator.catalog import Catalog, Operation
 from generator.compare import Mismatch, first_mismatch
 from generator.render import Unpinnable, can_pin, render_test
+from generator.worker import literals
 from generator.worker.execute import SequenceRunner
 from generator.worker.introspect import build_catalog
 from generator.worker.observe import Observer
@@ -882,3 +883,29 @@ def test_rendered_suite_under_pytest(pytest_suite: tuple[Path, Path], side: str)
         raised_there = re.search(r" - (ValueError: negative|ValueError: no negatives"
                                  r"|RuntimeError: gauge is broken|ValueError: bad value)$", line)
         assert raised_there or re.search(r" - (AssertionError|assert |Failed: DID NOT RAISE)", line), line
+
+
+def test_a_path_argument_makes_the_test_write_its_file_in_a_fresh_working_directory() -> None:
+    op = Operation(f"{MODULE}:f", "function", None, (), (), None, None)
+    args = [{"lit": ["path", "a\nb"]}, {"lit": ["datetime", "2000-01-02T03:04:05"]}]
+    statements = [{"op": op.id, "args": args, "kwargs": {"out": {"lit": ["list", [["textio", "x"]]]}}}]
+    source = render_test(statements, {op.id: op}, Mismatch("0/0", ["i", 1], ["i", 2]), "test_g")
+    name = literals.input_file_name("a\nb")
+    assert source == (
+        "import datetime\nimport io\nimport pathlib\n\n"
+        f"from {MODULE} import f\n\n\n"
+        "def test_g(monkeypatch, tmp_path):\n"
+        "    monkeypatch.chdir(tmp_path)\n"
+        f'    pathlib.Path("{name}").write_text("a\\nb", encoding="utf-8")\n'
+        f'    result = f(\n        pathlib.Path("{name}"),\n'
+        "        datetime.datetime(2000, 1, 2, 3, 4, 5),\n"
+        '        out=[io.StringIO("x")],\n    )\n'
+        '    assert result == 1, "head: 2"\n'), source
+
+
+def test_a_variable_never_shadows_the_fixtures() -> None:
+    op = Operation(f"{MODULE}:tmp_path", "function", None, (), (), None, None)
+    statement = {"op": op.id, "args": [{"lit": ["path", ""]}], "kwargs": {}}
+    source = render_test([statement], {op.id: op}, Mismatch("0/0", ["i", 1], ["i", 2]), "test_g")
+    assert "def test_g(monkeypatch, tmp_path):" in source and "tmp_path = " not in source, source
+    compile(source, "fixtures.py", "exec")

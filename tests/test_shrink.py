@@ -99,3 +99,20 @@ def test_repeated_shrinking_terminates(python_value: object) -> None:
     # greedy shrinking ends at the simplest literal of its kind
     assert lit in (["none"], ["bool", False], ["int", 0], ["float", "0.0"], ["str", ""], ["bytes", ""],
                    ["list", []], ["tuple", []], ["dict", []])
+
+
+def test_streams_files_and_times_shrink_to_simple_ones() -> None:
+    assert next(simpler(["textio", "hello\nworld"])) == ["textio", ""]
+    assert next(simpler(["path", "abc"])) == ["path", ""]
+    assert next(simpler(["bytesio", "00ff"])) == ["bytesio", ""]
+    assert list(simpler(["datetime", "1999-12-31T23:59:59"])) == [["datetime", "2000-01-01T00:00:00"]]
+    assert list(simpler(["date", "1999-12-31"])) == [["date", "2000-01-01"]]
+    assert list(simpler(["datetime", "2000-01-01T00:00:00"])) == []
+    assert next(simpler(["timedelta", "3600.5"])) == ["timedelta", "0.0"]
+    for lit in (["textio", "hello"], ["datetime", "1999-12-31T23:59:59"], ["timedelta", "90"]):
+        steps = 0
+        while (candidate := next(simpler(lit), None)) is not None:
+            assert weight(candidate) < weight(lit)
+            decode(candidate)
+            lit, steps = candidate, steps + 1
+        assert steps < 100

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
 import enum
 import importlib
+import io
 import json
+import os
+import pathlib
 import sys
 import textwrap
 import typing
@@ -210,11 +214,24 @@ def test_docstring_without_types() -> None:
     (f":class:`~{HERE}.Point` or None", [f"{HERE}.Point", NONE]),
     ("shapes.Point", [f"{HERE}.Point"]),  # the module imports Point itself
     ("Unknown or str", [STR]),  # unresolved names in prose are left out, not guessed
-    ("a file-like object", []),
+    ("a file-like object", ["_io.StringIO"]),  # the detective's stdlib provider makes one
+    ("datetime.datetime or None", ["datetime.datetime", NONE]),
+    ("timedelta", ["datetime.timedelta"]),
+    ("an object", []),
     ("instance of Point", [f"{HERE}.Point"]),
 ])
 def test_docstring_type_words(text: str, hints: list[str]) -> None:
     assert _doc(text).hints == hints
+
+
+@pytest.mark.parametrize("annotation, hints", [
+    (typing.TextIO, ["_io.StringIO"]), (typing.IO[str], ["_io.StringIO"]), (io.TextIOBase, ["_io.StringIO"]),
+    (typing.BinaryIO, ["_io.BytesIO"]), (os.PathLike, ["pathlib.Path"]),
+    ("str | os.PathLike[str]", [STR, "pathlib.Path"]), (pathlib.PurePath, ["pathlib.Path"]),
+    (datetime.date, ["datetime.date"]),
+])
+def test_stdlib_protocols_become_the_types_the_detective_provides(annotation: Any, hints: list[str]) -> None:
+    assert _flat(annotation).hints == hints
 
 
 def test_docstring_containers_and_sets() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.values import Constants, ValueGenerator, literal_constants, mine_constants
+from generator.values import Constants, ValueGenerator, literal_constants, mine_constants, type_from_name
 from generator.worker.literals import decode
 
 SOURCE = textwrap.dedent('''\
@@ -179,3 +179,32 @@ def test_unresolved_hint_names_make_their_builtin() -> None:
     values = ValueGenerator(random.Random(0), Constants())
     assert values.make("?int")[0] == "int"
     assert values.make("?str")[0] == "str"
+
+
+def test_stdlib_types_are_made_as_values_of_that_type(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import datetime
+    import io
+    import pathlib
+
+    monkeypatch.chdir(tmp_path)  # path values are files in the working directory
+    values = ValueGenerator(random.Random(4), CONSTANTS)
+    expected = {"datetime.datetime": datetime.datetime, "datetime.date": datetime.date,
+                "datetime.timedelta": datetime.timedelta, "_io.StringIO": io.StringIO,
+                "_io.BytesIO": io.BytesIO, "pathlib.Path": pathlib.PosixPath}
+    seen: dict[str, set[str]] = {name: set() for name in expected}
+    for _ in range(100):
+        for type_name, python_type in expected.items():
+            lit = values.make(type_name)
+            assert type(decode(lit)) is python_type, lit
+            seen[type_name].add(repr(lit))
+    assert all(len(lits) >= 5 for lits in seen.values()), seen  # varied, not one fixed value
+    assert any("2024-02-29" in lit for lit in seen["datetime.datetime"])  # calendar edges among them
+
+
+@pytest.mark.parametrize("name, type_name", [
+    ("stream", "_io.StringIO"), ("fp", "_io.StringIO"), ("when", "datetime.datetime"),
+    ("start_date", "datetime.date"), ("delta", "datetime.timedelta"), ("path", "builtins.str"),
+])
+def test_parameter_names_of_stdlib_types(name: str, type_name: str) -> None:
+    assert type_from_name(name) == type_name

@@ -251,3 +251,61 @@ def test_observations_rewind_counting_clocks() -> None:
     with literals.clocks_rewound():  # a forgotten clock is no longer rewound
         clock()
     assert clock() == 9
+
+
+STDLIB_LITERALS = [["datetime", "2024-02-29T12:30:45"], ["datetime", "9999-12-31T23:59:59.999999"],
+                   ["date", "1970-01-01"], ["timedelta", "90.5"], ["timedelta", "-1"],
+                   ["textio", "a b\nc"], ["bytesio", "00ff"]]
+
+
+@pytest.mark.parametrize("lit", STDLIB_LITERALS)
+def test_stdlib_literals_decode_and_render_the_same_value(lit: list) -> None:
+    import datetime
+    import io
+
+    value = decode(lit)
+    rendered = eval(source(lit), {"datetime": datetime, "io": io})
+    assert type(rendered) is type(value)
+    if isinstance(value, (io.StringIO, io.BytesIO)):
+        assert rendered.getvalue() == value.getvalue() and value.tell() == 0
+    else:
+        assert rendered == value
+    assert decode(lit) is not value  # a fresh stream each time: reading one leaves the next full
+    assert literals.modules_used(lit) == {source(lit).split(".")[0]}
+
+
+def test_a_path_literal_is_a_relative_path_to_a_file_holding_its_text(tmp_path, monkeypatch) -> None:
+    import pathlib
+
+    monkeypatch.chdir(tmp_path)
+    path = decode(["path", "first\nsecond"])
+    assert isinstance(path, pathlib.Path) and not path.is_absolute()
+    assert path.read_text(encoding="utf-8") == "first\nsecond"
+    assert path.name == literals.input_file_name("first\nsecond") == decode(["path", "first\nsecond"]).name
+    assert decode(["path", "other"]).name != path.name
+    rendered = eval(source(["path", "first\nsecond"]), {"pathlib": pathlib})
+    assert rendered == path
+
+
+def test_a_sequence_sees_only_its_own_input_files(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    literals.forget_clocks()
+    decode(["path", "one"])
+    decode(["path", "two"])
+    assert len(list(tmp_path.iterdir())) == 2  # one sequence's files stay together
+    literals.forget_clocks()  # the next sequence
+    decode(["path", "three"])
+    assert [p.name for p in tmp_path.iterdir()] == [literals.input_file_name("three")]
+    (tmp_path / "data.csv").write_text("kept")  # files the project writes are not ours to delete
+    literals.forget_clocks()
+    decode(["path", "four"])
+    expected = ["data.csv", literals.input_file_name("four")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(expected)
+
+
+def test_modules_and_input_files_of_nested_literals() -> None:
+    nested = ["dict", [[["str", "k"], ["list", [["path", "x"], ["counter", 1]]]],
+                       [["str", "when"], ["fn", ["date", "2000-01-01"]]]]]
+    assert literals.modules_used(nested) == {"pathlib", "itertools", "datetime"}
+    assert literals.input_files(nested) == {literals.input_file_name("x"): "x"}
+    assert literals.input_files(["str", "x"]) == {} and literals.modules_used(["int", 1]) == set()

@@ -6,18 +6,30 @@ A literal is a list whose first item is a tag: ["int", 3], ["float", "nan"], ["s
 function that accepts any arguments and returns the literal (for callback parameters such
 as `timer`), and ["counter", n]: a function returning n, n+1, n+2, ... on successive calls
 (a clock that moves). Floats travel as `repr` text so that NaN, infinities and -0.0 survive JSON.
+
+Values of common standard-library types that parameters ask for (GRT's detective builds a
+needed type on demand; these it cannot build from the package): ["datetime", iso],
+["date", iso], ["timedelta", seconds-repr], ["textio", text] (an `io.StringIO`),
+["bytesio", hex] (an `io.BytesIO`) and ["path", text]: a relative `pathlib.Path` to a file in
+the current directory holding `text`, named after a digest of it (`input-1a2b3c4d.txt`), so
+the name is the same in every process and in the rendered test, which writes the file first.
 Standard library only: this module runs in the worker.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
+import hashlib
+import io
 import math
+import pathlib
 from collections.abc import Iterator
 from typing import Any
 
 PRIMITIVE_TAGS = ("int", "float", "str", "bytes", "bool", "none")
 CONTAINER_TAGS = ("list", "tuple", "set", "frozenset", "dict")
+INPUT_FILE_PREFIX = "input-"
 
 
 def decode(lit: list) -> Any:
@@ -49,7 +61,41 @@ def decode(lit: list) -> Any:
         return _constant_function(decode(lit[1]))
     if tag == "counter":
         return _counter_function(int(lit[1]))
+    if tag == "datetime":
+        return datetime.datetime.fromisoformat(lit[1])
+    if tag == "date":
+        return datetime.date.fromisoformat(lit[1])
+    if tag == "timedelta":
+        return datetime.timedelta(seconds=float(lit[1]))
+    if tag == "textio":
+        return io.StringIO(lit[1])
+    if tag == "bytesio":
+        return io.BytesIO(bytes.fromhex(lit[1]))
+    if tag == "path":
+        return _input_file(lit[1])
     raise ValueError(f"unknown literal tag {tag!r}")
+
+
+def input_file_name(text: str) -> str:
+    """The name of the file a ["path", text] literal stands for: the same on every run."""
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{INPUT_FILE_PREFIX}{digest}.txt"
+
+
+# Whether this sequence has cleared the input files earlier sequences left in the current
+# directory (each worker process has a directory of its own); see `forget_clocks`.
+_INPUTS_CLEARED = [False]
+
+
+def _input_file(text: str) -> pathlib.Path:
+    if not _INPUTS_CLEARED[0]:
+        _INPUTS_CLEARED[0] = True
+        for leftover in pathlib.Path().glob(f"{INPUT_FILE_PREFIX}*.txt"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+    path = pathlib.Path(input_file_name(text))
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    return path
 
 
 # The state (next value) of every counting clock made in this process. Observations rewind
@@ -70,8 +116,11 @@ def clocks_rewound() -> Iterator[None]:
 
 
 def forget_clocks() -> None:
-    """Called before each sequence: clocks of earlier sequences are garbage."""
+    """Called before each sequence: clocks of earlier sequences are garbage, and the input
+    files they wrote go when this sequence writes its first (a directory listing sees only
+    this sequence's files)."""
     _CLOCKS.clear()
+    _INPUTS_CLEARED[0] = False
 
 
 def _counter_function(start: int) -> Any:
@@ -152,4 +201,40 @@ def source(lit: list) -> str:
         return f"lambda *args, **kwargs: {source(lit[1])}"
     if tag == "counter":
         return f"lambda *args, _ticks=itertools.count({int(lit[1])}): next(_ticks)"
+    if tag in ("datetime", "date", "timedelta"):
+        return repr(decode(lit))  # datetime.datetime(2024, 2, 29, 12, 30)
+    if tag == "textio":
+        return f"io.StringIO({lit[1]!r})"
+    if tag == "bytesio":
+        return f"io.BytesIO({bytes.fromhex(lit[1])!r})"
+    if tag == "path":
+        return f"pathlib.Path({input_file_name(lit[1])!r})"
     raise ValueError(f"unknown literal tag {tag!r}")
+
+
+def modules_used(lit: list) -> set[str]:
+    """The modules a literal's `source` refers to (the renderer imports them)."""
+    tag = lit[0]
+    if tag in CONTAINER_TAGS:
+        items = [x for pair in lit[1] for x in pair] if tag == "dict" else lit[1]
+        return set().union(*(modules_used(item) for item in items))
+    if tag == "fn":
+        return modules_used(lit[1])
+    return set(_MODULES.get(tag, ()))
+
+
+_MODULES = {"counter": ("itertools",), "datetime": ("datetime",), "date": ("datetime",),
+            "timedelta": ("datetime",), "textio": ("io",), "bytesio": ("io",), "path": ("pathlib",)}
+
+
+def input_files(lit: list) -> dict[str, str]:
+    """File name -> text of the input files a literal needs (its ["path", text] parts)."""
+    tag = lit[0]
+    if tag == "path":
+        return {input_file_name(lit[1]): lit[1]}
+    if tag in CONTAINER_TAGS:
+        items = [x for pair in lit[1] for x in pair] if tag == "dict" else lit[1]
+        return {name: text for item in items for name, text in input_files(item).items()}
+    if tag == "fn":
+        return input_files(lit[1])
+    return {}

@@ -16,7 +16,10 @@ import collections.abc as abc
 import contextlib
 import enum
 import inspect
+import io
 import numbers
+import os
+import pathlib
 import re
 import sys
 import textwrap
@@ -42,6 +45,11 @@ CONCRETE: dict[Any, tuple[type, ...]] = {
     numbers.Real: (int, float), numbers.Rational: (int,), numbers.Integral: (int,),
     typing.SupportsInt: (int,), typing.SupportsFloat: (float, int), typing.SupportsIndex: (int,),
     typing.SupportsAbs: (int, float), object: (),
+    # Protocols of the standard library, and the concrete types the host can make for them.
+    typing.IO: (io.StringIO,), typing.TextIO: (io.StringIO,), io.IOBase: (io.StringIO,),
+    io.TextIOBase: (io.StringIO,), io.TextIOWrapper: (io.StringIO,), typing.BinaryIO: (io.BytesIO,),
+    io.BufferedIOBase: (io.BytesIO,), io.RawIOBase: (io.BytesIO,), io.BufferedReader: (io.BytesIO,),
+    os.PathLike: (pathlib.Path,), pathlib.PurePath: (pathlib.Path,), pathlib.PurePosixPath: (pathlib.Path,),
 }
 FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 _UNKNOWN_FORMS = (typing.Any, typing.NoReturn, typing.Never, typing.Self, typing.LiteralString)
@@ -66,6 +74,9 @@ WORDS: dict[str, tuple[str, ...]] = {
     "mapping": ("builtins.dict",), "set": ("builtins.set",), "frozenset": ("builtins.frozenset",),
     "none": (NONE,), "nonetype": (NONE,), "callable": (CALLBACK,), "function": (CALLBACK,),
     "func": (CALLBACK,), "callback": (CALLBACK,), "object": (), "any": (), "anything": (),
+    "file-like": ("_io.StringIO",), "file-like object": ("_io.StringIO",), "file object": ("_io.StringIO",),
+    "file": ("_io.StringIO",), "stream": ("_io.StringIO",),
+    "datetime": ("datetime.datetime",), "date": ("datetime.date",), "timedelta": ("datetime.timedelta",),
 }
 _SEQUENCE_HINTS = ("builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset")
 
@@ -524,6 +535,8 @@ def _doc_alternative(text: str, scope: Scope, wanted: set[type], depth: int) -> 
                 container.elements[hint] = [element.hints]
         return container
     words = text.lower().split()
+    if len(words) > 2 and " ".join(words[-2:]) in WORDS:  # "a file-like object"
+        return TypeInfo(list(WORDS[" ".join(words[-2:])]))
     if len(words) > 1 and words[-1] in WORDS:  # "positive int", "non-negative integer"
         return TypeInfo(list(WORDS[words[-1]]))
     if text.lower() in WORDS or (text.lower().endswith("s") and text.lower()[:-1] in WORDS):
