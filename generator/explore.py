@@ -42,6 +42,9 @@ DISPATCH_ANY_RATIO = 0.3  # a parameter typed only by the body's isinstance bran
 LEARNED_RATIO = 0.5  # an untyped parameter takes a runtime type that worked there before
 FUZZ_RATIO = 0.1  # a primitive argument is perturbed (GRT impurity)
 IMPURE_RATIO = 0.1  # a pooled object gets an impure call before reuse (GRT impurity)
+DETECTIVE_DEPTH = 3  # levels of objects built on demand for one value: Order(Customer(Address()))
+FACTORY_KINDS = ("static", "function")  # operations that make a value without a receiver
+BOUNDARY_ERRORS = ("TypeError", "AttributeError")  # what a call raises when an argument has the wrong type
 
 
 @dataclass(eq=False)
@@ -172,6 +175,8 @@ class Explorer:
         self._worked: dict[tuple[str, str], list[list]] = {}
         self._learned_types: dict[tuple[str, str], list[str]] = {}  # (op, parameter) -> runtime types
         self._impure: dict[str, list[Operation]] = {}  # type name -> its mutators
+        self._builders: dict[str, list[Operation]] = {}  # type name -> what makes one (declared)
+        self._returned: dict[str, list[str]] = {}  # type name -> factories seen returning one
         # field-coverage novelty replaces state equality as the redundancy filter
         self.novelty = FieldNovelty() if "novelty" in components else None
         self._by_id = {op.id: op for op in self.operations}
@@ -234,12 +239,15 @@ class Explorer:
         if self.timed and self._quota is not None and statements and result.get("ms") is not None:
             for unit in self._units_of.get(statements[-1]["op"], ()):
                 self._quota.observe(unit, float(result["ms"]))
+        if result.get("status") == "exception" and statements:
+            self._learn_past_the_boundary(statements, result)
         if result.get("status") != "ok" or not statements:
             return
         if self.bloodhound.success(statements[-1]["op"]):
             self.bloodhound.refresh(self._uncovered())
         types = result.get("types", [])
         self._learn_arguments(statements[-1], types)
+        self._learn_return(statements[-1]["op"], types[-1] if len(types) == len(statements) else [])
         novelty = self.novelty is not None
         if novelty and not self.novelty.add(result.get("fields", ())):
             return  # no new (field, source, target) triple: redundant, not extended
@@ -256,16 +264,35 @@ class Explorer:
                 digest = None if novelty else digests[f"{last}/{ref}"]
                 self.pools.add(PoolEntry(entry_statements, ref, cost), types[ref], digest)
 
-    def _learn_arguments(self, statement: dict, types: list[list[str]]) -> None:
-        """Remember what a call that ran normally was given: literal values that worked, and the
-        runtime types of its object arguments (types learned without static types)."""
+    def _learn_return(self, op_id: str, mro: list[str]) -> None:
+        """A factory (no receiver) that returned an object: a builder of its type and supertypes."""
+        op = self._by_id.get(op_id)
+        if op is None or op.kind not in FACTORY_KINDS or not mro or self.values.can_make(mro[0]):
+            return
+        for type_name in mro:
+            returned = self._returned.setdefault(type_name, [])
+            if op_id not in returned and len(returned) < WORKED_LIMIT:
+                returned.append(op_id)
+
+    def _learn_past_the_boundary(self, statements: list[dict], result: dict) -> None:
+        """A call that raised anything but a TypeError or AttributeError accepted its arguments'
+        types at the call boundary (the error is about a value, deeper in): learn those types,
+        not the values."""
+        failed = result.get("n", 0)
+        leaf = result.get("obs", {}).get(f"{failed}/!")
+        if failed < len(statements) and leaf and leaf[0] == "E" and leaf[1] not in BOUNDARY_ERRORS:
+            self._learn_arguments(statements[failed], result.get("types", []), values=False)
+
+    def _learn_arguments(self, statement: dict, types: list[list[str]], values: bool = True) -> None:
+        """Remember what a call was given: literal values that worked (`values`: it ran normally),
+        and the runtime types of its object arguments (types learned without static types)."""
         op = self._by_id.get(statement["op"])
         if op is None:
             return
         positional = statement["args"][1:] if op.kind == "method" else statement["args"]
         named = list(zip((p.name for p in op.params), positional, strict=False))
         for name, arg in [*named, *statement["kwargs"].items()]:
-            if "lit" in arg:
+            if "lit" in arg and values:
                 known = self._worked.setdefault((op.id, name), [])
                 if arg["lit"] not in known and len(known) < WORKED_LIMIT:
                     known.append(arg["lit"])
@@ -312,7 +339,7 @@ class Explorer:
         builder = _Builder()
         receiver = None
         if op.kind == "method":
-            entry = self._object_of(op.owner or "", depth=2)
+            entry = self._object_of(op.owner or "", DETECTIVE_DEPTH)
             if entry is None:
                 return None
             receiver = builder.include(entry)
@@ -327,7 +354,9 @@ class Explorer:
             return None
         return builder.statements
 
-    def _call(self, op: Operation, builder: _Builder, receiver: dict | None) -> dict | None:
+    def _call(self, op: Operation, builder: _Builder, receiver: dict | None,
+              depth: int = DETECTIVE_DEPTH) -> dict | None:
+        """A call of `op`; object arguments missing from the pools are built `depth` levels deep."""
         args: list[dict] = [receiver] if receiver is not None else []
         kwargs: dict[str, dict] = {}
         skipping = False
@@ -336,13 +365,13 @@ class Explorer:
                 continue
             if param.kind == "VAR_POSITIONAL":
                 if not skipping and self.rng.random() < 0.3:
-                    args.append(self._argument(param, builder, op.id))
+                    args.append(self._argument(param, builder, op.id, depth))
                 continue
             omit = 0.85 if param.default_is_none and not param.hints else 0.5
             if param.has_default and self.rng.random() < omit:
                 skipping = skipping or param.kind != "KEYWORD_ONLY"
                 continue
-            value = self._argument(param, builder, op.id)
+            value = self._argument(param, builder, op.id, depth)
             if value is None:
                 return None
             if param.kind == "KEYWORD_ONLY" or (skipping and param.kind == "POSITIONAL_OR_KEYWORD"):
@@ -353,7 +382,7 @@ class Explorer:
                 args.append(value)
         return {"op": op.id, "args": args, "kwargs": kwargs}
 
-    def _argument(self, param: Parameter, builder: _Builder, op_id: str) -> dict | None:
+    def _argument(self, param: Parameter, builder: _Builder, op_id: str, depth: int) -> dict | None:
         rng = self.rng
         typed = "types" in self.components
         if not typed:
@@ -371,14 +400,14 @@ class Explorer:
                 hints = list(learned)
             elif (guess := type_from_name(param.name)) and rng.random() < 0.8:
                 hints = [guess]
-        value = self._value(param, hints, builder, op_id, typed)
+        value = self._value(param, hints, builder, op_id, typed, depth)
         if (value is not None and "lit" in value and "impurity" in self.components
                 and rng.random() < FUZZ_RATIO):
             return {"lit": fuzz_literal(value["lit"], rng)}  # near a value that works: GRT's impurity
         return value
 
     def _value(self, param: Parameter, hints: list[str], builder: _Builder, op_id: str,
-               typed: bool) -> dict | None:
+               typed: bool, depth: int) -> dict | None:
         """A literal or a reference for a parameter with these type hints (none: any type)."""
         rng = self.rng
         worked = self._worked.get((op_id, param.name)) if typed else None
@@ -398,7 +427,7 @@ class Explorer:
         objects = [h for h in hints if not self.values.can_make(h)]
         primitives = [h for h in hints if self.values.can_make(h)]
         if objects and (not primitives or rng.random() < 0.6):
-            entry = self._object_of(rng.choice(objects), depth=1)
+            entry = self._object_of(rng.choice(objects), depth)
             if entry is not None:
                 return builder.include(entry)
             if not primitives:
@@ -420,23 +449,42 @@ class Explorer:
         return not hints or any(self.values.tag_of(h) == literal[0] for h in makeable)
 
     def _object_of(self, type_name: str, depth: int) -> PoolEntry | None:
-        """A pooled value of `type_name`, or (detective) a fresh constructor call when none exists."""
+        """A pooled value of `type_name`, or (GRT's detective) a fresh call of one of its builders
+        when none exists, its own object arguments built the same way one level less deep."""
         entry = self.pools.pick([type_name], self.rng)
         if entry is not None and self.rng.random() < 0.9:
             if "impurity" in self.components and self.rng.random() < IMPURE_RATIO:
                 return self._mutated(entry, type_name)
             return entry
-        constructors = [c for c in self.catalog.operations if c.kind == "constructor"
-                        and type_name in self.catalog.classes.get(c.owner or "", {}).get("mro", ())]
-        if not constructors or depth <= 0 or "detective" not in self.components:
+        if depth <= 0 or "detective" not in self.components:
             return entry
-        constructor = self.rng.choice(constructors)
+        builders = self._builders_of(type_name)
+        if not builders:
+            return entry
         builder = _Builder()
-        call = self._call(constructor, builder, None)
+        call = self._call(self.rng.choice(builders), builder, None, depth - 1)
         if call is None:
             return entry
         builder.statements.append(call)
         return PoolEntry(tuple(builder.statements), len(builder.statements) - 1)
+
+    def _builders_of(self, type_name: str) -> list[Operation]:
+        """What makes a `type_name` without a receiver: constructors of it and its subclasses,
+        then static and class methods and functions whose annotation says they return one, then
+        those seen returning one at run time (Python's stand-in for a declared return type)."""
+        if type_name not in self._builders:
+            def makes(name: str) -> bool:
+                names = self._short_names.get(name, [name]) if name.startswith("?") else [name]
+                return any(type_name in self.catalog.classes.get(n, {}).get("mro", (n,)) for n in names)
+
+            constructors = [op for op in self.catalog.operations if op.kind == "constructor"
+                            and type_name in self.catalog.classes.get(op.owner or "", {}).get("mro", ())]
+            factories = [op for op in self.operations
+                         if op.kind in FACTORY_KINDS and any(map(makes, op.returns))]
+            self._builders[type_name] = constructors + factories
+        known = {op.id for op in self._builders[type_name]}
+        learned = [self._by_id[op_id] for op_id in self._returned.get(type_name, ()) if op_id not in known]
+        return self._builders[type_name] + learned
 
     def _mutated(self, entry: PoolEntry, type_name: str) -> PoolEntry:
         """GRT's object fuzzing: the pooled object after one call of an impure method of its

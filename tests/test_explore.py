@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Iterable
 
 import pytest
 
@@ -315,6 +316,87 @@ def test_candidates_never_exceed_max_length() -> None:
     assert longest >= MAX_LENGTH - 3  # pools of long sequences were really combined
 
 
+# ---------------------------------------------------------------- the detective
+
+
+def _graph_catalog(extra: list[dict] | None = None, classes: dict | None = None) -> Catalog:
+    """Order(customer: Customer), Customer(address: Address), Address(street: str): with empty
+    pools, an Order for `Order.total` needs three levels of objects built on demand."""
+    data = {
+        "operations": [
+            op("Address", "constructor", "Address", [param("street", STR)]),
+            op("Customer", "constructor", "Customer", [param("address", [f"{M}.Address"])]),
+            op("Order", "constructor", "Order", [param("customer", [f"{M}.Customer"])]),
+            op("Order.total", "method", "Order"),
+            *(extra or []),
+        ],
+        "classes": {f"{M}.{name}": {"mro": [f"{M}.{name}"], "abstract": False}
+                    for name in ("Address", "Customer", "Order")} | (classes or {}),
+        "import_errors": {},
+    }
+    catalog = Catalog.from_json(data)
+    catalog.focus = {f"{M}:Order.total"}
+    return catalog
+
+
+def _graph_explorer(catalog: Catalog, seed: int = 3, disabled: tuple[str, ...] = ()) -> Explorer:
+    rng = random.Random(seed)
+    return Explorer(catalog, ValueGenerator(random.Random(rng.random()), Constants()), rng,
+                    Components.without(disabled))
+
+
+def _with_a_customer(candidates: Iterable[list[dict]]) -> list[list[dict]]:
+    """The `Order.total` sequences whose Order got a Customer object (not a None)."""
+    return [c for c in candidates if c[-1]["op"] == f"{M}:Order.total"
+            and any(s["op"] == f"{M}:Order" and "ref" in s["args"][0] for s in c)]
+
+
+def test_the_detective_builds_a_three_level_object_in_one_sequence() -> None:
+    made = [c for c in _graph_explorer(_graph_catalog()).candidates(40) if c[-1]["op"] == f"{M}:Order.total"]
+    chain = [f"{M}:Address", f"{M}:Customer", f"{M}:Order", f"{M}:Order.total"]
+    full = [c for c in made if [s["op"] for s in c] == chain]
+    assert len(full) > len(made) / 2  # the rest passed None (a null now and then) somewhere
+    for statements in full:
+        assert [s["args"][0] for s in statements[1:]] == [{"ref": 0}, {"ref": 1}, {"ref": 2}]
+    disabled = _graph_explorer(_graph_catalog(), disabled=("detective",)).candidates(40)
+    assert not any(c[-1]["op"] == f"{M}:Order.total" for c in disabled)
+
+
+def test_the_detective_stops_at_its_depth_bound() -> None:
+    deeper = [op("Street", "constructor", "Street"),
+              op("Address", "constructor", "Address", [param("street", [f"{M}.Street"])])]
+    catalog = _graph_catalog(deeper, {f"{M}.Street": {"mro": [f"{M}.Street"], "abstract": False}})
+    catalog.operations = [o for o in catalog.operations
+                          if not (o.id == f"{M}:Address" and list(o.params[0].hints) == STR)]
+    made = [c for c in _graph_explorer(catalog).candidates(200) if c[-1]["op"] == f"{M}:Order.total"]
+    assert all(c[0]["op"] != f"{M}:Street" for c in made)  # four levels: Street, Address, Customer, Order
+    assert any(c[-1]["op"] == f"{M}:Customer" for c in _graph_explorer(catalog).candidates(200))
+
+
+def test_the_detective_builds_through_declared_factories() -> None:
+    factories = [op("Customer.from_name", "static", "Customer", [param("name", STR)]),
+                 op("default_customer", "function")]
+    for factory in factories:
+        factory["returns"] = [f"{M}.Customer"]
+    catalog = _graph_catalog(factories)
+    catalog.operations = [o for o in catalog.operations if o.id != f"{M}:Customer"]  # no usable constructor
+    made = _with_a_customer(_graph_explorer(catalog).candidates(100))
+    assert {c[0]["op"] for c in made} == {f"{M}:Customer.from_name", f"{M}:default_customer"}
+    assert all([s["op"] for s in c[1:3]] == [f"{M}:Order", f"{M}:Order.total"] for c in made)
+
+
+def test_the_detective_learns_factories_from_what_functions_return() -> None:
+    catalog = _graph_catalog([op("lookup", "function", None, [param("key", STR)])])
+    catalog.operations = [o for o in catalog.operations if o.id != f"{M}:Customer"]
+    ex = _graph_explorer(catalog)
+    assert not _with_a_customer(ex.candidates(100))
+    call = [{"op": f"{M}:lookup", "args": [{"lit": ["str", "k"]}], "kwargs": {}}]
+    ex.feedback(call, {"status": "ok", "types": [[f"{M}.Customer"]], "digests": {}, "reusable": [False],
+                       "fields": []})  # not pooled (not reusable): only learned as a builder
+    made = _with_a_customer(ex.candidates(100))
+    assert made and all(c[0]["op"] == f"{M}:lookup" for c in made)
+
+
 # ---------------------------------------------------------------- components switched off
 
 
@@ -406,6 +488,22 @@ def test_a_runtime_type_that_worked_is_reused_for_an_untyped_parameter() -> None
     calls = [c for c in ex.candidates(200) if c[-1]["op"] == f"{M}:ship"]
     with_item = [c for c in calls if any(s["op"] == f"{M}:Item" for s in c)]
     assert len(with_item) > len(calls) / 4
+
+
+@pytest.mark.parametrize("raised, learned", [("ValueError", True), ("KeyError", True),
+                                             ("TypeError", False), ("AttributeError", False)])
+def test_a_type_is_learned_when_the_call_raised_past_its_boundary(raised: str, learned: bool) -> None:
+    data = catalog_json()
+    data["operations"].append(op("ship", "function", None, [param("parcel", []), param("note", [])]))
+    catalog = Catalog.from_json(data)
+    catalog.focus = {f"{M}:ship"}
+    ex = Explorer(catalog, ValueGenerator(random.Random(1), Constants()), random.Random(3))
+    item = [{"op": f"{M}:Item", "args": [{"lit": ["str", "x"]}, {"lit": ["int", 1]}], "kwargs": {}}]
+    shipped = [*item, {"op": f"{M}:ship", "args": [{"ref": 0}, {"lit": ["str", "fragile"]}], "kwargs": {}}]
+    ex.feedback(shipped, {"status": "exception", "n": 1, "types": [[f"{M}.Item"]], "digests": {},
+                          "reusable": [True], "obs": {"1/!": ["E", raised, "no", "builtins"]}})
+    assert (ex._learned_types.get((f"{M}:ship", "parcel")) == [f"{M}.Item"]) is learned
+    assert (f"{M}:ship", "note") not in ex._worked  # a value the call raised on did not work
 
 
 def test_novelty_pools_only_sequences_that_add_field_triples() -> None:
