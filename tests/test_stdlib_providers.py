@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import RepoBuilder, differences_summary, export_commit, make_pr, run_analyze, run_pytest_file
+
+from generator.model import Difference
 
 BASE = '''\
 """Functions whose parameters only standard-library objects satisfy."""
@@ -41,15 +44,21 @@ HEAD = (BASE.replace("len(line.split())", "len(line.split()) + 1")
 TARGETS = ("tools.io:count_words", "tools.io:first_line", "tools.io:quarter", "tools.io:minutes")
 
 
-def test_regressions_behind_stdlib_parameters_are_found_and_reproduced(builder: RepoBuilder,
-                                                                        tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def analyzed(tmp_path_factory: pytest.TempPathFactory) -> tuple[RepoBuilder, dict[str, Difference]]:
+    """One analysis of the pull request, shared by the tests below (it takes a while)."""
+    builder = RepoBuilder(tmp_path_factory.mktemp("repo"))
     make_pr(builder, {"tools/__init__.py": "", "tools/io.py": BASE}, {"tools/io.py": HEAD})
-
     report = run_analyze(builder, budget=20, max_sequences=600)
-
     found = {d.target: d for d in report.differences}
     assert set(found) == set(TARGETS), differences_summary(report)
-    assert all(d.reproduced for d in found.values()), differences_summary(report)
+    return builder, found
+
+
+def test_regressions_behind_stdlib_parameters_are_found_and_reproduced(
+        analyzed: tuple[RepoBuilder, dict[str, Difference]], tmp_path: Path) -> None:
+    builder, found = analyzed
+    assert all(d.reproduced for d in found.values())
     assert "io.StringIO(" in found["tools.io:count_words"].test
     assert "datetime.datetime(" in found["tools.io:quarter"].test
     assert "datetime.timedelta(" in found["tools.io:minutes"].test
@@ -62,13 +71,9 @@ def test_regressions_behind_stdlib_parameters_are_found_and_reproduced(builder: 
         assert on_head.returncode == 1 and "1 failed" in on_head.stdout, test
 
 
-def test_a_path_parameter_gets_a_file_the_rendered_test_writes_first(builder: RepoBuilder) -> None:
-    make_pr(builder, {"tools/__init__.py": "", "tools/io.py": BASE}, {"tools/io.py": HEAD})
-
-    report = run_analyze(builder, budget=20, max_sequences=600)
-
-    [difference] = [d for d in report.differences if d.target == "tools.io:first_line"]
-    test = difference.test
-    assert "def test_" in test and "(monkeypatch, tmp_path):" in test, test
+def test_a_path_parameter_gets_a_file_the_rendered_test_writes_first(
+        analyzed: tuple[RepoBuilder, dict[str, Difference]]) -> None:
+    test = analyzed[1]["tools.io:first_line"].test
+    assert "(monkeypatch, tmp_path):" in test, test
     assert "monkeypatch.chdir(tmp_path)" in test and ".write_text(" in test, test
     assert "first_line(pathlib.Path(" in test or "first_line(path" in test, test
