@@ -417,6 +417,10 @@ def test_bubblewrap_for_a_non_root_worker(tmp_path: Path, listener: tuple[int, l
     """Without root, bwrap runs in a user namespace of the worker's own uid: the same containment."""
     if os.geteuid() != 0:
         pytest.skip("runs as a non-root worker already: the parametrized tests cover it")
+    try:
+        root_sandbox = select_sandbox("bubblewrap", TEST_IMAGE)
+    except SandboxUnavailable as exc:
+        _unavailable("bubblewrap", exc)
     python = next((p for p in (sys.executable, "/usr/bin/python3") if _runs_as(NON_ROOT_UID, p)), None)
     if python is None:
         _unavailable("a Python interpreter another user can run", "neither this one nor /usr/bin/python3")
@@ -433,7 +437,7 @@ def test_bubblewrap_for_a_non_root_worker(tmp_path: Path, listener: tuple[int, l
         repo = Path(__file__).resolve().parents[1]
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{repo}:{repo / 'tests'}",
                "DIFFORACLE_WEBHOOK_SECRET": SECRET}
-        main_address = _host_addresses(select_sandbox("bubblewrap", TEST_IMAGE))[-1]
+        main_address = _host_addresses(root_sandbox)[-1]
         done = subprocess.run([python, "-c", NON_ROOT_PROBE, str(project), str(out), str(key), str(port),
                                main_address],
                               user=NON_ROOT_UID, group=NON_ROOT_UID, extra_groups=[], env=env, cwd=folder,
