@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from huey import Huey, RedisHuey, SqliteHuey
 from huey.consumer import Consumer
 
-from generator.model import SetupError
+from difforacle.generator.model import SetupError
 
 from .model import PullRequestJob
 from .settings import AppSettings, with_stored_credentials
@@ -129,14 +129,17 @@ class JobQueue:
                 log.info("job %s: already running elsewhere (delivery %s coalesced into it)", job.job_id,
                          job.delivery)
                 holder = state.lock_holder(f"run:{job.job_id}") or {}
-                if holder.get("delivery") != job.delivery:
-                    self._finish(job, "done")
-                return
-            if state.delivery_status(job.delivery) != "failed":  # a sibling job of the delivery failed
-                state.mark_delivery(job.delivery, "running")
-            status, detail = self._call_executor(job)
-            log.info("job %s: %s%s", job.job_id, status, f" ({detail})" if detail else "")
-            self._finish(job, "failed" if status == "failed" else "done")
+                finished = "done" if holder.get("delivery") != job.delivery else None
+            else:
+                if state.delivery_status(job.delivery) != "failed":  # a sibling job of the delivery failed
+                    state.mark_delivery(job.delivery, "running")
+                status, detail = self._call_executor(job)
+                log.info("job %s: %s%s", job.job_id, status, f" ({detail})" if detail else "")
+                finished = "failed" if status == "failed" else "done"
+        # Only once the lease is released and the run is off the log: whoever sees the delivery
+        # done then sees no run of it either.
+        if finished is not None:
+            self._finish(job, finished)
 
     def _call_executor(self, job: PullRequestJob) -> tuple[str, str]:
         try:
