@@ -22,7 +22,7 @@ COPY . .
 # pip compiles the bytecode: at run time the root filesystem is read-only
 RUN python3 -m venv /opt/difforacle \
     && /opt/difforacle/bin/pip install --no-cache-dir . \
-    && /opt/difforacle/bin/python -c "import bot.app, generator.worker"
+    && /opt/difforacle/bin/python -c "import difforacle.bot.app, difforacle.generator.worker"
 
 FROM ${BASE}
 # git: the engine checks base and head out as worktrees, the worker fetches them

@@ -14,13 +14,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from generator import Options, Progress, Report, SetupError, analyze
-from generator.budget_plan import ALLOCATIONS
-from generator.components import NAMES as COMPONENTS
-from generator.components import Components
-from generator.demo import DEMO_DESCRIPTION, build_demo_repo
-from generator.report import render_markdown, write_json, write_markdown, write_tests
-from generator.risk import WINDOW
+from difforacle.generator import Options, Progress, Report, SetupError, analyze
+from difforacle.generator.budget_plan import ALLOCATIONS
+from difforacle.generator.components import NAMES as COMPONENTS
+from difforacle.generator.components import Components
+from difforacle.generator.demo import DEMO_DESCRIPTION, build_demo_repo
+from difforacle.generator.report import render_markdown, write_json, write_markdown, write_tests
+from difforacle.generator.risk import WINDOW
 
 from . import action_command, risk_command
 from .app import command as app_command

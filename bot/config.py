@@ -29,7 +29,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from generator.compare import ABS_TOL, REL_TOL
+from difforacle.generator.compare import ABS_TOL, REL_TOL
 
 TABLE = "[tool.difforacle]"
 FAIL_ON = ("never", "difference", "regression")
@@ -159,7 +159,7 @@ def ignored(config: Config, target: str) -> bool:
 @cache
 def schema_validator() -> Draft202012Validator:
     """The validator of the shipped `config-1.json` (the schema itself checked once, then cached)."""
-    schema = json.loads((files("bot") / "schemas" / "config-1.json").read_text(encoding="utf-8"))
+    schema = json.loads((files("difforacle.bot") / "schemas" / "config-1.json").read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from generator import Progress
+from difforacle.generator import Progress
 
 log = logging.getLogger("difforacle")
 MAX_PROGRESS_BYTES = 4096

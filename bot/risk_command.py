@@ -19,13 +19,19 @@ from pathlib import Path
 
 import git
 
-from generator.allocation import TIER1_SHARE
-from generator.budget_plan import ALLOCATIONS, PlannedUnit, pull_request_units, ranked, split_budget
-from generator.catalog import read_sources
-from generator.changes import MODULE, compute_changes, parse_spans
-from generator.report import schema_validator, write_atomic
-from generator.risk import WINDOW, PullRequestInfo, RiskTable, UnitKey, UnitRisk, score_history
-from generator.workspace import branch_name, checkouts, open_repo, resolve
+from difforacle.generator.allocation import TIER1_SHARE
+from difforacle.generator.budget_plan import (
+    ALLOCATIONS,
+    PlannedUnit,
+    pull_request_units,
+    ranked,
+    split_budget,
+)
+from difforacle.generator.catalog import read_sources
+from difforacle.generator.changes import MODULE, compute_changes, parse_spans
+from difforacle.generator.report import schema_validator, write_atomic
+from difforacle.generator.risk import WINDOW, PullRequestInfo, RiskTable, UnitKey, UnitRisk, score_history
+from difforacle.generator.workspace import branch_name, checkouts, open_repo, resolve
 
 SCHEMA_ID = "difforacle.risk/1"
 SCHEMA_FILE = "risk-1.json"

@@ -8,7 +8,13 @@ many. Review comments carry one finding each: base vs head and the `pin_base` te
 
 from __future__ import annotations
 
-from generator.report import compress_lines, fenced, inline_code, inline_value, longest_backtick_run
+from difforacle.generator.report import (
+    compress_lines,
+    fenced,
+    inline_code,
+    inline_value,
+    longest_backtick_run,
+)
 
 SUMMARY_MARKER = "<!-- difforacle:summary -->"
 REVIEW_MARKER = "<!-- difforacle:review -->"

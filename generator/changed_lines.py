@@ -24,6 +24,7 @@ from coverage.parser import PythonParser
 
 from .lines import executable_lines
 from .model import ChangeSet, Checkout, Coverage, SideCoverage
+from .worker.protocol import ExecutedLines
 
 SIDES = ("base", "head")
 Target = tuple  # ("line", side, path, line) or ("branch", side, path, from, to)
@@ -69,11 +70,11 @@ class ChangedLines:
         """Whether some changed line or branch of `side` is still uncovered."""
         return any(f.uncovered_lines() or f.uncovered_branches() for f in self._files[side].values())
 
-    def add(self, side: str, results: Iterable[dict]) -> None:
-        """Credit what the worker's results say ran (`covered` lines and raw `arcs`)."""
-        for result in results:
-            self.add_lines(side, ((file, line) for _, file, line in result.get("covered", ())))
-            self.add_arcs(side, result.get("arcs", ()))
+    def add(self, side: str, executed: Iterable[ExecutedLines]) -> None:
+        """Credit what the worker says ran (`covered` lines and raw `arcs`)."""
+        for lines in executed:
+            self.add_lines(side, ((file, line) for _, file, line in lines.covered))
+            self.add_arcs(side, lines.arcs)
 
     def add_lines(self, side: str, lines: Iterable[tuple[str, int]]) -> None:
         """Credit (absolute file, line) pairs."""

@@ -19,8 +19,8 @@ import git
 from unidiff import PatchedFile, PatchSet
 from unidiff.constants import DEV_NULL
 
-from generator.model import ChangeSet, ChangeStatus, Checkout, FileChange, SetupError, Unit, UnitKind
-from generator.workspace import module_name
+from .model import ChangeSet, ChangeStatus, Checkout, FileChange, SetupError, Unit, UnitKind
+from .workspace import module_name
 
 MODULE = "<module>"  # qualname of module-level code
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .keys import parse_key
 from .model import DifferenceKind
 from .worker.literals import source as literal_source
+from .worker.protocol import EXCEPTION_MARK, Leaf, ObservationKey, SequenceResult, statement_of
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
@@ -56,12 +56,8 @@ def unstable_keys(first: dict, second: dict) -> set[str]:
     return found
 
 
-def statement_of(key: str) -> int:
-    return int(key.split("/", 1)[0])  # the cheap part of parse_key, on a hot path
-
-
 def _order(key: str) -> tuple[int, int, str]:
-    parsed = parse_key(key)
+    parsed = ObservationKey.parse(key)
     if parsed.is_exception:
         return parsed.statement, 0, ""
     return parsed.statement, 1 if parsed.observes_result else 2, key
@@ -70,21 +66,21 @@ def _order(key: str) -> tuple[int, int, str]:
 @dataclass(frozen=True)
 class Mismatch:
     key: str
-    base: list | None
-    head: list | None
+    base: Leaf | None
+    head: Leaf | None
 
 
-def first_mismatch(base: dict, head: dict, masked: set[str]) -> Mismatch | None:
+def first_mismatch(base: SequenceResult, head: SequenceResult, masked: set[str]) -> Mismatch | None:
     """The earliest key (statement order; exception, then result, then state) that differs.
 
     A side that lost its observations (the process crashed or hung) only has its `!` key:
     the comparison then starts at the statement where it stopped.
     """
-    base_obs, head_obs = base["obs"], head["obs"]
+    base_obs, head_obs = base.observations, head.observations
     start = 0
     for side in (base, head):
-        if side.get("lost"):
-            start = max(start, side.get("n", 0))
+        if side.lost:
+            start = max(start, side.executed)
     keys = [k for k in base_obs.keys() | head_obs.keys() if k not in masked and statement_of(k) >= start]
     for key in sorted(keys, key=_order):
         if not leaves_equal(base_obs.get(key), head_obs.get(key)):
@@ -94,12 +90,12 @@ def first_mismatch(base: dict, head: dict, masked: set[str]) -> Mismatch | None:
     return None
 
 
-def _stopped_earlier(key: str, base: dict, head: dict) -> bool:
+def _stopped_earlier(key: str, base: SequenceResult, head: SequenceResult) -> bool:
     """True if a key is missing on one side only because that side stopped at an earlier statement."""
     statement = statement_of(key)
     for side in (base, head):
-        stops = [statement_of(k) for k in side["obs"] if k.endswith("/!")]
-        if key not in side["obs"] and any(stop < statement for stop in stops):
+        stops = [statement_of(k) for k in side.observations if k.endswith("/" + EXCEPTION_MARK)]
+        if key not in side.observations and any(stop < statement for stop in stops):
             return True
     return False
 
@@ -108,12 +104,12 @@ def kind_of(mismatch: Mismatch) -> DifferenceKind:
     leaves = [leaf for leaf in (mismatch.base, mismatch.head) if leaf]
     if any(leaf[0] == "API" for leaf in leaves):
         return "api"
-    key = parse_key(mismatch.key)
+    key = ObservationKey.parse(mismatch.key)
     if key.is_exception:
         return "exception"
     if key.observes_result:
         # the result itself (its items, len(), str()) is a return; a method or property of it, an observer
-        called = any(token.kind in ("call", "property") for token in key.tokens)
+        called = any(step.kind in ("call", "property") for step in key.steps)
         return "observer" if called else "return"
     return "observer" if key.through_observer else "state"
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from .compare import Mismatch, kind_of, leaves_equal
 from .executor import Worker
-from .keys import parse_key
 from .minimize import Case
+from .worker.protocol import EXCEPTION_MARK, ObservationKey, SequenceResult, exception_key, value_key
 
 CHECK_RANDOM_SEED = 1  # the replay seed: confirmation reruns what replay saw
 
@@ -29,8 +29,8 @@ class Shown:
 
     mismatch: Mismatch
     target: str
-    base: dict
-    head: dict
+    base: SequenceResult
+    head: SequenceResult
 
 
 @dataclass(frozen=True)
@@ -50,22 +50,22 @@ class Signature:
 
 
 def key_suffix(key: str) -> str:
-    parsed = parse_key(key)
-    return "!" if parsed.is_exception else parsed.suffix
+    parsed = ObservationKey.parse(key)
+    return EXCEPTION_MARK if parsed.is_exception else parsed.path
 
 
 def case_key(case: Case, suffix: str) -> str:
     """The observation key of `suffix` for the case's differing statement and observed variable."""
-    if suffix == "!":
-        return f"{case.target}/!"
+    if suffix == EXCEPTION_MARK:
+        return exception_key(case.target)
     var = case.target if case.var is None else case.var
-    return f"{case.target}/{var}{suffix}"
+    return value_key(case.target, var) + suffix
 
 
 def case_from_key(statements: Sequence[dict], key: str) -> Case:
     """The case a mismatch key describes: statements up to the differing one, and the observed variable."""
-    parsed = parse_key(key)
-    var = parsed.var if parsed.var is not None and parsed.var != parsed.statement else None
+    parsed = ObservationKey.parse(key)
+    var = parsed.variable if parsed.variable is not None and not parsed.observes_result else None
     return Case(tuple(statements[: parsed.statement + 1]), var)
 
 
@@ -85,7 +85,7 @@ class DifferenceCheck:
         self.base, self.head = base, head
         self._pool = ThreadPoolExecutor(2)
 
-    def run(self, cases: Sequence[Case], lines: bool = False) -> list[tuple[dict, dict]]:
+    def run(self, cases: Sequence[Case], lines: bool = False) -> list[tuple[SequenceResult, SequenceResult]]:
         batch = [list(c.statements) for c in cases]
         options = {"isolate": True, "callees": True, "lines": lines}
         base = self._pool.submit(self.base.run, batch, CHECK_RANDOM_SEED, **options)
@@ -106,11 +106,11 @@ class DifferenceCheck:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _shown(case: Case, suffix: str, base: dict, head: dict) -> Shown | None:
+def _shown(case: Case, suffix: str, base: SequenceResult, head: SequenceResult) -> Shown | None:
     key = case_key(case, suffix)
-    base_leaf, head_leaf = base["obs"].get(key), head["obs"].get(key)
+    base_leaf, head_leaf = base.observations.get(key), head.observations.get(key)
     if leaves_equal(base_leaf, head_leaf):
         return None
-    callees = base.get("callees") or head.get("callees") or []
+    callees = base.callees or head.callees
     target = callees[case.target] if case.target < len(callees) else case.statements[-1]["op"]
     return Shown(Mismatch(key, base_leaf, head_leaf), target, base, head)

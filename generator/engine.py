@@ -29,18 +29,18 @@ from .differential import DifferenceCheck, Shown, Signature, case_from_key, key_
 from .executor import Worker, WorkerOptions
 from .explore import Explorer
 from .guidance import uncovered_ratios
-from .keys import parse_key
 from .minimize import Case, minimize
 from .model import ChangeSet, Checkout, Difference, Report, SetupError, Statement
 from .render import can_pin, render_test, test_name
 from .reproduce import SuggestedTests, check_reproduction
 from .risk import WINDOW, RiskTable
 from .values import Constants, ValueGenerator, mine_constants, package_modules
+from .worker.protocol import ObservationKey, SequenceResult, Status
 from .workspace import checkouts, open_repo, resolve
 
 # Sequences worth replaying. Not "timeout": a hang on base costs a whole timeout again on
 # each replay, and a head that hangs where base did not shows up on sequences that ended.
-KEPT_STATUSES = ("ok", "exception", "crash")
+KEPT_STATUSES = (Status.OK, Status.EXCEPTION, Status.CRASH)
 REPRESENTATIVES = 3
 UNPINNABLE = "# base's behaviour here cannot be asserted by a test (a hang, a crash, or no stable value)\n"
 REPRODUCE_SECONDS = 2.0  # time kept for running the suggested tests with pytest on both commits
@@ -139,8 +139,8 @@ class _Replayer:
         base_results, head_results = base.result(), head.result()
         self.last_seconds = time.monotonic() - started
         if self.lines is not None:
-            self.lines.add("base", base_results)
-            self.lines.add("head", head_results)
+            self.lines.add("base", [result.lines for result in base_results])
+            self.lines.add("head", [result.lines for result in head_results])
         for item, b, h in zip(kept, base_results, head_results, strict=True):
             item.replayed_base, item.replayed_head = b, h
         self.replayed += len(kept)
@@ -178,9 +178,9 @@ class _Location:
 @dataclass
 class _Kept:
     statements: list[dict]
-    explored: dict
-    replayed_base: dict = field(default_factory=dict)
-    replayed_head: dict = field(default_factory=dict)
+    explored: SequenceResult
+    replayed_base: SequenceResult | None = None
+    replayed_head: SequenceResult | None = None
 
 
 class _Session:
@@ -302,8 +302,8 @@ class _Session:
             kept = []
             for statements, result in zip(batch, results, strict=True):
                 explorer.feedback(statements, result)
-                stats.crashed += result["status"] in ("crash", "timeout")
-                if result["status"] in KEPT_STATUSES and (result.get("hit") or replay_all):
+                stats.crashed += result.status in (Status.CRASH, Status.TIMEOUT)
+                if result.status in KEPT_STATUSES and (result.hit or replay_all):
                     kept.append(_Kept(statements, result))
             stats.kept += len(kept)
             self.compare(replayer.finish())
@@ -472,24 +472,24 @@ class _Session:
         Observations are dropped afterwards: only the mismatching sequences keep theirs.
         """
         for kept in replayed:
-            masked = unstable_keys(kept.explored["obs"], kept.replayed_base["obs"])
+            assert kept.replayed_base is not None and kept.replayed_head is not None
+            masked = unstable_keys(kept.explored.observations, kept.replayed_base.observations)
             self.report.stats.masked_keys += len(masked)
             mismatch = first_mismatch(kept.replayed_base, kept.replayed_head, masked)
             if mismatch is None:
-                kept.explored = kept.replayed_base = kept.replayed_head = {}
+                for result in (kept.explored, kept.replayed_base, kept.replayed_head):
+                    result.forget_observations()
                 continue
-            key = parse_key(mismatch.key)
-            # the key's shape without statement numbers: same observation, other sequence
-            role = "result" if key.observes_result else "argument"
-            shape = "!" if key.is_exception else role + key.suffix
-            group = (kind_of(mismatch), kept.statements[key.statement]["op"], shape)
+            key = ObservationKey.parse(mismatch.key)
+            # the key without statement numbers: same observation, other sequence
+            group = (kind_of(mismatch), kept.statements[key.statement]["op"], key.observation)
             self.groups.setdefault(group, []).append((kept, mismatch))
 
     def _location(self, statement: int, shown: Shown) -> _Location:
         """The first changed line the differing statement executed (head first), else the
         target's unit; with the index of the diff hunk that line belongs to."""
         for side, result, checkout in (("head", shown.head, self.head), ("base", shown.base, self.base)):
-            lines = sorted((file, line) for s, file, line in result.get("covered", []) if s == statement)
+            lines = sorted((file, line) for s, file, line in result.lines.covered if s == statement)
             if lines:
                 file, line = lines[0]
                 path = _relative(file, checkout)

@@ -2,7 +2,8 @@
 
 The host never imports project code. Each worker runs `generator/worker/boot.py` under the
 project's interpreter with a fixed PYTHONHASHSEED, in a temporary working directory, with
-the checkout's import roots on its path.
+the checkout's import roots on its path. The messages are those of `worker/protocol.py`;
+replies are decoded here, once, into its types (`SequenceResult`, `ExecutedLines`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .model import ChangeSet, Checkout, SetupError
+from .worker.protocol import PROTOCOL, ExecutedLines, RunRequest, SequenceResult
 
 BOOT = Path(__file__).parent / "worker" / "boot.py"
 INIT_TIMEOUT = 120.0
@@ -63,12 +65,15 @@ class Worker:
         units, lines = _change_maps(checkout, changes, side)
         try:
             reply = self.request({
-                "cmd": "init", "roots": [str(r) for r in checkout.import_roots],
+                "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
                 "modules": list(changes.modules), "units": units, "lines": lines,
                 "coverage_path": _coverage_only_path(self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,
                 "memory_mb": options.memory_mb,
             }, timeout=INIT_TIMEOUT)
+        except SetupError:
+            self.close()
+            raise
         except WorkerError as exc:
             exited = self._process.poll()
             detail = self._stderr_tail().splitlines()[-1]
@@ -82,7 +87,7 @@ class Worker:
                              "project's dependencies") from None
         self.catalog: dict = reply["catalog"]
         self.unwrapped: list[str] = reply.get("unwrapped", [])  # changed units without hit detection
-        self.at_import: dict = reply.get("at_import", {})  # coverage of the changed files by the import
+        self.at_import = ExecutedLines.from_json(reply.get("at_import", {}))  # what the imports ran
         coverage = reply.get("coverage", {})
         self.coverage_version: str | None = coverage.get("version")
         self.coverage_error: str | None = coverage.get("error")
@@ -111,18 +116,21 @@ class Worker:
             raise WorkerError(f"{self.side} worker exited: {self._stderr_tail()}")
         reply = json.loads(line)
         if not reply.get("ok"):
+            if reply.get("protocol", PROTOCOL) != PROTOCOL:
+                raise SetupError(f"the difforacle worker speaks {reply['protocol']!r}, not {PROTOCOL!r}: "
+                                 "reinstall difforacle (its files are from two versions)")
             detail = f"{reply.get('error')}\n{reply.get('traceback', '')}"
             raise WorkerError(f"{self.side} worker failed: {detail}")
         return reply
 
     def run(self, sequences: Sequence[list[dict]], random_seed: int, *, isolate: bool = False,
             callees: bool = False, lines: bool = False, fields: bool = False,
-            disabled_observers: Sequence[str] = ()) -> list[dict]:
-        reply = self.request({"cmd": "run", "sequences": list(sequences), "random_seed": random_seed,
-                              "isolate": isolate, "callees": callees, "lines": lines, "fields": fields,
-                              "disabled_observers": list(disabled_observers)},
-                             timeout=RUN_TIMEOUT + self.sequence_timeout * len(sequences))
-        return reply["results"]
+            disabled_observers: Sequence[str] = ()) -> list[SequenceResult]:
+        request: RunRequest = {"cmd": "run", "sequences": list(sequences), "random_seed": random_seed,
+                               "isolate": isolate, "callees": callees, "lines": lines, "fields": fields,
+                               "disabled_observers": list(disabled_observers)}
+        reply = self.request(dict(request), timeout=RUN_TIMEOUT + self.sequence_timeout * len(sequences))
+        return [SequenceResult.from_json(record) for record in reply["results"]]
 
     def close(self) -> None:
         process = getattr(self, "_process", None)

@@ -25,6 +25,7 @@ from .fuzz import fuzz_literal
 from .guidance import Bloodhound, UnitQuota
 from .novelty import FieldNovelty
 from .values import ValueGenerator, type_from_name
+from .worker.protocol import SequenceResult, Status, digest_key, exception_key
 from .worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
 
 MAX_LENGTH = 12
@@ -223,45 +224,45 @@ class Explorer:
             made += 1
             yield statements
 
-    def feedback(self, statements: list[dict], result: dict) -> None:
+    def feedback(self, statements: list[dict], result: SequenceResult) -> None:
         """Pool the values of a normally-ended sequence whose states are new.
 
         An operation that hangs or kills its process a few times is dropped: each such
         sequence costs a whole timeout, and Randoop treats them as illegal anyway.
         """
-        if result.get("status") in ("timeout", "crash", "skipped") and statements:
-            op_id = result.get("skipped_op") or statements[min(result.get("n", 0), len(statements) - 1)]["op"]
+        if result.status in (Status.TIMEOUT, Status.CRASH, Status.SKIPPED) and statements:
+            op_id = result.skipped_operation or statements[min(result.executed, len(statements) - 1)]["op"]
             self._timeouts[op_id] = self._timeouts.get(op_id, 0) + 1
             op = self._by_id.get(op_id)
             if self._timeouts[op_id] == (1 if op is not None and not op.params else MAX_TIMEOUTS):
                 tiers = (self.focus, self.related, self.builders)
                 self.focus, self.related, self.builders = ([op for op in t if op.id != op_id] for t in tiers)
-        if self.timed and self._quota is not None and statements and result.get("ms") is not None:
+        if self.timed and self._quota is not None and statements and result.milliseconds is not None:
             for unit in self._units_of.get(statements[-1]["op"], ()):
-                self._quota.observe(unit, float(result["ms"]))
-        if result.get("status") == "exception" and statements:
+                self._quota.observe(unit, float(result.milliseconds))
+        if result.status == Status.EXCEPTION and statements:
             self._learn_past_the_boundary(statements, result)
-        if result.get("status") != "ok" or not statements:
+        if result.status != Status.OK or not statements:
             return
         if self.bloodhound.success(statements[-1]["op"]):
             self.bloodhound.refresh(self._uncovered())
-        types = result.get("types", [])
+        types = result.types
         self._learn_arguments(statements[-1], types)
         self._learn_return(statements[-1]["op"], types[-1] if len(types) == len(statements) else [])
         novelty = self.novelty is not None
-        if novelty and not self.novelty.add(result.get("fields", ())):
+        if novelty and not self.novelty.add(result.fields or ()):
             return  # no new (field, source, target) triple: redundant, not extended
         last = len(statements) - 1
         entry_statements = tuple(statements)
-        digests = result.get("digests", {})
-        cost = float(result.get("ms", 1.0)) if self.timed else 1.0
-        if result.get("reusable") and result["reusable"][-1] and len(types) > last:
-            digest = None if novelty else digests.get(str(last), "")
+        digests = result.digests
+        cost = float(result.milliseconds if result.milliseconds is not None else 1.0) if self.timed else 1.0
+        if result.reusable and result.reusable[-1] and len(types) > last:
+            digest = None if novelty else digests.get(digest_key(last, last), "")
             self.pools.add(PoolEntry(entry_statements, last, cost), types[last], digest)
         for arg in statements[-1]["args"]:
             ref = arg.get("ref")
-            if ref is not None and ref < len(types) and f"{last}/{ref}" in digests:
-                digest = None if novelty else digests[f"{last}/{ref}"]
+            if ref is not None and ref < len(types) and digest_key(last, ref) in digests:
+                digest = None if novelty else digests[digest_key(last, ref)]
                 self.pools.add(PoolEntry(entry_statements, ref, cost), types[ref], digest)
 
     def _learn_return(self, op_id: str, mro: list[str]) -> None:
@@ -274,14 +275,14 @@ class Explorer:
             if op_id not in returned and len(returned) < WORKED_LIMIT:
                 returned.append(op_id)
 
-    def _learn_past_the_boundary(self, statements: list[dict], result: dict) -> None:
+    def _learn_past_the_boundary(self, statements: list[dict], result: SequenceResult) -> None:
         """A call that raised anything but a TypeError or AttributeError accepted its arguments'
         types at the call boundary (the error is about a value, deeper in): learn those types,
         not the values."""
-        failed = result.get("n", 0)
-        leaf = result.get("obs", {}).get(f"{failed}/!")
+        failed = result.executed
+        leaf = result.observations.get(exception_key(failed))
         if failed < len(statements) and leaf and leaf[0] == "E" and leaf[1] not in BOUNDARY_ERRORS:
-            self._learn_arguments(statements[failed], result.get("types", []), values=False)
+            self._learn_arguments(statements[failed], result.types, values=False)
 
     def _learn_arguments(self, statement: dict, types: list[list[str]], values: bool = True) -> None:
         """Remember what a call was given: literal values that worked (`values`: it ran normally),

@@ -32,10 +32,10 @@ from typing import Literal
 
 from .catalog import Operation
 from .compare import Mismatch, is_lost, leaf_text
-from .keys import Token, parse_key
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
 from .worker.literals import input_files, modules_used
 from .worker.literals import source as literal_source
+from .worker.protocol import ObservationKey, Step
 
 __all__ = ["Pin", "Unpinnable", "can_pin", "render_test", "test_name"]
 
@@ -121,7 +121,7 @@ def render_test(statements: list[dict], operations: dict[str, Operation], mismat
     """
     if pin not in ("base", "head"):
         raise ValueError(f"pin must be 'base' or 'head', not {pin!r}")
-    last = parse_key(mismatch.key).statement
+    last = ObservationKey.parse(mismatch.key).statement
     statements = statements[: last + 1]
     needed = _referenced(statements, mismatch)
     probe = _Imports()  # first pass: which names the imports bind, so that no variable shadows one
@@ -156,7 +156,7 @@ def _format(source: str) -> str:
 def _body(statements: list[dict], operations: dict[str, Operation], mismatch: Mismatch, pin: Pin,
           names: dict[int, str], imports: _Imports) -> list[str]:
     last = len(statements) - 1
-    as_value = parse_key(mismatch.key).observes_result
+    as_value = ObservationKey.parse(mismatch.key).observes_result
     body: list[str] = []
     for index, statement in enumerate(statements):
         call = _call_source(statement, operations, names, imports, as_value and index == last)
@@ -171,7 +171,7 @@ def _body(statements: list[dict], operations: dict[str, Operation], mismatch: Mi
 
 def _referenced(statements: list[dict], mismatch: Mismatch) -> set[int]:
     refs = {a["ref"] for s in statements for a in (*s["args"], *s["kwargs"].values()) if "ref" in a}
-    var = parse_key(mismatch.key).var
+    var = ObservationKey.parse(mismatch.key).variable
     if var is not None:
         refs.add(var)
     return {r for r in refs if r < len(statements)}
@@ -233,7 +233,7 @@ def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, impor
     note = _comment_text(f"{'head' if pin == 'base' else 'base'}: {_describe(other, pinned)}")
     if is_lost(pinned):
         raise Unpinnable(f"the call does not end on {pin}: {leaf_text(pinned)}")
-    key = parse_key(mismatch.key)
+    key = ObservationKey.parse(mismatch.key)
     if key.is_exception:
         if pinned is None:  # returns normally here, raises there: the call alone must not raise
             return [f"# {note}", call]
@@ -245,10 +245,10 @@ def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, impor
         if pinned[0] != "E" or len(pinned) < 3:
             raise Unpinnable(f"not an exception: {pinned}")
         return [f"# {note}", *_raises(pinned, other, call, imports)]
-    value_name = names.get(key.var, "result")  # type: ignore[arg-type]
+    value_name = names.get(key.variable, "result")  # type: ignore[arg-type]
     prefix = [f"{value_name} = {call}"] if key.observes_result else [call]
-    expression, owner = _expression(value_name, key.tokens)
-    last = key.tokens[-1] if key.tokens else None
+    expression, owner = _expression(value_name, key.steps)
+    last = key.steps[-1] if key.steps else None
     if pinned is None:
         return [*prefix, _absent(owner, last, note)]
     if pinned[0] == "E":
@@ -261,7 +261,7 @@ def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, impor
     return [*prefix, f"assert {check}, {note!r}"]
 
 
-def _other_check(x: str, other: list | None, pinned: list, last: Token | None) -> str | None:
+def _other_check(x: str, other: list | None, pinned: list, last: Step | None) -> str | None:
     """The check the other side's leaf would get (None if it has none)."""
     if other is None or other[0] in ("E", "API"):
         return None
@@ -299,7 +299,7 @@ def _comment_text(text: str) -> str:
     return text if len(text) <= NOTE_LIMIT else text[: NOTE_LIMIT - 3] + "..."
 
 
-def _expression(name: str, tokens: tuple[Token, ...]) -> tuple[str, str]:
+def _expression(name: str, tokens: tuple[Step, ...]) -> tuple[str, str]:
     """Python source over `name` for a key's tokens (`.a:b[0]@len`), and that of its owner."""
     expression = owner = name
     for token in tokens:
@@ -315,7 +315,7 @@ def _expression(name: str, tokens: tuple[Token, ...]) -> tuple[str, str]:
     return expression, owner
 
 
-def _absent(owner: str, last: Token | None, note: str) -> str:
+def _absent(owner: str, last: Step | None, note: str) -> str:
     """The pinned side has no such observation: only an attribute's absence can be asserted."""
     if last is None or last.kind not in ("attr", "property", "call"):
         raise Unpinnable("the pinned side lacks an observation that no hasattr() can express")
@@ -367,7 +367,7 @@ def _regex_literal(pattern: str) -> str:
     return repr(pattern)
 
 
-def _full_check(x: str, leaf: list, other: list | None, last: Token | None, imports: _Imports) -> str:
+def _full_check(x: str, leaf: list, other: list | None, last: Step | None, imports: _Imports) -> str:
     """`_check`, led by a type test when the other side's value has another type."""
     check = _check(x, leaf, other, last, imports)
     if check is None:
@@ -411,7 +411,7 @@ def _numerically_equal(a: list, b: list) -> bool:
     return x is None or y is None or x == y
 
 
-def _check(x: str, leaf: list, other: list | None, last: Token | None, imports: _Imports) -> str | None:
+def _check(x: str, leaf: list, other: list | None, last: Step | None, imports: _Imports) -> str | None:
     """A boolean expression true exactly when `x` matches the leaf, or None if none exists."""
     tag = leaf[0]
     if last is not None and last.kind == "wrap" and last.text in ("str", "repr") and tag in ("s", "s~"):

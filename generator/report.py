@@ -18,7 +18,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from generator.model import Allocation, Coverage, Difference, Report, Stats
+from .model import Allocation, Coverage, Difference, Report, Stats
 
 SCHEMA_ID = "difforacle.report/1"
 
@@ -102,7 +102,7 @@ def _stats_to_json(stats: Stats) -> dict:
 
 def load_schema(name: str = "report-1.json") -> dict:
     """A shipped JSON Schema (default `difforacle.report/1`) from the package data, a fresh copy each call."""
-    text = (files("generator") / "schemas" / name).read_text(encoding="utf-8")
+    text = (files("difforacle.generator") / "schemas" / name).read_text(encoding="utf-8")
     return json.loads(text)
 
 

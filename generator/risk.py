@@ -41,8 +41,8 @@ import git
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from generator.changes import MODULE, Span, diff_lines, parse_spans, python_path
-from generator.model import Unit
+from .changes import MODULE, Span, diff_lines, parse_spans, python_path
+from .model import Unit
 
 UnitKey = tuple[str, str]  # (repository-relative posix path, qualname)
 _U = TypeVar("_U", Unit, UnitKey)

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import git
 
-from generator.model import Checkout, SetupError
+from .model import Checkout, SetupError
 
 # Folders and files that hold code nobody imports as part of the package under test.
 _NON_IMPORTABLE_DIRS = frozenset({"tests", "test", "docs", "examples", "benchmarks"})

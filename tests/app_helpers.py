@@ -41,10 +41,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: tests/ is on the path, the project may not be
     sys.path.insert(0, str(ROOT))
 
-from bot.app.model import PullRequestJob  # noqa: E402
-from bot.app.queue import JobQueue  # noqa: E402
-from bot.app.state import JobState  # noqa: E402
-from bot.app.webhook import signature  # noqa: E402
+from difforacle.bot.app.model import PullRequestJob  # noqa: E402
+from difforacle.bot.app.queue import JobQueue  # noqa: E402
+from difforacle.bot.app.state import JobState  # noqa: E402
+from difforacle.bot.app.webhook import signature  # noqa: E402
 
 if TYPE_CHECKING:
     from fake_github import CheckRun, FakeGitHub, IssueComment, Review
@@ -234,8 +234,8 @@ class AppProcess:
         self.log_path = log_path
         self._log = log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot", "app", "run", "--host", "127.0.0.1", "--port", "0"], cwd=ROOT,
-            env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+            [sys.executable, "-m", "difforacle.bot", "app", "run", "--host", "127.0.0.1", "--port", "0"],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
         self.url = ""
         try:
             wait_for(self._listening, timeout=start_timeout, what="the App to listen")
@@ -333,8 +333,8 @@ def published_on(fake: FakeGitHub, full_name: str, number: int, login: str) -> P
 
 
 def _consumer(args: argparse.Namespace) -> int:
-    from bot.app.command import configure_logging, run_worker
-    from bot.app.settings import load_settings
+    from difforacle.bot.app.command import configure_logging, run_worker
+    from difforacle.bot.app.settings import load_settings
 
     configure_logging()
     settings = load_settings()
@@ -344,8 +344,8 @@ def _consumer(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from bot.app import command
-    from generator.model import SetupError
+    from difforacle.bot.app import command
+    from difforacle.generator.model import SetupError
 
     parser = argparse.ArgumentParser(prog="difforacle")
     command.add_parser(parser.add_subparsers(dest="command"))

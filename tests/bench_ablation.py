@@ -31,9 +31,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
-from generator.components import NAMES  # noqa: E402
+from checkout_code import use_this_checkout  # noqa: E402
+
+use_this_checkout()
+
+from difforacle.generator.components import NAMES  # noqa: E402
 
 BENCH = HERE.parents[2] / "shared" / "bench"  # beside the project's checkout; --bench elsewhere
 HARNESS_PYTHON = Path("~/.cache/pr-regression-bench/harness/bin/python").expanduser()

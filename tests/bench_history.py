@@ -22,9 +22,13 @@ from pathlib import Path
 
 import git
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generator.risk import score_history
+from checkout_code import use_this_checkout
+
+use_this_checkout()
+
+from difforacle.generator.risk import score_history  # noqa: E402
 
 MODULES, FUNCTIONS = 20, 15
 AUTHORS = [f"dev{n}" for n in range(12)]

@@ -25,9 +25,13 @@ from pathlib import Path
 
 # The harness drops PYTHONPATH: run the code of the checkout this script lives in (a worktree
 # pinned to one commit), not whatever an editable install points at.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bot.cli import main as difforacle_main
+from checkout_code import use_this_checkout
+
+use_this_checkout()
+
+from difforacle.bot.cli import main as difforacle_main  # noqa: E402
 
 
 def run_and_keep(argv: list[str]) -> int:

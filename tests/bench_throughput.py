@@ -19,9 +19,13 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generator import Options, analyze
+from checkout_code import use_this_checkout
+
+use_this_checkout()
+
+from difforacle.generator import Options, analyze  # noqa: E402
 
 CACHE = Path(os.environ.get("BENCH_CACHE", Path.home() / ".cache" / "pr-regression-bench"))
 DEFAULT_CORPUS = CACHE / "corpus"

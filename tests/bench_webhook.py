@@ -29,10 +29,12 @@ from app_helpers import ROOT, SECRET, headers, pull_event, sha
 
 
 def server_command(port: int) -> list[str]:
-    """`python -m bot app serve` once bot/cli.py registers it, else the tests' equivalent."""
-    probe = subprocess.run([sys.executable, "-m", "bot", "app", "--help"], capture_output=True, cwd=ROOT)
+    """`python -m difforacle.bot app serve` once bot/cli.py registers it, else the tests' equivalent."""
+    probe = subprocess.run([sys.executable, "-m", "difforacle.bot", "app", "--help"], capture_output=True,
+                           cwd=ROOT)
     if probe.returncode == 0:
-        return [sys.executable, "-m", "bot", "app", "serve", "--host", "127.0.0.1", "--port", str(port)]
+        return [sys.executable, "-m", "difforacle.bot", "app", "serve", "--host", "127.0.0.1",
+                "--port", str(port)]
     return [sys.executable, str(ROOT / "tests" / "app_helpers.py"), "serve", "--port", str(port)]
 
 

@@ -19,7 +19,7 @@ from typing import NoReturn
 import git
 import pytest
 
-from generator import Options, Report, SetupError, analyze
+from difforacle.generator import Options, Report, SetupError, analyze
 
 Files = dict[str, str | bytes | None]
 
@@ -125,9 +125,9 @@ def run_pytest_file(test_source: str, folder: Path, pythonpath: Path) -> subproc
 
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """`python -m bot <args>` in a subprocess, as a user would run it."""
+    """`python -m difforacle.bot <args>` in a subprocess, as a user would run it."""
     env = {**os.environ, **GIT_ENV}
-    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "difforacle.bot", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -178,7 +178,7 @@ def docker_client():  # -> docker.DockerClient (imported lazily: most tests need
 @pytest.fixture(scope="session")
 def sandbox_image(docker_client) -> str:
     """TEST_IMAGE built from this tree on the debootstrap base; reused while the sources are unchanged."""
-    from bot.app.image import default_source, ensure_base_image, ensure_image
+    from difforacle.bot.app.image import default_source, ensure_base_image, ensure_image
 
     def log(line: str) -> None:
         print(line, file=sys.stderr)

@@ -11,14 +11,14 @@ import git
 import pytest
 from fake_github import FakeGitHub
 
-from bot.action_command import apply_config, pull_request_from_event, run
-from bot.cli import main
-from bot.config import Config, FloatPolicy
-from bot.github_client import Retries
-from bot.summary import SUMMARY_MARKER
-from generator.demo import build_demo_repo
-from generator.model import SetupError
-from generator.report import validate_report
+from difforacle.bot.action_command import apply_config, pull_request_from_event, run
+from difforacle.bot.cli import main
+from difforacle.bot.config import Config, FloatPolicy
+from difforacle.bot.github_client import Retries
+from difforacle.bot.summary import SUMMARY_MARKER
+from difforacle.generator.demo import build_demo_repo
+from difforacle.generator.model import SetupError
+from difforacle.generator.report import validate_report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 FAST = Retries(total=2, backoff_factor=0, secondary_rate_wait=0, seconds_between_requests=0,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.config import INPUT_ENV
+from difforacle.bot.config import INPUT_ENV
 
 ACTION = Path(__file__).resolve().parent.parent / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")

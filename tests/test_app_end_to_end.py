@@ -26,10 +26,10 @@ from app_helpers import (
 from conftest import TEST_IMAGE, RepoBuilder, make_pr, service_unavailable
 from fake_github import FakeGitHub, git_files
 
-from bot.app.queue import make_huey
-from bot.app.sandbox import SandboxUnavailable, select_sandbox
-from bot.app.state import JobState
-from bot.summary import REVIEW_MARKER, SUMMARY_MARKER
+from difforacle.bot.app.queue import make_huey
+from difforacle.bot.app.sandbox import SandboxUnavailable, select_sandbox
+from difforacle.bot.app.state import JobState
+from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
 
 OWNER, NAME, NUMBER = "octo", "clock", 12
 FULL_NAME = f"{OWNER}/{NAME}"
@@ -146,7 +146,8 @@ def test_a_pull_request_is_tested_published_once_and_updated_on_push(tmp_path: P
 
         log = app.log()
         assert "Traceback" not in log and " ERROR " not in log, log
-        assert log.count("Executing bot.app.queue.difforacle.run_job") == 2, log  # opened, pushed: no other
+        # opened, pushed: no other
+        assert log.count("Executing difforacle.bot.app.queue.difforacle.run_job") == 2, log
         for token, identity in fake.tokens.items():  # the installation tokens never reach the log
             if identity.installation_id is not None:
                 assert token not in log

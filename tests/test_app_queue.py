@@ -40,14 +40,14 @@ from app_helpers import (
 from conftest import service_unavailable
 from huey import RedisHuey, SqliteHuey
 
-from bot.app import command
-from bot.app import state as state_module
-from bot.app.model import PullRequestJob
-from bot.app.queue import MAX_RECOVERIES, JobQueue, Recovery, describe_queue, make_huey
-from bot.app.settings import AppSettings, load_settings
-from bot.app.state import JobState, LockTimeout
-from bot.app.webhook import create_app
-from generator.model import SetupError
+from difforacle.bot.app import command
+from difforacle.bot.app import state as state_module
+from difforacle.bot.app.model import PullRequestJob
+from difforacle.bot.app.queue import MAX_RECOVERIES, JobQueue, Recovery, describe_queue, make_huey
+from difforacle.bot.app.settings import AppSettings, load_settings
+from difforacle.bot.app.state import JobState, LockTimeout
+from difforacle.bot.app.webhook import create_app
+from difforacle.generator.model import SetupError
 
 REDIS_URL = "redis://127.0.0.1:6379/13"  # a database of its own; the keys also carry a unique queue name
 
@@ -468,7 +468,7 @@ def test_command_arguments(capsys: pytest.CaptureFixture) -> None:
 
 
 def test_the_cli_runs_the_app_commands(tmp_path: Path) -> None:
-    from bot.cli import build_parser
+    from difforacle.bot.cli import build_parser
 
     commands = next(action for action in build_parser()._actions
                     if isinstance(action, argparse._SubParsersAction))
@@ -476,8 +476,8 @@ def test_the_cli_runs_the_app_commands(tmp_path: Path) -> None:
                                                           ._group_actions[0].choices)
     env = {**os.environ, "DIFFORACLE_DATA_DIR": str(tmp_path)}
     env.pop("DIFFORACLE_WEBHOOK_SECRET", None)
-    result = subprocess.run([sys.executable, "-m", "bot", "app", "worker"], env=env, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-m", "difforacle.bot", "app", "worker"], env=env,
+                            capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "DIFFORACLE_APP_ID" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 

@@ -17,9 +17,9 @@ from fake_github import FakeGitHub
 from flask import Flask
 from flask.testing import FlaskClient
 
-from bot.app.installation import AppAccess
-from bot.app.registration import registration_blueprint
-from bot.app.settings import AppSettings, load_settings
+from difforacle.bot.app.installation import AppAccess
+from difforacle.bot.app.registration import registration_blueprint
+from difforacle.bot.app.settings import AppSettings, load_settings
 
 FORM = re.compile(r'<form method="post" action="([^"]+)">'
                   r'<input type="hidden" name="manifest" value="([^"]+)">')

@@ -25,13 +25,19 @@ import pytest
 from conftest import TEST_IMAGE, RepoBuilder, make_pr, service_unavailable
 from fake_github import FakeGitHub
 
-from bot.app.installation import TOKEN_PERMISSIONS, AppAccess
-from bot.app.model import PullRequestJob
-from bot.app.runner import JobOutcome, last_error_line, package_index_environment, run_job, sweep_stale_work
-from bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUnavailable, select_sandbox
-from bot.app.settings import AppSettings
-from bot.github_client import Retries
-from bot.summary import REVIEW_MARKER, SUMMARY_MARKER
+from difforacle.bot.app.installation import TOKEN_PERMISSIONS, AppAccess
+from difforacle.bot.app.model import PullRequestJob
+from difforacle.bot.app.runner import (
+    JobOutcome,
+    last_error_line,
+    package_index_environment,
+    run_job,
+    sweep_stale_work,
+)
+from difforacle.bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUnavailable, select_sandbox
+from difforacle.bot.app.settings import AppSettings
+from difforacle.bot.github_client import Retries
+from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
 
 OWNER, NAME, NUMBER = "octo", "shop", 7
 FAST = Retries(total=3, backoff_factor=0, secondary_rate_wait=0, seconds_between_requests=0,

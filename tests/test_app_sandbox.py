@@ -29,7 +29,7 @@ import pytest
 from conftest import GIT_ENV, TEST_IMAGE, RepoBuilder, make_pr, service_unavailable
 from hostile_project import PROJECT, write_project
 
-from bot.app.sandbox import (
+from difforacle.bot.app.sandbox import (
     SANDBOX_HOME,
     Limits,
     Mount,
@@ -369,7 +369,7 @@ def test_a_missing_image_is_named_with_how_to_build_it(docker_client) -> None:
 
 
 def test_leftover_containers_of_a_dead_worker_are_removed(sandbox_image: str, docker_client) -> None:
-    from bot.app.sandbox_docker import LABEL, DockerSandbox
+    from difforacle.bot.app.sandbox_docker import LABEL, DockerSandbox
 
     left = docker_client.containers.run(sandbox_image, ["true"], detach=True, labels={LABEL: "gone:1"},
                                         network_mode="none")
@@ -386,7 +386,9 @@ NON_ROOT_UID = 10002  # a worker's own uid (not the sandbox uid a root worker ha
 NON_ROOT_PROBE = """
 import json, sys
 from pathlib import Path
-from bot.app.sandbox import Limits, Mount, SandboxRequest, select_sandbox
+from checkout_code import use_this_checkout
+use_this_checkout()
+from difforacle.bot.app.sandbox import Limits, Mount, SandboxRequest, select_sandbox
 from hostile_project import PROJECT
 project, out = Path(sys.argv[1]), Path(sys.argv[2])
 sandbox = select_sandbox("bubblewrap", "unused")

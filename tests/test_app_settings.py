@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.settings import CREDENTIALS_FILE, DEFAULT_API_URL, load_settings
-from generator.model import SetupError
+from difforacle.bot.app.settings import CREDENTIALS_FILE, DEFAULT_API_URL, load_settings
+from difforacle.generator.model import SetupError
 
 
 def test_defaults_use_an_embedded_sqlite_queue_in_the_data_dir(tmp_path: Path) -> None:

@@ -22,12 +22,12 @@ import pytest
 from app_helpers import ROOT, SECRET, Recorder, drain, fixture, headers, pull_event, sha
 from flask import Blueprint
 
-from bot.app.events import BadPayload, route
-from bot.app.model import PullRequestJob
-from bot.app.queue import JobQueue
-from bot.app.settings import AppSettings, load_settings
-from bot.app.state import JobState
-from bot.app.webhook import create_app, signature, verify_signature
+from difforacle.bot.app.events import BadPayload, route
+from difforacle.bot.app.model import PullRequestJob
+from difforacle.bot.app.queue import JobQueue
+from difforacle.bot.app.settings import AppSettings, load_settings
+from difforacle.bot.app.state import JobState
+from difforacle.bot.app.webhook import create_app, signature, verify_signature
 
 OPENED = fixture("pull_request.opened")
 OPENED_HEAD = OPENED["pull_request"]["head"]["sha"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.catalog import (
+from difforacle.generator.catalog import (
     Catalog,
     Operation,
     Parameter,
@@ -18,8 +18,8 @@ from generator.catalog import (
     operations_reaching,
     read_sources,
 )
-from generator.model import ChangeSet, FileChange, Unit
-from generator.worker.introspect import build_catalog
+from difforacle.generator.model import ChangeSet, FileChange, Unit
+from difforacle.generator.worker.introspect import build_catalog
 
 MOD = "durations"
 SOURCE = textwrap.dedent('''

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.changed_lines import ChangedLines
-from generator.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.changed_lines import ChangedLines
+from difforacle.generator.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.worker.protocol import ExecutedLines
 
 SOURCE = '''\
 """Module."""
@@ -35,14 +36,14 @@ def test_only_executable_head_lines_count_and_runs_cover_them(tmp_path: Path) ->
     assert lines.pending("head") and lines.pending("base")  # base: the modified line 7
     assert lines.report().changed_lines == 2  # each file once, on head (its primary side)
     assert lines.report().sides["base"].uncovered == {"pkg/mod.py": [7]}
-    lines.add("head", [{"covered": [[0, head_file, 7]]}])
+    lines.add("head", [ExecutedLines(covered=[(0, head_file, 7)])])
     report = lines.report()
     assert (report.changed_lines_covered, report.uncovered) == (1, {"pkg/mod.py": [8]})
     lines.add_lines("head", [(head_file, 8)])  # e.g. run while importing
     assert lines.report().uncovered == {}
     assert lines.pending("head")  # the branches out of line 7 are not taken yet
     assert lines.report().sides["head"].uncovered_branches == {"pkg/mod.py": [[7, 8], [7, 9]]}
-    lines.add("head", [{"arcs": [[head_file, 7, 8], [head_file, 7, 9]]}])
+    lines.add("head", [ExecutedLines(arcs=[(head_file, 7, 8), (head_file, 7, 9)])])
     assert not lines.pending("head")
     assert lines.report().changed_branches_covered == lines.report().changed_branches == 2
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import RepoBuilder
 
-from generator.changes import compute_changes
-from generator.model import ChangeSet, FileChange, SetupError, Unit
-from generator.workspace import checkouts
+from difforacle.generator.changes import compute_changes
+from difforacle.generator.model import ChangeSet, FileChange, SetupError, Unit
+from difforacle.generator.workspace import checkouts
 
 MOD = """\
 import os

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from generator.compare import Mismatch, first_mismatch, kind_of, leaf_text, leaves_equal, unstable_keys
+from difforacle.generator.compare import (
+    Mismatch,
+    first_mismatch,
+    kind_of,
+    leaf_text,
+    leaves_equal,
+    unstable_keys,
+)
+from difforacle.generator.worker.protocol import SequenceResult
 
 
-def run(obs: dict, *, lost: bool = False, n: int | None = None) -> dict:
+def run(obs: dict, *, lost: bool = False, n: int | None = None) -> SequenceResult:
     result: dict = {"status": "ok", "obs": obs}
     if lost:
         result.update(status="crash", lost=True, n=n or 0)
-    return result
+    return SequenceResult.from_json(result)
 
 
 # ---------------------------------------------------------------- leaves_equal

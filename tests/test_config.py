@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import (
+from difforacle.bot.config import (
     FAIL_ON,
     INPUT_ENV,
     Config,
@@ -24,8 +24,8 @@ from bot.config import (
     merge,
     schema_validator,
 )
-from generator.budget_plan import ALLOCATIONS
-from generator.compare import ABS_TOL, REL_TOL
+from difforacle.generator.budget_plan import ALLOCATIONS
+from difforacle.generator.compare import ABS_TOL, REL_TOL
 
 FULL = """\
 [project]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.constants import (
+from difforacle.generator.constants import (
     Constants,
     literal_constants,
     mine_constants,
@@ -20,8 +20,8 @@ from generator.constants import (
     regex_examples,
     tf_idf_weights,
 )
-from generator.values import ValueGenerator
-from generator.worker.literals import decode
+from difforacle.generator.values import ValueGenerator
+from difforacle.generator.worker.literals import decode
 
 
 def _mined(source: str) -> list[list]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import RepoBuilder, make_pr, run_analyze
 
-from generator.report import render_markdown, report_to_json, validate_report
+from difforacle.generator.report import render_markdown, report_to_json, validate_report
 
 BASE = '''\
 _SENTINEL = object()

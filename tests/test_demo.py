@@ -11,7 +11,7 @@ from pathlib import Path
 import git
 import pytest
 
-from generator.demo import DEMO_DESCRIPTION, build_demo_repo
+from difforacle.generator.demo import DEMO_DESCRIPTION, build_demo_repo
 
 _PROBE = textwrap.dedent(
     """

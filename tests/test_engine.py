@@ -19,8 +19,8 @@ from conftest import (
     run_pytest_file,
 )
 
-from generator import Options, Report, analyze
-from generator.model import Difference
+from difforacle.generator import Options, Report, analyze
+from difforacle.generator.model import Difference
 
 # ---------------------------------------------------------------- helpers
 

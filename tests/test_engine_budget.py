@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from generator.engine import CONFIRM_OVERRUN, REPRODUCE_SECONDS, Options, _Session
-from generator.model import Report
+from difforacle.generator.engine import CONFIRM_OVERRUN, REPRODUCE_SECONDS, Options, _Session
+from difforacle.generator.model import Report
 
 
 def _session(budget: float, elapsed: float, max_sequences: int | None = None) -> _Session:

@@ -9,10 +9,11 @@ from collections.abc import Iterable
 
 import pytest
 
-from generator.catalog import Catalog
-from generator.components import Components
-from generator.explore import MAX_LENGTH, Explorer, PoolEntry, Pools
-from generator.values import Constants, ValueGenerator
+from difforacle.generator.catalog import Catalog
+from difforacle.generator.components import Components
+from difforacle.generator.explore import MAX_LENGTH, Explorer, PoolEntry, Pools
+from difforacle.generator.values import Constants, ValueGenerator
+from difforacle.generator.worker.protocol import SequenceResult
 
 M = "shop"
 INT = ["builtins.int"]
@@ -84,7 +85,7 @@ OWNER_OF_CONSTRUCTOR = {f"{M}:Item": f"{M}.Item", f"{M}:Food": f"{M}.Food", f"{M
 MRO = {f"{M}.Item": [f"{M}.Item"], f"{M}.Food": [f"{M}.Food", f"{M}.Item"], f"{M}.Cart": [f"{M}.Cart"]}
 
 
-def fake_result(statements: list[dict], digest: str, status: str = "ok") -> dict:
+def fake_result(statements: list[dict], digest: str, status: str = "ok") -> SequenceResult:
     """What a worker would answer: each statement's MRO, digests for results and touched objects."""
     types = []
     for s in statements:
@@ -97,8 +98,8 @@ def fake_result(statements: list[dict], digest: str, status: str = "ok") -> dict
             digests[f"{last}/{a['ref']}"] = digest + f"/{a['ref']}"
     # field-coverage triples: a new digest stands for a new object graph
     fields = [f"$result|-|{digest}", *(f"$arg|-|{d}" for d in digests.values())]
-    return {"status": status, "types": types, "digests": digests, "reusable": [True] * len(statements),
-            "fields": fields}
+    return SequenceResult.from_json({"status": status, "types": types, "digests": digests,
+                                     "reusable": [True] * len(statements), "fields": fields})
 
 
 # ---------------------------------------------------------------- determinism and distinctness
@@ -391,8 +392,8 @@ def test_the_detective_learns_factories_from_what_functions_return() -> None:
     ex = _graph_explorer(catalog)
     assert not _with_a_customer(ex.candidates(100))
     call = [{"op": f"{M}:lookup", "args": [{"lit": ["str", "k"]}], "kwargs": {}}]
-    ex.feedback(call, {"status": "ok", "types": [[f"{M}.Customer"]], "digests": {}, "reusable": [False],
-                       "fields": []})  # not pooled (not reusable): only learned as a builder
+    ex.feedback(call, SequenceResult.from_json({"status": "ok", "types": [[f"{M}.Customer"]], "digests": {},
+                                                "reusable": [False], "fields": []}))  # learned, not pooled
     made = _with_a_customer(ex.candidates(100))
     assert made and all(c[0]["op"] == f"{M}:lookup" for c in made)
 
@@ -500,8 +501,9 @@ def test_a_type_is_learned_when_the_call_raised_past_its_boundary(raised: str, l
     ex = Explorer(catalog, ValueGenerator(random.Random(1), Constants()), random.Random(3))
     item = [{"op": f"{M}:Item", "args": [{"lit": ["str", "x"]}, {"lit": ["int", 1]}], "kwargs": {}}]
     shipped = [*item, {"op": f"{M}:ship", "args": [{"ref": 0}, {"lit": ["str", "fragile"]}], "kwargs": {}}]
-    ex.feedback(shipped, {"status": "exception", "n": 1, "types": [[f"{M}.Item"]], "digests": {},
-                          "reusable": [True], "obs": {"1/!": ["E", raised, "no", "builtins"]}})
+    ex.feedback(shipped, SequenceResult.from_json({
+        "status": "exception", "n": 1, "types": [[f"{M}.Item"]], "digests": {}, "reusable": [True],
+        "obs": {"1/!": ["E", raised, "no", "builtins"]}}))
     assert (ex._learned_types.get((f"{M}:ship", "parcel")) == [f"{M}.Item"]) is learned
     assert (f"{M}:ship", "note") not in ex._worked  # a value the call raised on did not work
 
@@ -512,7 +514,8 @@ def test_novelty_pools_only_sequences_that_add_field_triples() -> None:
         for number, triples in enumerate(fields):
             cart = [{"op": f"{M}:Cart", "args": [{"lit": ["int", number]}], "kwargs": {}}]
             result = fake_result(cart, f"cart-{number}")
-            ex.feedback(cart, {**result, "fields": triples})
+            result.fields = triples
+            ex.feedback(cart, result)
         return len(ex.pools.by_type.get(f"{M}.Cart", []))
 
     same_graph = [["Cart.items|0|int:0"], ["Cart.items|0|int:0"], ["Cart.items|0|int:0", "Cart.n|0|None"]]

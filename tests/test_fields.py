@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from generator.executor import Worker, WorkerOptions
-from generator.model import ChangeSet, Checkout, FileChange
-from generator.worker.fields import field_triples, graph_triples
+from difforacle.generator.executor import Worker, WorkerOptions
+from difforacle.generator.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.worker.fields import field_triples, graph_triples
 
 HERE = __name__  # how this module's classes are named in triples
 FIELDS_PY = Path(__file__).parent.parent / "generator" / "worker" / "fields.py"
@@ -235,10 +235,10 @@ def test_worker_returns_fields_only_when_asked(worker: Worker) -> None:
     sequences = [[{"op": "stack:Stack", "args": [], "kwargs": {}}, push],
                  [{"op": "stack:Stack.push", "args": [{"lit": ["int", 1]}], "kwargs": {}}]]
     plain = worker.run(sequences, 0)
-    assert plain[0]["status"] == "ok" and "fields" not in plain[0]
+    assert plain[0].status == "ok" and plain[0].fields is None
     with_fields = worker.run(sequences, 0, fields=True)
-    assert with_fields[0]["fields"] == [
+    assert with_fields[0].fields == [
         "$arg0|-|stack.Stack#0", "$result|-|stack.Stack#0", "builtins.list.[0]|0|int:small",
         "builtins.list.len|0|int:1", "stack.Stack.items|0|builtins.list#0"]
-    assert with_fields[1]["status"] != "ok" and "fields" not in with_fields[1]
-    assert with_fields[0]["obs"] == plain[0]["obs"]  # observations are unchanged by the flag
+    assert with_fields[1].status != "ok" and with_fields[1].fields is None
+    assert with_fields[0].observations == plain[0].observations  # observations are unchanged by the flag

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from conftest import RepoBuilder, export_commit, make_pr, run_analyze, run_pytest_file
 
-from generator.model import FileChange
-from generator.report import report_to_json, validate_report
+from difforacle.generator.model import FileChange
+from difforacle.generator.report import report_to_json, validate_report
 
 # A regression reached only through a noisy, stateful API: the generator's sequences are
 # long, the minimized test must keep only what the difference needs.

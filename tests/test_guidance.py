@@ -8,7 +8,15 @@ from collections import Counter
 
 import pytest
 
-from generator.guidance import ALPHA, MIN_COST, REFRESH_EVERY, Bloodhound, P, UnitQuota, uncovered_ratios
+from difforacle.generator.guidance import (
+    ALPHA,
+    MIN_COST,
+    REFRESH_EVERY,
+    Bloodhound,
+    P,
+    UnitQuota,
+    uncovered_ratios,
+)
 
 # ---------------------------------------------------------------- Bloodhound
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.catalog import Operation, Parameter
-from generator.minimize import Case, cost, minimize, without
+from difforacle.generator.catalog import Operation, Parameter
+from difforacle.generator.minimize import Case, cost, minimize, without
 
 
 def call(op: str, *args: dict, **kwargs: dict) -> dict:

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator import naming
-from generator.catalog import Operation
-from generator.naming import Names, snake, usable, variable_name
+from difforacle.generator import naming
+from difforacle.generator.catalog import Operation
+from difforacle.generator.naming import Names, snake, usable, variable_name
 
 
 def op(op_id: str, kind: str, returns: tuple[str, ...] = ()) -> Operation:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.novelty import FieldNovelty
+from difforacle.generator.novelty import FieldNovelty
 
 
 def test_first_triples_are_new_and_repeats_are_not() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.worker.probe import UNATTRIBUTED, CoverageProbe
+from difforacle.generator.worker.probe import UNATTRIBUTED, CoverageProbe
 
 SOURCE = textwrap.dedent('''\
     def classify(x):

@@ -9,9 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.progress import MAX_PROGRESS_BYTES, ProgressFile, describe, read_progress_file, watch_progress_file
-from generator import Progress
+from difforacle.bot.cli import main
+from difforacle.bot.progress import (
+    MAX_PROGRESS_BYTES,
+    ProgressFile,
+    describe,
+    read_progress_file,
+    watch_progress_file,
+)
+from difforacle.generator import Progress
 
 
 class Clock:

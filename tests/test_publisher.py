@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from fake_github import FakeGitHub
 
-from bot.github_client import GitHubClient, Retries
-from bot.publisher import Published, Publisher, PublishSettings, PullRequestContext
-from bot.summary import REVIEW_MARKER, SUMMARY_MARKER
-from bot.workflow import Workflow
+from difforacle.bot.github_client import GitHubClient, Retries
+from difforacle.bot.publisher import Published, Publisher, PublishSettings, PullRequestContext
+from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
+from difforacle.bot.workflow import Workflow
 
 OWNER, REPO, NUMBER = "octo", "durations", 7
 BASE, HEAD, HEAD2 = "a" * 40, "b" * 40, "c" * 40

@@ -25,16 +25,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator import render
-from generator.catalog import Catalog, Operation
-from generator.compare import Mismatch, first_mismatch
-from generator.render import Unpinnable, can_pin, render_test
-from generator.worker import literals
-from generator.worker.execute import SequenceRunner
-from generator.worker.introspect import build_catalog
-from generator.worker.observe import Observer
-from generator.worker.resolve import Resolver
-from generator.worker.tracer import ChangeTracer
+from difforacle.generator import render
+from difforacle.generator.catalog import Catalog, Operation
+from difforacle.generator.compare import Mismatch, first_mismatch
+from difforacle.generator.render import Unpinnable, can_pin, render_test
+from difforacle.generator.worker import literals
+from difforacle.generator.worker.execute import SequenceRunner
+from difforacle.generator.worker.introspect import build_catalog
+from difforacle.generator.worker.observe import Observer
+from difforacle.generator.worker.protocol import SequenceResult
+from difforacle.generator.worker.resolve import Resolver
+from difforacle.generator.worker.tracer import ChangeTracer
 
 MODULE = "dor_render_target"
 PINS = ("base", "head")
@@ -347,12 +348,12 @@ class _Imported:
         sys.dont_write_bytecode = self._dont_write
 
 
-def _observe(folder: Path, statements: list[dict]) -> dict:
+def _observe(folder: Path, statements: list[dict]) -> SequenceResult:
     previous = signal.getsignal(signal.SIGALRM)
     try:
         with _Imported(folder):
             runner = SequenceRunner(Resolver(), Observer(), ChangeTracer(), 2.0, 0)
-            return runner.run(statements)
+            return SequenceResult.from_json(runner.run(statements))
     finally:
         signal.signal(signal.SIGALRM, previous)
 
@@ -376,9 +377,10 @@ def _mismatch(case: Case, base: Path, head: Path) -> Mismatch:
     base_run, head_run = _observe(base, case.statements), _observe(head, case.statements)
     if case.key is None:
         mismatch = first_mismatch(base_run, head_run, set())
-        assert mismatch is not None, (base_run["obs"], head_run["obs"])
+        assert mismatch is not None, (base_run.observations, head_run.observations)
     else:
-        mismatch = Mismatch(case.key, base_run["obs"].get(case.key), head_run["obs"].get(case.key))
+        base_leaf, head_leaf = base_run.observations.get(case.key), head_run.observations.get(case.key)
+        mismatch = Mismatch(case.key, base_leaf, head_leaf)
         assert mismatch.base != mismatch.head, mismatch
     return mismatch
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from generator.model import Coverage, Difference, Report, Statement, Stats
-from generator.report import (
+from difforacle.generator.model import Coverage, Difference, Report, Statement, Stats
+from difforacle.generator.report import (
     SCHEMA_ID,
     compress_lines,
     load_schema,

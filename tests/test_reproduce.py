@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import RepoBuilder, make_pr
 
-from generator.model import Checkout
-from generator.reproduce import Reproduction, SuggestedTests, check_reproduction
-from generator.workspace import checkouts
+from difforacle.generator.model import Checkout
+from difforacle.generator.reproduce import Reproduction, SuggestedTests, check_reproduction
+from difforacle.generator.workspace import checkouts
 
 BASE = "def seconds(hours):\n    return hours * 3600\n\n\ndef name():\n    return 'same'\n"
 HEAD = BASE.replace("3600", "3660")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.model import Unit
-from generator.risk import (
+from difforacle.generator.model import Unit
+from difforacle.generator.risk import (
     CommitReader,
     PullRequestInfo,
     RiskTable,

@@ -1,7 +1,7 @@
 """Tests of `difforacle risk`: ranking, tiers, budget shares, JSON, errors and the history cache.
 
 Most call `bot.cli.main` in-process (fast); the error tests that must see a real stderr and
-no traceback run `python -m bot` in a subprocess.
+no traceback run `python -m difforacle.bot` in a subprocess.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import jsonschema
 import pytest
 from conftest import RepoBuilder, assert_one_line_error, make_pr, run_cli
 
-from bot import cli
-from bot.risk_command import validate
-from generator.report import load_schema
+from difforacle.bot import cli
+from difforacle.bot.risk_command import validate
+from difforacle.generator.report import load_schema
 from tests.test_risk import commit, source
 
 DURATIONS = '''\

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.shrink import simpler, weight
-from generator.worker.literals import decode, encode
+from difforacle.generator.shrink import simpler, weight
+from difforacle.generator.worker.literals import decode, encode
 
 
 def test_integers_move_toward_zero_and_positive() -> None:

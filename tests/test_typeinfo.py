@@ -19,8 +19,8 @@ from typing import Annotated, Any, Literal, NewType, NotRequired, Optional, Type
 
 import pytest
 
-from generator.worker.introspect import build_catalog
-from generator.worker.typeinfo import (
+from difforacle.generator.worker.introspect import build_catalog
+from difforacle.generator.worker.typeinfo import (
     Scope,
     TypeInfo,
     called_parameters,

@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from generator.values import Constants, ValueGenerator, literal_constants, mine_constants, type_from_name
-from generator.worker.literals import decode
+from difforacle.generator.values import (
+    Constants,
+    ValueGenerator,
+    literal_constants,
+    mine_constants,
+    type_from_name,
+)
+from difforacle.generator.worker.literals import decode
 
 SOURCE = textwrap.dedent('''\
     """Module docstring is prose, not a constant."""

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.executor import BOOT, Worker, WorkerOptions, worker_environment
-from generator.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.executor import BOOT, Worker, WorkerOptions, worker_environment
+from difforacle.generator.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.worker.protocol import PROTOCOL
 
 FORBIDDEN = ("git", "jsonschema", "generator", "bot", "unidiff")
 
@@ -106,8 +107,8 @@ def worker(tmp_path: Path) -> Iterator[Worker]:
 def test_worker_imports_no_difforacle_code_or_dependencies(worker: Worker) -> None:
     results = worker.run([[_call("probe:forbidden_imported")], [_call("probe:forbidden_now")],
                           [_call("probe:worker_modules")], [_call("probe:is_imported", ["str", "json"])]], 0)
-    assert [r["status"] for r in results] == ["ok"] * 4
-    imported, now, private, json_loaded = (r["obs"] for r in results)
+    assert [r.status for r in results] == ["ok"] * 4
+    imported, now, private, json_loaded = (r.observations for r in results)
     assert imported["0/0"] == ["list", 0], imported
     assert now["0/0"] == ["list", 0], now
     assert private["0/0"][0] == "list" and private["0/0"][1] > 0, private  # the probe does see the worker
@@ -124,18 +125,19 @@ def test_project_module_named_generator_is_the_projects(worker: Worker) -> None:
     root = worker.checkout.root
     sequences = [[_call("generator:f")], [_call("generator:path")], [_call("probe:forbidden_now")]]
     results = worker.run(sequences, 0)
-    assert results[0]["status"] == "ok"
-    assert results[0]["obs"]["0/0"] == ["s", "the project's generator"]
-    assert results[1]["obs"]["0/0"] == ["s", str(root / "generator.py")]
+    assert results[0].status == "ok"
+    assert results[0].observations["0/0"] == ["s", "the project's generator"]
+    assert results[1].observations["0/0"] == ["s", str(root / "generator.py")]
     # once the project imports its own `generator`, that is the only one in the worker
-    assert results[2]["obs"]["0/0"] == ["list", 1] and results[2]["obs"]["0/0[0]"] == ["s", "generator"]
+    observed = results[2].observations
+    assert observed["0/0"] == ["list", 1] and observed["0/0[0]"] == ["s", "generator"]
 
 
 def test_project_generator_module_in_the_catalog(tmp_path: Path) -> None:
     with _start(_project(tmp_path / "project"), ("generator",)) as started:
         assert {op["id"] for op in started.catalog["operations"]} >= {"generator:f", "generator:path"}
         (result,) = started.run([[_call("generator:f")]], 0)
-        assert result["obs"]["0/0"] == ["s", "the project's generator"]
+        assert result.observations["0/0"] == ["s", "the project's generator"]
 
 
 def test_project_prints_do_not_corrupt_the_protocol(tmp_path: Path) -> None:
@@ -143,9 +145,9 @@ def test_project_prints_do_not_corrupt_the_protocol(tmp_path: Path) -> None:
         assert "noisy:shout" in {op["id"] for op in started.catalog["operations"]}
         for _ in range(2):
             results = started.run([[_call("noisy:shout", ["int", 1])], [_call("noisy:shout", ["int", 2])]], 0)
-            assert [r["obs"]["0/0"] for r in results] == [["i", 2], ["i", 3]]
+            assert [r.observations["0/0"] for r in results] == [["i", 2], ["i", 3]]
         isolated = started.run([[_call("noisy:shout", ["int", 5])]], 0, isolate=True)
-        assert isolated[0]["obs"]["0/0"] == ["i", 6]
+        assert isolated[0].observations["0/0"] == ["i", 6]
 
 
 def test_boot_script_speaks_json_lines(tmp_path: Path) -> None:
@@ -156,8 +158,10 @@ def test_boot_script_speaks_json_lines(tmp_path: Path) -> None:
     work.mkdir()
     requests = [
         {"cmd": "run", "sequences": []},
-        {"cmd": "init", "roots": [str(root)], "modules": ["noisy", "probe"], "units": [], "lines": {},
-         "call_timeout": 1.0, "sequence_timeout": 5.0, "memory_mb": 0},
+        {"cmd": "init", "protocol": "difforacle.worker/0", "roots": [str(root)], "modules": [], "units": [],
+         "lines": {}, "call_timeout": 1.0, "sequence_timeout": 5.0, "memory_mb": 0},
+        {"cmd": "init", "protocol": PROTOCOL, "roots": [str(root)], "modules": ["noisy", "probe"],
+         "units": [], "lines": {}, "call_timeout": 1.0, "sequence_timeout": 5.0, "memory_mb": 0},
         "this is not json",
         {"cmd": "bogus"},
         {"cmd": "run", "sequences": [[_call("noisy:shout", ["int", 1])], [_call("probe:forbidden_now")]],
@@ -169,13 +173,15 @@ def test_boot_script_speaks_json_lines(tmp_path: Path) -> None:
                           env=worker_environment(checkout, 0, str(work)), timeout=60)
     lines = done.stdout.decode().splitlines()
     replies = [json.loads(line) for line in lines]
-    assert len(replies) == 5, lines
+    assert len(replies) == 6, lines
     assert replies[0] == {"ok": False, "error": "run before init"}
-    assert replies[1]["ok"] is True and replies[1]["protocol"] == "difforacle.worker/1"
-    assert replies[2] == {"ok": False, "error": "request is not JSON"}
-    assert replies[3]["ok"] is False and "bogus" in replies[3]["error"]
-    assert replies[4]["ok"] is True
-    shout, probe = replies[4]["results"]
+    assert replies[1] == {"ok": False, "protocol": PROTOCOL,  # another version of the host: refused
+                          "error": f"the host speaks 'difforacle.worker/0', this worker {PROTOCOL!r}"}
+    assert replies[2]["ok"] is True and replies[2]["protocol"] == PROTOCOL == "difforacle.worker/1"
+    assert replies[3] == {"ok": False, "error": "request is not JSON"}
+    assert replies[4]["ok"] is False and "bogus" in replies[4]["error"]
+    assert replies[5]["ok"] is True
+    shout, probe = replies[5]["results"]
     assert shout["obs"]["0/0"] == ["i", 2]
     assert probe["obs"]["0/0"] == ["list", 0]
     assert done.returncode == 0

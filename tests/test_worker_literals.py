@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.worker import literals
-from generator.worker.literals import decode, encode, source
+from difforacle.generator.worker import literals
+from difforacle.generator.worker.literals import decode, encode, source
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from generator.worker.observe import MAX_DEPTH, MAX_ITEMS, MAX_STR, Observer, clean_text, primitive_leaf
+from difforacle.generator.worker.observe import (
+    MAX_DEPTH,
+    MAX_ITEMS,
+    MAX_STR,
+    Observer,
+    clean_text,
+    primitive_leaf,
+)
 
 
 def snap(value: Any, key: str = "0/0", observer: Observer | None = None) -> tuple[dict, str]:

@@ -6,8 +6,8 @@ import functools
 
 import pytest
 
-from generator.worker import purity
-from generator.worker.purity import is_observer_candidate, name_suggests_mutation
+from difforacle.generator.worker import purity
+from difforacle.generator.worker.purity import is_observer_candidate, name_suggests_mutation
 
 COUNTER = 0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.worker.resolve import Missing, Resolver, Unbindable
+from difforacle.generator.worker.resolve import Missing, Resolver, Unbindable
 
 MODULE = "dor_resolve_target"
 SOURCE = textwrap.dedent('''

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from generator.worker.sandbox import OUTPUT_LIMIT, ForkRunner
+from difforacle.generator.worker.sandbox import OUTPUT_LIMIT, ForkRunner
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the sandbox forks")
 

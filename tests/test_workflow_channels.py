@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.anchors import DiffAnchors
-from bot.github_client import PullFile
-from bot.summary import (
+from difforacle.bot.anchors import DiffAnchors
+from difforacle.bot.github_client import PullFile
+from difforacle.bot.summary import (
     COMMENT_LIMIT,
     SUMMARY_MARKER,
     coverage_line,
@@ -18,7 +18,7 @@ from bot.summary import (
     suggestion,
     summary_markdown,
 )
-from bot.workflow import Annotation, Workflow, command
+from difforacle.bot.workflow import Annotation, Workflow, command
 
 # ---------------------------------------------------------------- workflow commands and files
 

@@ -8,8 +8,9 @@ import git
 import pytest
 from conftest import RepoBuilder
 
-from generator.model import SetupError
-from generator.workspace import checkouts, import_roots, module_name, open_repo, resolve
+from difforacle.generator import workspace
+from difforacle.generator.model import SetupError
+from difforacle.generator.workspace import checkouts, import_roots, module_name, open_repo, resolve
 
 
 def _worktree_paths(repo: git.Repo) -> list[str]:
@@ -98,7 +99,7 @@ def test_checkouts_report_git_failures_and_clean_up(
     folder = tmp_path / "taken"
     (folder / "head").mkdir(parents=True)
     (folder / "head" / "file").write_text("in the way")
-    monkeypatch.setattr("generator.workspace.tempfile.mkdtemp", lambda prefix: str(folder))
+    monkeypatch.setattr(workspace.tempfile, "mkdtemp", lambda prefix: str(folder))
     with pytest.raises(SetupError) as raised, checkouts(builder.repo, "main", "main"):
         pass
     head = folder / "head"  # base was checked out already: it must be removed too

@@ -34,7 +34,7 @@ import requests.exceptions
 from docker.utils import parse_repository_tag
 from docker.utils.build import exclude_paths
 
-from generator.model import SetupError
+from difforacle.generator.model import SetupError
 
 from .settings import DEFAULT_IMAGE
 
@@ -289,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m bot.app.image`: the same as `difforacle app build-image`."""
+    """`python -m difforacle.bot.app.image`: the same as `difforacle app build-image`."""
     parser = argparse.ArgumentParser(prog="difforacle app")
     add_parser(parser.add_subparsers(dest="command", required=True))
     try:

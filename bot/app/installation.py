@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from github import Auth, GithubIntegration, GithubRetry
 
-from bot.github_client import RETRIED_STATUSES, GitHubClient, Retries, github_call
+from difforacle.bot.github_client import RETRIED_STATUSES, GitHubClient, Retries, github_call
 
 from .model import PullRequestJob
 from .settings import AppSettings

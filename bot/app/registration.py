@@ -32,8 +32,8 @@ from typing import Any
 from flask import Blueprint, request
 from github import Github
 
-from bot.github_client import GitHubError, github_call
-from generator.report import write_atomic
+from difforacle.bot.github_client import GitHubError, github_call
+from difforacle.generator.report import write_atomic
 
 from .settings import AppSettings
 from .webhook import WEBHOOK_PATH

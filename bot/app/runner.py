@@ -20,7 +20,7 @@ The steps, and why each is the way it is:
    base's dependencies are installed from a clone made before any of the pull request's code
    ran, and the engine then reports what the head broke. Git never runs on a checkout that
    a sandboxed step has written to.
-6. The engine (`python -m bot diff`) in the sandbox without network, with the environment's
+6. The engine (`python -m difforacle.bot diff`) in the sandbox without network, with the environment's
    interpreter as --python; both steps together within `settings.job_timeout`. Its JSON
    report is read without following links (the sandbox could plant one) and validated. Its
    progress, a small file it rewrites in its output folder, is read the same way and shown on
@@ -53,16 +53,16 @@ from typing import Protocol
 
 from jsonschema import ValidationError
 
-from bot.action_command import apply_config
-from bot.config import Config, ConfigError, load_config
-from bot.github_client import GitHubClient, GitHubError
-from bot.progress import describe as describe_progress
-from bot.progress import watch_progress_file
-from bot.publisher import Publisher, PublishSettings, PullRequestContext
-from bot.workflow import Workflow
-from generator import Progress
-from generator.model import SetupError
-from generator.report import validate_report
+from difforacle.bot.action_command import apply_config
+from difforacle.bot.config import Config, ConfigError, load_config
+from difforacle.bot.github_client import GitHubClient, GitHubError
+from difforacle.bot.progress import describe as describe_progress
+from difforacle.bot.progress import watch_progress_file
+from difforacle.bot.publisher import Publisher, PublishSettings, PullRequestContext
+from difforacle.bot.workflow import Workflow
+from difforacle.generator import Progress
+from difforacle.generator.model import SetupError
+from difforacle.generator.report import validate_report
 
 from .checkout import FetchError, clone_commit, clone_url, fetch_pull_request, read_file
 from .installation import AppAccess, InstallationToken
@@ -281,8 +281,8 @@ def _install(sandbox: Sandbox, repo: Path, venv: Path, commands: list[str], dead
 
 def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, job: PullRequestJob, settings: AppSettings,
             config: Config, deadline: float) -> SandboxResult:
-    """`python -I -m bot diff ...`: -I so that a `bot` package of the project cannot stand in for ours."""
-    argv = [sandbox.python, "-I", "-m", "bot", "diff", "--repo", REPO, "--base", job.base_sha,
+    """`python -I -m difforacle.bot diff ...`: -I so that nothing of the project can stand in for ours."""
+    argv = [sandbox.python, "-I", "-m", "difforacle.bot", "diff", "--repo", REPO, "--base", job.base_sha,
             "--head", job.head_sha, "--budget", f"{settings.budget:g}", "--seed", str(config.seed),
             "--allocation", config.allocation, "--json", f"{OUT}/{REPORT_NAME}",
             "--python", f"{VENV}/bin/python", "--quiet", "--progress-file", f"{OUT}/{PROGRESS_NAME}"]

@@ -76,7 +76,7 @@ class SandboxResult:
 
 class Sandbox(Protocol):
     name: str
-    python: str  # an interpreter inside the sandbox that has difforacle (`python -m bot diff ...`)
+    python: str  # an interpreter inside the sandbox that has difforacle (`python -m difforacle.bot diff ...`)
 
     def run(self, request: SandboxRequest) -> SandboxResult: ...
 

@@ -19,6 +19,7 @@ from typing import Any
 from . import literals
 from .fields import graph_triples
 from .observe import Observer, StatementTimeout, exception_leaf, primitive_leaf, type_name
+from .protocol import ResultRecord, Status, digest_key, exception_key, value_key
 from .resolve import Missing, Resolver, Unbindable
 from .tracer import ChangeTracer
 
@@ -43,17 +44,19 @@ class SequenceRunner:
         self.hanging_ops: set[str] = set()
         signal.signal(signal.SIGALRM, _on_alarm)
 
-    def run(self, statements: list[dict], want_callees: bool = False, want_fields: bool = False) -> dict:
+    def run(self, statements: list[dict], want_callees: bool = False,
+            want_fields: bool = False) -> ResultRecord:
         """Execute `statements`; return status, observations and feedback for the generator."""
         random.seed(self.random_seed)
         literals.forget_clocks()
         started = time.perf_counter()
         values: list[Any] = []
-        result: dict[str, Any] = {"status": "ok", "obs": {}, "types": [], "digests": {}, "reusable": []}
+        result: dict[str, Any] = {"status": Status.OK.value, "obs": {}, "types": [], "digests": {},
+                                  "reusable": []}
         hanging = next((s["op"] for s in statements if s["op"] in self.hanging_ops), None)
         if hanging is not None:
-            result.update(status="skipped", n=0, hit=False, skipped_op=hanging)
-            return result
+            result.update(status=Status.SKIPPED.value, n=0, hit=False, skipped_op=hanging)
+            return result  # type: ignore[return-value]
         if want_callees:
             result["callees"] = []
         self.tracer.hit = False
@@ -61,21 +64,21 @@ class SequenceRunner:
             for index, statement in enumerate(statements):
                 self.on_statement(index)
                 status = self._step(index, statement, values, result, want_callees)
-                if status != "ok":
-                    result["status"] = status
-                    if status == "timeout":
+                if status != Status.OK:
+                    result["status"] = status.value
+                    if status == Status.TIMEOUT:
                         self.hanging_ops.add(statement["op"])
                     break
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        if want_fields and result["status"] == "ok" and values:
+        if want_fields and result["status"] == Status.OK.value and values:
             result["fields"] = _fields(statements[-1], values)
         result["n"] = len(values)
         result["hit"] = self.tracer.hit
         result["ms"] = round((time.perf_counter() - started) * 1000, 3)  # for the host's time planning
-        return result
+        return result  # type: ignore[return-value]
 
-    def _step(self, index: int, statement: dict, values: list, result: dict, want_callees: bool) -> str:
+    def _step(self, index: int, statement: dict, values: list, result: dict, want_callees: bool) -> Status:
         obs = result["obs"]
         try:
             op = self.resolver.resolve(statement["op"])
@@ -83,11 +86,11 @@ class SequenceRunner:
             kwargs = {k: _argument(a, values) for k, a in statement["kwargs"].items()}
             self.resolver.check_binding(op, args, kwargs)
         except Missing as exc:
-            obs[f"{index}/!"] = ["API", "missing", str(exc)]
-            return "missing"
+            obs[exception_key(index)] = ["API", "missing", str(exc)]
+            return Status.MISSING
         except Unbindable as exc:
-            obs[f"{index}/!"] = ["API", "signature", str(exc)]
-            return "unbindable"
+            obs[exception_key(index)] = ["API", "signature", str(exc)]
+            return Status.UNBINDABLE
         if want_callees:
             result["callees"].append(op.callee(args))
         signal.setitimer(signal.ITIMER_REAL, self.call_timeout)
@@ -97,21 +100,22 @@ class SequenceRunner:
             except StatementTimeout:
                 raise
             except BaseException as exc:  # SystemExit and KeyboardInterrupt from the SUT included
-                obs[f"{index}/!"] = exception_leaf(exc)
-                return "exception"
+                obs[exception_key(index)] = exception_leaf(exc)
+                return Status.EXCEPTION
             values.append(value)
             with literals.clocks_rewound():
                 self._observe(index, statement, value, values, result)
         except StatementTimeout:
-            obs[f"{index}/!"] = ["E", "Timeout", f"statement exceeded {self.call_timeout:g}s"]
-            return "timeout"
+            obs[exception_key(index)] = ["E", "Timeout", f"statement exceeded {self.call_timeout:g}s"]
+            return Status.TIMEOUT
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        return "ok"
+        return Status.OK
 
     def _observe(self, index: int, statement: dict, value: Any, values: list, result: dict) -> None:
         obs = result["obs"]
-        result["digests"][str(index)] = self.observer.snapshot(obs, f"{index}/{index}", value)
+        digests = result["digests"]
+        digests[digest_key(index, index)] = self.observer.snapshot(obs, value_key(index, index), value)
         leaf = primitive_leaf(value)
         huge = leaf is not None and leaf[0] in ("i", "i~", "s~", "b~") and (
             leaf[0] != "i" or abs(value) > HUGE)
@@ -123,8 +127,8 @@ class SequenceRunner:
         receiver = statement["args"][0].get("ref") if statement["args"] else None
         for ref in sorted(set(touched)):
             if primitive_leaf(values[ref]) is None:
-                result["digests"][f"{index}/{ref}"] = self.observer.snapshot(
-                    obs, f"{index}/{ref}", values[ref], with_observers=ref == receiver)
+                result["digests"][digest_key(index, ref)] = self.observer.snapshot(
+                    obs, value_key(index, ref), values[ref], with_observers=ref == receiver)
 
 
 def _fields(statement: dict, values: list) -> list[str]:

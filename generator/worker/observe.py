@@ -1,7 +1,8 @@
 """Stable, comparable snapshots of values and object states (the regression oracles).
 
 A snapshot is flat: a dict from an *observation key* to a *leaf*. Keys read as Python
-access paths so the renderer can turn one back into an assertion:
+access paths so the renderer can turn one back into an assertion (their grammar is in
+`protocol`):
 
     "<stmt>/<var>"     the value made by statement <var>, observed after statement <stmt>
     ".name"            public attribute            ":name"   property observer
@@ -26,6 +27,7 @@ from itertools import islice
 from typing import Any
 
 from .literals import clocks_rewound, encode
+from .protocol import attribute_step, call_step, item_step, property_step, wrap_step
 from .purity import is_observer_candidate, name_suggests_mutation
 
 MAX_ITEMS = 20
@@ -153,20 +155,20 @@ class Observer:
         if kind == "sequence":
             out[key] = [t.__name__ if t in (list, tuple) else type_name(t), len(value)]
             for i, item in enumerate(value[:MAX_ITEMS]):
-                self._snap(out, f"{key}[{i}]", item, depth - 1, False, seen)
+                self._snap(out, key + item_step(i), item, depth - 1, False, seen)
         elif kind == "dict":
             keys = list(islice(value.keys(), MAX_ITEMS))
             out[key] = ["dict" if t is dict else type_name(t), len(value), [_key_item(k) for k in keys]]
             for k in keys:
                 if _usable_in_key(k):
-                    self._snap(out, f"{key}[{k!r}]", value[k], depth - 1, False, seen)
+                    self._snap(out, key + item_step(k), value[k], depth - 1, False, seen)
         elif kind == "set":
             out[key] = _set_leaf(value)
         elif kind == "generator":
             items = list(islice(value, MAX_ITEMS))
             out[key] = ["gen", len(items)]
             for i, item in enumerate(items):
-                self._snap(out, f"{key}[{i}]", item, depth - 1, False, seen)
+                self._snap(out, key + item_step(i), item, depth - 1, False, seen)
         elif kind == "exception":
             out[key] = exception_leaf(value)
         else:
@@ -187,7 +189,7 @@ class Observer:
                 attr = getattr(value, name)
             except AttributeError:
                 continue
-            self._snap(out, f"{key}.{name}", attr, depth - 1, False, seen)
+            self._snap(out, key + attribute_step(name), attr, depth - 1, False, seen)
 
     def _snap_observers(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
         t = type(value)
@@ -285,16 +287,19 @@ def _set_leaf(value: Any) -> list:
     return ["set", len(value), _digest(repr(items).encode("utf-8", "surrogatepass"))]
 
 
+_WRAPPED = {
+    wrap_step("len"): len,
+    wrap_step("list"): lambda value: list(islice(iter(value), MAX_ITEMS)),
+    wrap_step("str"): lambda value: clean_text(str(value), MAX_STR),
+    wrap_step("repr"): lambda value: clean_text(repr(value), MAX_STR),
+}
+
+
 def _call_observer(value: Any, suffix: str, name: str) -> Any:
-    if suffix == "@len":
-        return len(value)
-    if suffix == "@list":
-        return list(islice(iter(value), MAX_ITEMS))
-    if suffix == "@str":
-        return clean_text(str(value), MAX_STR)
-    if suffix == "@repr":
-        return clean_text(repr(value), MAX_STR)
-    if suffix.startswith(":"):
+    wrapped = _WRAPPED.get(suffix)
+    if wrapped is not None:
+        return wrapped(value)
+    if suffix == property_step(name):
         return getattr(value, name)
     return getattr(value, name)()
 
@@ -318,16 +323,16 @@ def _find_observers(t: type) -> list[tuple[str, str]]:
             continue
         if isinstance(attr, property):
             if attr.fget is not None and is_observer_candidate(t, attr.fget):
-                found.append((f":{name}", name))
+                found.append((property_step(name), name))
         elif (isinstance(attr, types.FunctionType) and _takes_no_arguments(attr)
               and not name_suggests_mutation(name) and is_observer_candidate(t, attr)):
-            found.append((f".{name}()", name))
+            found.append((call_step(name), name))
     if issubclass(t, Collection) and not issubclass(t, Iterator):
-        for suffix, dunder in (("@len", "__len__"), ("@list", "__iter__")):
+        for suffix, dunder in ((wrap_step("len"), "__len__"), (wrap_step("list"), "__iter__")):
             func = _defined_in_python(t, dunder)
             if func is not None and is_observer_candidate(t, func, generator_ok=dunder == "__iter__"):
                 found.append((suffix, dunder))
-    for suffix, dunder in (("@str", "__str__"), ("@repr", "__repr__")):
+    for suffix, dunder in ((wrap_step("str"), "__str__"), (wrap_step("repr"), "__repr__")):
         func = _defined_in_python(t, dunder)
         if (isinstance(func, types.FunctionType) and is_observer_candidate(t, func)
                 and (dunder == "__str__" or _defined_in_python(t, "__str__") is not func)):

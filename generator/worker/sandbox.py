@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .protocol import lost_record
+
 OUTPUT_LIMIT = 64 * 1024
 BLOCKED_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
                             "os.fork", "os.forkpty", "pty.spawn", "socket.connect", "socket.sendto",
@@ -166,17 +168,11 @@ class ForkRunner:
             statement = struct.unpack_from("ii", self._progress, 0)[1]
             if status == "hang":
                 on_hang(items[done], statement)
-            yield json.dumps(_lost(status or _describe_exit(wait_status), statement))
+            yield json.dumps(lost_record(status or _describe_exit(wait_status), statement))
 
     def set_statement(self, index: int) -> None:
         """Called by the child before each statement so a crash can be placed."""
         struct.pack_into("i", self._progress, 4, index)
-
-
-def _lost(detail: str, statement: int) -> dict:
-    kind = "Hang" if detail == "hang" else "Crash"
-    return {"status": "crash", "n": statement, "hit": True, "lost": True,
-            "obs": {f"{statement}/!": ["E", kind, detail]}, "types": [], "digests": {}, "reusable": []}
 
 
 def _describe_exit(wait_status: int) -> str:

@@ -1,22 +1,7 @@
 """The worker's request loop: JSON lines in on stdin, JSON lines out on a private descriptor.
 
-Protocol `difforacle.worker/1`. Requests:
-
-    {"cmd": "init", "roots": [...], "modules": [...], "units": [[module, qualname]],
-     "lines": {file: [n]}, "coverage_path": dir or null, "call_timeout": s,
-     "sequence_timeout": s, "memory_mb": n}
-        -> {"ok": true, "protocol": ..., "catalog": {...}, "unwrapped": [units],
-            "at_import": {"arcs": [[file, a, b]], "covered": [[-1, file, line]]},
-            "coverage": {"version": "7.x" or null, "error": text or null}, "python": "3.11.7"}
-    {"cmd": "run", "sequences": [[stmt, ...], ...], "random_seed": n, "isolate": bool,
-     "callees": bool, "lines": bool, "fields": bool, "disabled_observers": [type names]}
-        -> {"ok": true, "results": [...]}; with "fields", each result of status "ok" carries
-           "fields": the sorted field-coverage triples of its last statement (worker/fields.py);
-           with "lines", the last result of each forked
-           child carries "arcs" [[file, a, b]] and "covered" [[statement, file, line]]
-           (statement -1 unless isolated: then each statement has its own lines)
-    {"cmd": "quit"}
-
+The messages are those of `protocol` (`difforacle.worker/1`). The host names its protocol in
+`init`; a worker that speaks another one refuses to start, with an error that says both.
 Any failure of the worker itself answers {"ok": false, "error": "..."}. Standard library only.
 """
 
@@ -32,11 +17,10 @@ from .execute import SequenceRunner
 from .introspect import build_catalog
 from .observe import Observer
 from .probe import CoverageProbe
+from .protocol import PROTOCOL, InitReply, InitRequest, RunRequest
 from .resolve import Resolver
 from .sandbox import ChildHooks, ForkRunner
 from .tracer import ChangeTracer, install_hit_wrappers
-
-PROTOCOL = "difforacle.worker/1"
 
 
 class RawReply:
@@ -69,12 +53,15 @@ class Worker:
     def handle(self, request: dict) -> dict | RawReply:
         command = request.get("cmd")
         if command == "init":
-            return self.init(request)
+            return self.init(request)  # type: ignore[arg-type]
         if command == "run":
-            return self.run(request)
+            return self.run(request)  # type: ignore[arg-type]
         return {"ok": False, "error": f"unknown command {command!r}"}
 
-    def init(self, request: dict) -> dict:
+    def init(self, request: InitRequest) -> InitReply | dict:
+        if request.get("protocol") != PROTOCOL:
+            return {"ok": False, "protocol": PROTOCOL,
+                    "error": f"the host speaks {request.get('protocol')!r}, this worker {PROTOCOL!r}"}
         for root in reversed(request["roots"]):
             sys.path.insert(0, root)
         probe = self.probe = CoverageProbe(request.get("lines", {}), request.get("coverage_path"))
@@ -94,7 +81,7 @@ class Worker:
                 "at_import": at_import, "coverage": {"version": probe.version, "error": probe.error},
                 "python": sys.version.split()[0]}
 
-    def run(self, request: dict) -> dict | RawReply:
+    def run(self, request: RunRequest) -> dict | RawReply:
         if self.runner is None or self.forks is None or self.probe is None:
             return {"ok": False, "error": "run before init"}
         runner = self.runner
