@@ -66,13 +66,27 @@ class Operation:
 class Catalog:
     operations: list[Operation]
     classes: dict[str, dict]  # type name -> {"mro": [...], "abstract": bool}
-    import_errors: dict[str, str]
+    import_errors: dict[str, str]  # changed module -> why it does not import on base
     focus: set[str] = field(default_factory=set)  # operation ids the PR changed or reaches
+    head_import_errors: dict[str, str] = field(default_factory=dict)  # the same, on head
 
     @staticmethod
-    def from_json(data: dict) -> Catalog:
+    def from_json(data: dict, head: dict | None = None) -> Catalog:
+        """The catalog a base worker listed; `head`, the head worker's, for its import errors."""
         return Catalog([Operation.from_json(o) for o in data["operations"]], data["classes"],
-                       data.get("import_errors", {}))
+                       data.get("import_errors", {}),
+                       head_import_errors=(head or {}).get("import_errors", {}))
+
+    @property
+    def by_id(self) -> dict[str, Operation]:
+        return {op.id: op for op in self.operations}
+
+    def broken_on_head(self) -> dict[str, str]:
+        """The changed modules that import on base and not on head, with head's error."""
+        return {m: e for m, e in self.head_import_errors.items() if m not in self.import_errors}
+
+    def importable_on_both(self, modules: tuple[str, ...]) -> set[str]:
+        return set(modules) - set(self.head_import_errors) - set(self.import_errors)
 
     def constructors_of(self, type_name: str) -> list[Operation]:
         return [op for op in self.operations if op.kind == "constructor" and op.owner == type_name]

@@ -1,10 +1,10 @@
 """Comparing observations: masking what varies on base, finding what differs on head.
 
 Observations are flat dicts from key to leaf (see generator.worker.observe). Floats are
-compared with a relative tolerance of 1e-9 (and an absolute one of 1e-12), NaN equals NaN,
-and everything else must be equal exactly. A key whose value differs between two base
-runs (other process, other hash seed, other random seed) is *masked*: never compared,
-never asserted.
+equal by a `FloatPolicy` (by default a relative tolerance of 1e-9 and an absolute one of
+1e-12; a project can loosen it), NaN equals NaN, and everything else must be equal exactly.
+A key whose value differs between two base runs (other process, other hash seed, other
+random seed) is *masked*: never compared, never asserted.
 """
 
 from __future__ import annotations
@@ -20,14 +20,25 @@ REL_TOL = 1e-9
 ABS_TOL = 1e-12
 
 
-def leaves_equal(a: list | None, b: list | None) -> bool:
+@dataclass(frozen=True)
+class FloatPolicy:
+    """Two floats are equal when `math.isclose(x, y, rel_tol=rel, abs_tol=abs)`, or both are NaN."""
+
+    rel: float = REL_TOL
+    abs: float = ABS_TOL
+
+
+EXACT_ENOUGH = FloatPolicy()  # the engine's own tolerance
+
+
+def leaves_equal(a: Leaf | None, b: Leaf | None, policy: FloatPolicy = EXACT_ENOUGH) -> bool:
     if a is None or b is None:
         return a is b
     if a[0] == "f" and b[0] == "f":
         x, y = float(a[1]), float(b[1])
         if math.isnan(x) or math.isnan(y):
             return math.isnan(x) and math.isnan(y)
-        return math.isclose(x, y, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+        return math.isclose(x, y, rel_tol=policy.rel, abs_tol=policy.abs)
     return a == b
 
 
@@ -41,17 +52,17 @@ def is_lost(leaf: list | None, kinds: frozenset[str] = LOST) -> bool:
     return leaf is not None and leaf[0] == "E" and leaf[1] in kinds and len(leaf) < 4
 
 
-def reproduces(leaf: list | None, expected: list | None) -> bool:
+def reproduces(leaf: Leaf | None, expected: Leaf | None, policy: FloatPolicy = EXACT_ENOUGH) -> bool:
     """`leaf` shows what `expected` did; a hang only has to hang again (its message names the limit)."""
     if is_lost(expected, HANGS):
         return is_lost(leaf, HANGS)
-    return leaves_equal(leaf, expected)
+    return leaves_equal(leaf, expected, policy)
 
 
-def unstable_keys(first: dict, second: dict) -> set[str]:
+def unstable_keys(first: dict, second: dict, policy: FloatPolicy = EXACT_ENOUGH) -> set[str]:
     """Keys whose leaves differ between two runs of the same sequence on the same commit."""
     keys = first.keys() | second.keys()
-    found = {k for k in keys if not leaves_equal(first.get(k), second.get(k))}
+    found = {k for k in keys if not leaves_equal(first.get(k), second.get(k), policy)}
     found |= {k for k in keys if (first.get(k) or second.get(k) or [""])[0] == "unstable"}
     return found
 
@@ -70,7 +81,8 @@ class Mismatch:
     head: Leaf | None
 
 
-def first_mismatch(base: SequenceResult, head: SequenceResult, masked: set[str]) -> Mismatch | None:
+def first_mismatch(base: SequenceResult, head: SequenceResult, masked: set[str],
+                   policy: FloatPolicy = EXACT_ENOUGH) -> Mismatch | None:
     """The earliest key (statement order; exception, then result, then state) that differs.
 
     A side that lost its observations (the process crashed or hung) only has its `!` key:
@@ -83,7 +95,7 @@ def first_mismatch(base: SequenceResult, head: SequenceResult, masked: set[str])
             start = max(start, side.executed)
     keys = [k for k in base_obs.keys() | head_obs.keys() if k not in masked and statement_of(k) >= start]
     for key in sorted(keys, key=_order):
-        if not leaves_equal(base_obs.get(key), head_obs.get(key)):
+        if not leaves_equal(base_obs.get(key), head_obs.get(key), policy):
             if _stopped_earlier(key, base, head):
                 continue
             return Mismatch(key, base_obs.get(key), head_obs.get(key))

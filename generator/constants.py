@@ -30,8 +30,12 @@ from pathlib import Path
 from re import _constants as sre
 from re import _parser as sre_parse
 
+from .model import ChangeSet, Checkout
+
 MAX_CONSTANT_LENGTH = 80
 MAX_TEST_LITERALS = 400  # per test file: fixtures can be huge tables
+MAX_TEST_FILES = 50
+TEST_DIRS = ("tests", "test", "testing")
 MAX_PACKAGE_MODULES = 100  # modules of the package read for the TF-IDF, nearest first
 MAX_PACKAGE_BYTES = 2_000_000  # and their total size: about a second of parsing
 MAX_PACKAGE_CONSTANTS = 2000  # the package pool keeps the heaviest
@@ -63,6 +67,25 @@ class Constants:
         """The package literals of one tag and their weights (1.0 when not given)."""
         literals = [c for c in self.package if c[0] == tag]
         return literals, [self.weights.get(repr(c), 1.0) for c in literals]
+
+
+def mine_change(changes: ChangeSet, base: Checkout, head: Checkout) -> Constants:
+    """The constants of a change: the changed modules, the changed lines of both sides (head's new
+    literals are the ones that reach head's new branches), the repository's tests, and the
+    modules of the changed modules' packages (the documents of the TF-IDF)."""
+    files, changed, named = [], {}, []
+    for change in changes.files:
+        if not change.module:
+            continue
+        if change.base_path:
+            path = base.root / change.base_path
+            files.append(path)
+            changed[path] = set(change.base_lines)
+            named.append((path, change.module))
+        if change.head_path and change.head_lines:
+            changed[head.root / change.head_path] = set(change.head_lines)  # its hunks only
+    tests = [p for d in TEST_DIRS for p in sorted((base.root / d).rglob("test*.py"))][:MAX_TEST_FILES]
+    return mine_constants(files, changed, tests, package_modules(named))
 
 
 def mine_constants(module_files: Iterable[Path], changed: dict[Path, set[int]],

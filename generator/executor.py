@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,36 @@ class Worker:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class WorkerPool:
+    """The run's worker processes: started in parallel (each spends its start-up importing the
+    project), all closed when the run ends, whatever happened."""
+
+    def __init__(self, changes: ChangeSet) -> None:
+        self.changes = changes
+        self.workers: list[Worker] = []
+
+    def start(self, *specs: tuple[Checkout, str, int, WorkerOptions]) -> list[Worker]:
+        """One worker per (checkout, side, hash seed, options), in that order."""
+        def start_one(checkout: Checkout, side: str, hash_seed: int, options: WorkerOptions) -> Worker:
+            worker = Worker(checkout, self.changes, side, hash_seed, options)
+            self.workers.append(worker)
+            return worker
+
+        with ThreadPoolExecutor(len(specs)) as pool:
+            futures = [pool.submit(start_one, *spec) for spec in specs]
+            return [future.result() for future in futures]
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.close()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -26,6 +26,10 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from .catalog import Operation
+from .deadline import Deadline
+from .difference import Case, Finding, Location, Shown
+from .differential import DifferenceCheck
+from .render import can_pin
 from .shrink import simpler, weight
 
 REF_WEIGHT = 6  # a reference costs more than None: dropping one can free its statement
@@ -34,21 +38,6 @@ BATCH = 16  # candidates checked per round trip to the workers
 POSITIONAL = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL")
 
 Outcome = TypeVar("Outcome")
-
-
-@dataclass(frozen=True)
-class Case:
-    """`statements[-1]` shows the difference; `var` is the observed statement (None: the last one)."""
-
-    statements: tuple[dict, ...]
-    var: int | None = None
-
-    @property
-    def target(self) -> int:
-        return len(self.statements) - 1
-
-    def protected(self) -> set[int]:
-        return {self.target} if self.var is None else {self.target, self.var}
 
 
 @dataclass
@@ -62,6 +51,55 @@ class Minimized(Generic[Outcome]):
 
 
 Check = Callable[[Sequence[Case]], Sequence["Outcome | None"]]
+
+
+# ---------------------------------------------------------------- the stage: findings, shrunk
+
+
+@dataclass
+class Minimization:
+    notes: list[str] = field(default_factory=list)
+
+
+def minimize_findings(findings: list[Finding], check: DifferenceCheck, deadline: Deadline,
+                      operations: dict[str, Operation],
+                      locate: Callable[[int, Shown], Location]) -> Minimization:
+    """Shrink each finding's case in place, sharing the minimization time equally among them."""
+    until = deadline.minimization_until()
+    for remaining, finding in zip(range(len(findings), 0, -1), findings, strict=True):
+        share = (until - time.monotonic()) / remaining
+        _minimize_finding(finding, check, time.monotonic() + share, deadline.minimization_checks,
+                          operations, locate)
+    cut = [f for f in findings if not f.minimized]
+    if not cut:
+        return Minimization()
+    bound = f"bound of {deadline.minimization_checks} checks" if deadline.reproducible else "time bound"
+    remedy = "a run bound by time shrinks further" if deadline.reproducible else "raise --minimize-share"
+    targets = ", ".join(sorted({f.shown.target for f in cut}))
+    return Minimization([f"Minimization stopped at its {bound} for {len(cut)} test(s) ({targets}); "
+                         f"they may be longer than needed ({remedy})."])
+
+
+def _minimize_finding(finding: Finding, check: DifferenceCheck, until: float, max_checks: int | None,
+                      operations: dict[str, Operation], locate: Callable[[int, Shown], Location]) -> None:
+    """Shrink while the same difference shows, and stays assertable on the sides it was."""
+    key, shapes = finding.shown.key, finding.shown.shapes
+    pins = [pin for pin in ("base", "head") if can_pin(finding.shown.mismatch, pin)]
+
+    def same(cases: Sequence[Case]) -> list[Shown | None]:
+        shown = check.same(cases, key, shapes)
+        return [s if s is not None and all(can_pin(s.mismatch, p) for p in pins) else None for s in shown]
+
+    result = minimize(finding.case, finding.shown, same, deadline=until, operations=operations,
+                      max_checks=max_checks)
+    finding.minimized = result.complete
+    if result.case != finding.case:
+        shown = check.observe(result.case, key.path, lines=True) or result.outcome
+        finding.case, finding.shown = result.case, shown
+        finding.location = locate(result.case.target, shown)
+
+
+# ---------------------------------------------------------------- the algorithm
 
 
 def cost(case: Case) -> tuple[int, int]:

@@ -11,8 +11,8 @@ The checked expression is read back from the observation key (`3/0:total` is `me
 after statement 3). The test ends in exactly one behaviour: an `assert`, a
 `with pytest.raises(Exc, match=...)` block when the pinned side raises, or the bare call when
 the pinned side returns normally where the other raised. Floats are compared with
-`pytest.approx(value, rel=1e-09, abs=1e-12)` (the tolerance of generator.compare), NaN with
-`math.isnan`, infinities exactly.
+`pytest.approx(value, rel=..., abs=...)` by the run's float policy (by default the engine's
+1e-09 and 1e-12, see generator.compare), NaN with `math.isnan`, infinities exactly.
 
 Some leaves cannot be pinned (`can_pin` says which): a hang, timeout or crash on the pinned
 side, a value with no assertable form (an unstable observer, a cycle, an `str()` that was cut
@@ -31,15 +31,19 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .catalog import Operation
-from .compare import Mismatch, is_lost, leaf_text
+from .compare import EXACT_ENOUGH, FloatPolicy, Mismatch, is_lost, kind_of, leaf_text
+from .difference import Finding
+from .model import ChangeSet, Difference, Statement
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
 from .worker.literals import input_files, modules_used
 from .worker.literals import source as literal_source
 from .worker.protocol import ObservationKey, Step
 
-__all__ = ["Pin", "Unpinnable", "can_pin", "render_test", "test_name"]
+__all__ = ["UNPINNABLE", "Pin", "Unpinnable", "can_pin", "import_difference", "render_findings",
+           "render_test", "test_name"]
 
 Pin = Literal["base", "head"]
+UNPINNABLE = "# base's behaviour here cannot be asserted by a test (a hang, a crash, or no stable value)\n"
 BINARY = {"__eq__": "==", "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
           "__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__floordiv__": "//",
           "__mod__": "%", "__and__": "&", "__or__": "|", "__xor__": "^"}
@@ -67,11 +71,50 @@ class Unpinnable(ValueError):
     """The mismatch has no test that passes on the pinned side (see `can_pin`)."""
 
 
+# ---------------------------------------------------------------- the stage: findings to differences
+
+
+def render_findings(findings: list[Finding], operations: dict[str, Operation],
+                    floats: FloatPolicy = EXACT_ENOUGH) -> list[Difference]:
+    """Each finding as a reported difference with its two tests (`pin_base`, `pin_head`)."""
+    return [_difference(finding, operations, floats) for finding in findings]
+
+
+def _difference(finding: Finding, operations: dict[str, Operation], floats: FloatPolicy) -> Difference:
+    mismatch, target = finding.shown.mismatch, finding.shown.target
+    kind = kind_of(mismatch)
+    statements = list(finding.case.statements)
+    tests = {pin: render_test(statements, operations, mismatch, test_name(target, kind, pin), pin=pin,
+                              floats=floats) if can_pin(mismatch, pin) else None for pin in ("base", "head")}
+    location = finding.location
+    return Difference(
+        id="", kind=kind, target=target, path=location.path, line=location.line, side=location.side,
+        base=leaf_text(mismatch.base, mismatch.head), head=leaf_text(mismatch.head, mismatch.base),
+        test=tests["base"] or UNPINNABLE, key=mismatch.key,
+        statements=[Statement.from_json(s) for s in statements], count=finding.count,
+        pin_head=tests["head"], minimized=finding.minimized)
+
+
+def import_difference(module: str, error: str, changes: ChangeSet) -> Difference:
+    """A changed module that imports on base and not on head: its test is the import."""
+    path = next((f.head_path for f in changes.files if f.module == module), None)
+    test = f"def test_import_{_slug(module)}():\n    import {module}  # head: {error}\n"
+    return Difference(id="", kind="exception", target=f"{module}:<module>", path=path, line=1, side="head",
+                      base="imports", head=f"raises {error}", test=test, key="import")
+
+
+def _slug(target: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in target.replace(":", "_")).strip("_").lower()[:60]
+
+
 @dataclass
 class _Imports:
+    """What a test's body needs from outside: imports, input files, and the float tolerance."""
+
     names: dict[str, tuple[str, str]] = field(default_factory=dict)  # local name -> (module, name)
     modules: set[str] = field(default_factory=set)
     files: dict[str, str] = field(default_factory=dict)  # input files the calls read: name -> text
+    floats: FloatPolicy = EXACT_ENOUGH  # the tolerance of `pytest.approx` checks
 
     def name_for(self, module: str, name: str) -> str:
         if self.names.get(name, (module, name)) == (module, name) and name not in RESERVED | BUILTIN_NAMES:
@@ -114,7 +157,7 @@ def can_pin(mismatch: Mismatch, pin: Pin = "base") -> bool:
 
 
 def render_test(statements: list[dict], operations: dict[str, Operation], mismatch: Mismatch,
-                test_name: str, *, pin: Pin = "base") -> str:
+                test_name: str, *, pin: Pin = "base", floats: FloatPolicy = EXACT_ENOUGH) -> str:
     """A self-contained pytest module that passes on the `pin` side and fails on the other.
 
     Raises Unpinnable (a ValueError) when `can_pin(mismatch, pin)` is False.
@@ -124,10 +167,10 @@ def render_test(statements: list[dict], operations: dict[str, Operation], mismat
     last = ObservationKey.parse(mismatch.key).statement
     statements = statements[: last + 1]
     needed = _referenced(statements, mismatch)
-    probe = _Imports()  # first pass: which names the imports bind, so that no variable shadows one
+    probe = _Imports(floats=floats)  # first pass: which names the imports bind, so no variable shadows one
     _body(statements, operations, mismatch, pin, _variable_names(statements, operations, needed, ()), probe)
     names = _variable_names(statements, operations, needed, probe.bound() | RESERVED | {test_name})
-    imports = _Imports()
+    imports = _Imports(floats=floats)
     body = _body(statements, operations, mismatch, pin, names, imports)
     header = imports.lines()
     parameters = ", ".join(FIXTURES) if imports.files else ""
@@ -254,19 +297,20 @@ def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, impor
     if pinned[0] == "E":
         return [*prefix, f"# {note}", *_raises(pinned, other, expression, imports)]
     check = _full_check(expression, pinned, other, last, imports)
-    if check == _other_check(expression, other, pinned, last):
+    if check == _other_check(expression, other, pinned, last, imports.floats):
         raise Unpinnable(f"the check {check!r} holds on both sides")
     if other is None and last is not None and last.kind in ("attr", "property", "call"):
         check = f"hasattr({owner}, {last.text!r}) and {check}"  # absent on the other side
     return [*prefix, f"assert {check}, {note!r}"]
 
 
-def _other_check(x: str, other: list | None, pinned: list, last: Step | None) -> str | None:
+def _other_check(x: str, other: list | None, pinned: list, last: Step | None,
+                 floats: FloatPolicy) -> str | None:
     """The check the other side's leaf would get (None if it has none)."""
     if other is None or other[0] in ("E", "API"):
         return None
     try:
-        return _full_check(x, other, pinned, last, _Imports())
+        return _full_check(x, other, pinned, last, _Imports(floats=floats))
     except Unpinnable:
         return None
 
@@ -487,7 +531,7 @@ def _float_check(x: str, value: float, imports: _Imports) -> str:
     if value in (float("inf"), float("-inf")):
         return f"{x} == float({str(value)!r})"
     imports.modules.add("pytest")
-    return f"{x} == pytest.approx({value!r}, rel=1e-09, abs=1e-12)"
+    return f"{x} == pytest.approx({value!r}, rel={imports.floats.rel!r}, abs={imports.floats.abs!r})"
 
 
 def _set_check(x: str, leaf: list) -> str:

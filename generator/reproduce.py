@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import IO, Literal
 
 from .executor import worker_environment
-from .model import Checkout
+from .model import Checkout, Difference
+from .render import UNPINNABLE
 
 PYTEST_BOOT = Path(__file__).parent / "worker" / "pytest_boot.py"
 FALLBACK_VARIABLE = "DIFFORACLE_PYTEST_FALLBACK"  # read by pytest_boot.py
@@ -105,6 +106,36 @@ def check_reproduction(tests: Sequence[SuggestedTests], base: Checkout, head: Ch
     finally:
         shutil.rmtree(fallback, ignore_errors=True)
     return {test.name: _judge(test, runs) for test in tests}
+
+
+@dataclass
+class Reproduced:
+    """The stage's result: the differences to report, in order, and what the check left out."""
+
+    differences: list[Difference]
+    notes: list[str] = field(default_factory=list)
+
+
+def reproduce(differences: list[Difference], base: Checkout, head: Checkout, python: str, *,
+              show_unreproduced: bool = False) -> Reproduced:
+    """Run both flavours of each difference's test with pytest on both commits; keep what reproduces
+    (and, with `show_unreproduced`, the rest, marked `reproduced: false`)."""
+    if not differences:
+        return Reproduced([])
+    suggested = {f"d{n}": SuggestedTests(f"d{n}", d.test, d.pin_head)
+                 for n, d in enumerate(differences, 1) if d.test != UNPINNABLE}
+    results = check_reproduction(list(suggested.values()), base, head, python)
+    kept, hidden = [], 0
+    for number, difference in enumerate(differences, 1):
+        result = results.get(f"d{number}")
+        difference.reproduced = result is not None and result.reproduced
+        if difference.reproduced or show_unreproduced:
+            kept.append(difference)
+        else:
+            hidden += 1
+    notes = [f"{hidden} confirmed difference(s) hidden: their suggested test did not reproduce them "
+             "under pytest in a fresh process (--show-unreproduced reports them)."] if hidden else []
+    return Reproduced(kept, notes)
 
 
 def _check_names(tests: Sequence[SuggestedTests]) -> None:

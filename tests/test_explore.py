@@ -11,7 +11,7 @@ import pytest
 
 from difforacle.generator.catalog import Catalog
 from difforacle.generator.components import Components
-from difforacle.generator.explore import MAX_LENGTH, Explorer, PoolEntry, Pools
+from difforacle.generator.generate import MAX_LENGTH, Explorer, PoolEntry, Pools
 from difforacle.generator.values import Constants, ValueGenerator
 from difforacle.generator.worker.protocol import SequenceResult
 

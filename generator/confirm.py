@@ -1,0 +1,111 @@
+"""Confirmation: is a candidate difference real? One representative per group, alone, in fresh
+processes on both commits.
+
+A mismatch seen while replaying a batch may come from the batch (state left by an earlier
+sequence in the same process) or from chance (time, a slow machine). Each group's
+representatives (the shortest first, at most REPRESENTATIVES) run again, each in a fresh
+fork of fresh workers with a patient per-call timeout; the first that shows the same values
+again confirms the group. Groups whose difference turns out to be the same (same key in the
+same changed hunk) become one finding with the sum of their counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .catalog import Operation
+from .compare import FloatPolicy, Mismatch, reproduces
+from .deadline import Deadline
+from .difference import Case, Finding, Location, Shown, observed_path
+from .differential import DifferenceCheck
+from .model import ChangeSet, Checkout
+from .replay import Candidates, KeptSequence
+from .worker.protocol import statement_of
+
+REPRESENTATIVES = 3
+
+
+@dataclass
+class Confirmation:
+    findings: list[Finding] = field(default_factory=list)  # one per difference, in the order confirmed
+    notes: list[str] = field(default_factory=list)
+
+
+class Locator:
+    """Where a difference happens: the first changed line its statement executed (head first),
+    else the target's unit; with the index of the diff hunk that line belongs to."""
+
+    def __init__(self, changes: ChangeSet, base: Checkout, head: Checkout,
+                 operations: dict[str, Operation]) -> None:
+        self.changes, self.base, self.head, self.operations = changes, base, head, operations
+
+    def __call__(self, statement: int, shown: Shown) -> Location:
+        for side, result, checkout in (("head", shown.head, self.head), ("base", shown.base, self.base)):
+            lines = sorted((file, line) for s, file, line in result.lines.covered if s == statement)
+            if lines:
+                file, line = lines[0]
+                path = relative(file, checkout)
+                return Location(path, line, side, self._hunk(side, path, line))
+        module, _, qualname = shown.target.partition(":")
+        for unit in self.changes.units:
+            if unit.module == module and unit.qualname == qualname:
+                return Location(unit.path, unit.start, "base" if unit.status == "removed" else "head")
+        op = self.operations.get(shown.target)
+        if op and op.file:
+            return Location(relative(op.file, self.base), op.line, "base")
+        return Location()
+
+    def _hunk(self, side: str, path: str, line: int) -> int | None:
+        for change in self.changes.files:
+            if (change.head_path if side == "head" else change.base_path) == path:
+                return change.hunk_at(side, line)
+        return None
+
+
+def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, locate: Locator,
+            policy: FloatPolicy, on_progress: Callable[[int], None] = lambda found: None) -> Confirmation:
+    """Confirm the groups in the order they were found, while the deadline allows."""
+    confirmation = Confirmation()
+    findings: dict[tuple, Finding] = {}
+    groups = candidates.groups
+    for remaining, members in zip(range(len(groups), 0, -1), groups.values(), strict=True):
+        if deadline.confirmation_over(bool(findings)):
+            confirmation.notes.append(
+                f"The budget ran out before {remaining} of {len(groups)} groups of candidate "
+                "differences were confirmed; a larger --budget checks them.")
+            break
+        members.sort(key=lambda member: (statement_of(member[1].key), repr(member[0].statements)))
+        for kept, mismatch in members[:REPRESENTATIVES]:
+            finding = _confirm_one(kept, mismatch, check, locate, policy)
+            if finding is None:
+                continue
+            if finding.identity in findings:
+                findings[finding.identity].count += len(members)
+            else:
+                finding.count = len(members)
+                findings[finding.identity] = finding
+            on_progress(len(findings))
+            break
+    confirmation.findings = list(findings.values())
+    return confirmation
+
+
+def _confirm_one(kept: KeptSequence, mismatch: Mismatch, check: DifferenceCheck, locate: Locator,
+                 policy: FloatPolicy) -> Finding | None:
+    """The mismatch again, alone in fresh processes on both commits; None if it does not reproduce."""
+    case = Case.of(kept.statements, mismatch.key)
+    shown = check.observe(case, observed_path(mismatch.key), lines=True)
+    if shown is None or not (reproduces(shown.mismatch.base, mismatch.base, policy)
+                             and reproduces(shown.mismatch.head, mismatch.head, policy)):
+        return None  # does not reproduce in a fresh process: nondeterministic or merely slow
+    return Finding(case, shown, locate(case.target, shown))
+
+
+def relative(file: str, checkout: Checkout) -> str:
+    """`file` relative to the checkout's root, when it is inside it."""
+    try:
+        return Path(file).resolve().relative_to(checkout.root.resolve()).as_posix()
+    except ValueError:
+        return file

@@ -1,0 +1,37 @@
+"""What a run is asked to do (`Options`), and what it tells the caller while it works (`Progress`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .compare import EXACT_ENOUGH, FloatPolicy
+from .components import ALL, Components
+from .risk import WINDOW
+
+
+@dataclass
+class Progress:
+    phase: str  # importing, exploring, confirming, reproducing
+    sequences: int = 0
+    differences: int = 0  # candidate groups while exploring, confirmed differences after
+    elapsed: float = 0.0
+
+
+@dataclass
+class Options:
+    budget: float = 60.0
+    seed: int = 0
+    python: str = field(default_factory=lambda: sys.executable)
+    batch_size: int = 50
+    call_timeout: float | None = None  # seconds per call; default scales with the budget
+    max_sequences: int | None = None  # stop exploring after this many: reproducible, bound by counts
+    minimize_share: float = 0.15  # of the budget, for shrinking the tests of confirmed differences
+    show_unreproduced: bool = False  # also report differences whose pytest test did not reproduce
+    allocation: str = "defect"  # how focused generation is shared over units: "defect" or "uniform"
+    history_window: int = WINDOW  # commits before base read for the defect scores
+    pr_title: str = ""  # a title saying "fix" makes the PR's commits count as fixes
+    components: Components = ALL  # generation techniques on (switch one off to measure it)
+    floats: FloatPolicy = EXACT_ENOUGH  # when two floats are the same value
+    progress: Callable[[Progress], None] | None = None

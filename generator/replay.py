@@ -1,0 +1,105 @@
+"""Replay and compare: the kept sequences again on base and on head, and what differs.
+
+Each kept sequence runs on base a second time, in another process with another hash seed
+and random seed: what differs from the exploring run varies by itself and is *masked*.
+It also runs on head; the first unmasked observation that differs there makes the sequence
+a candidate, grouped with the others by its `DifferenceKey`. Replay happens in the
+background while the explorer generates the next batch, so nothing waits for the end.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from .changed_lines import ChangedLines
+from .compare import FloatPolicy, Mismatch, first_mismatch, unstable_keys
+from .difference import DifferenceKey
+from .executor import Worker
+from .worker.protocol import ObservationKey, SequenceResult
+
+REPLAY_RANDOM_SEED = 1  # the exploring run used 0: what depends on the random seed is masked
+
+
+@dataclass
+class KeptSequence:
+    """A sequence worth replaying, its exploring run, then its replays on base and head."""
+
+    statements: list[dict]
+    explored: SequenceResult
+    replayed_base: SequenceResult | None = None
+    replayed_head: SequenceResult | None = None
+
+
+@dataclass
+class Candidates:
+    """Sequences whose replay on head differs from base, grouped by difference, in order found."""
+
+    groups: dict[DifferenceKey, list[tuple[KeptSequence, Mismatch]]] = field(default_factory=dict)
+    masked_keys: int = 0  # observations that varied between the two runs on base
+
+    def __len__(self) -> int:
+        return sum(len(members) for members in self.groups.values())
+
+    def compare(self, replayed: list[KeptSequence], policy: FloatPolicy) -> None:
+        """Mask what varied between the two base runs, then group what differs on head.
+
+        Observations are dropped afterwards: only the mismatching sequences keep theirs.
+        """
+        for kept in replayed:
+            assert kept.replayed_base is not None and kept.replayed_head is not None
+            masked = unstable_keys(kept.explored.observations, kept.replayed_base.observations, policy)
+            self.masked_keys += len(masked)
+            mismatch = first_mismatch(kept.replayed_base, kept.replayed_head, masked, policy)
+            if mismatch is None:
+                for result in (kept.explored, kept.replayed_base, kept.replayed_head):
+                    result.forget_observations()
+                continue
+            operation = kept.statements[ObservationKey.parse(mismatch.key).statement]["op"]
+            self.groups.setdefault(DifferenceKey.of(mismatch, operation), []).append((kept, mismatch))
+
+
+class Replayer:
+    """Replays kept sequences on base (another process and hash seed) and on head, in the
+    background; one round in flight at a time."""
+
+    def __init__(self, base: Worker, head: Worker, lines: ChangedLines | None) -> None:
+        """`lines` None: coverage cannot be measured, and is not asked for."""
+        self.base, self.head, self.lines = base, head, lines
+        self._pool = ThreadPoolExecutor(2)
+        self._pending: tuple[list[KeptSequence], Future, Future, float] | None = None
+        self.last_seconds = 0.0  # how long the latest round took: the time the final one needs
+        self.replayed = 0
+
+    def start(self, kept: list[KeptSequence]) -> None:
+        if not kept:
+            return
+        batch = [k.statements for k in kept]
+        # coverage is measured only while something is still uncovered (tracing is slow)
+        wanted = {side: self.lines is not None and self.lines.pending(side) for side in ("base", "head")}
+        base = self._pool.submit(self.base.run, batch, REPLAY_RANDOM_SEED, lines=wanted["base"])
+        head = self._pool.submit(self.head.run, batch, REPLAY_RANDOM_SEED, lines=wanted["head"])
+        self._pending = (kept, base, head, time.monotonic())
+
+    def finish(self) -> list[KeptSequence]:
+        """Wait for the round in flight; return its sequences, with their replay results."""
+        if self._pending is None:
+            return []
+        kept, base, head, started = self._pending
+        self._pending = None
+        base_results, head_results = base.result(), head.result()
+        self.last_seconds = time.monotonic() - started
+        if self.lines is not None:
+            self.lines.add("base", [result.lines for result in base_results])
+            self.lines.add("head", [result.lines for result in head_results])
+        for item, b, h in zip(kept, base_results, head_results, strict=True):
+            item.replayed_base, item.replayed_head = b, h
+        self.replayed += len(kept)
+        return kept
+
+    def __enter__(self) -> Replayer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
