@@ -26,10 +26,16 @@ from pathlib import Path
 
 import git
 
-from difforacle.generator import Options, Progress, analyze
-from difforacle.generator.model import SetupError
-from difforacle.generator.report import report_to_json, validate_report, write_atomic
-from difforacle.generator.workspace import open_repo
+from difforacle.generator import (
+    Options,
+    Progress,
+    SetupError,
+    analyze,
+    open_repo,
+    report_to_json,
+    validate_report,
+    write_atomic,
+)
 
 from .config import Config, ConfigError, ignored, inputs_from_env, load_config, matches, merge
 from .github_client import DEFAULT_API_URL, GitHubClient, Retries

@@ -14,13 +14,23 @@ import sys
 import tempfile
 from pathlib import Path
 
-from difforacle.generator import Options, Progress, Report, SetupError, analyze
-from difforacle.generator.budget_plan import ALLOCATIONS
-from difforacle.generator.components import NAMES as COMPONENTS
-from difforacle.generator.components import Components
-from difforacle.generator.demo import DEMO_DESCRIPTION, build_demo_repo
-from difforacle.generator.report import render_markdown, write_json, write_markdown, write_tests
-from difforacle.generator.risk import WINDOW
+from difforacle.generator import (
+    ALLOCATIONS,
+    COMPONENTS,
+    DEMO_DESCRIPTION,
+    WINDOW,
+    Components,
+    Options,
+    Progress,
+    Report,
+    SetupError,
+    analyze,
+    build_demo_repo,
+    render_markdown,
+    write_json,
+    write_markdown,
+    write_tests,
+)
 
 from . import action_command, risk_command
 from .app import command as app_command

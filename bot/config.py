@@ -20,7 +20,7 @@ import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import cache
 from importlib.resources import files
@@ -29,7 +29,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from difforacle.generator.compare import ABS_TOL, REL_TOL
+from difforacle.generator import EXACT_ENOUGH, FloatPolicy
 
 TABLE = "[tool.difforacle]"
 FAIL_ON = ("never", "difference", "regression")
@@ -64,14 +64,6 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
-class FloatPolicy:
-    """Two floats are equal when `math.isclose(x, y, rel_tol=rel, abs_tol=abs)`; defaults are the engine's."""
-
-    rel: float = REL_TOL
-    abs: float = ABS_TOL
-
-
-@dataclass(frozen=True)
 class Config:
     """The effective settings; every field has the default a project without `[tool.difforacle]` gets."""
 
@@ -80,7 +72,7 @@ class Config:
     include: tuple[str, ...] = ()  # empty: every path
     exclude: tuple[str, ...] = ()
     ignore_targets: tuple[str, ...] = ()
-    float_policy: FloatPolicy = field(default_factory=FloatPolicy)
+    float_policy: FloatPolicy = EXACT_ENOUGH
     max_comments: int = 10
     fail_on: str = "never"  # differences alone leave the check neutral unless the project opts in
     allocation: str = "defect"

@@ -1,12 +1,11 @@
 """`difforacle risk`: a pull request's units ranked by defect score, with their share of a budget.
 
-With a head, tier 1 is the units the PR changes (`merge-base..head`, as `diff` sees them) and
-tier 2 the units it reaches without changing them: the public callers of changed code in the
-same module and the classes whose methods changed (`generator.catalog.impacted_units`).
-Without a head, every unit of every Python file at base is ranked, as one tier. Scores come
-from the history before base with the PR folded in (`generator.risk`); the budget, less the
-time the history took, is split by `generator.allocation` (two tiers by defect probability,
-or uniformly). Nothing is imported or run: this is the plan a run of `diff` would follow.
+With a head, this is the plan `diff` with the same options follows (`generator.plan`): tier 1
+the units the PR changes (`merge-base..head`), tier 2 the public units it reaches without
+changing them, each unit that some public operation reaches, with its share. Without a head,
+every unit of every Python file at base is ranked, as one tier. Scores come from the history
+before base with the PR folded in; the budget, less the time the history took, is split by
+the plan's shares. Nothing is imported or run.
 """
 
 from __future__ import annotations
@@ -17,36 +16,33 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import git
-
-from difforacle.generator.allocation import TIER1_SHARE
-from difforacle.generator.budget_plan import (
+from difforacle.generator import (
     ALLOCATIONS,
-    PlannedUnit,
-    pull_request_units,
-    ranked,
-    split_budget,
+    TIER1_SHARE,
+    WINDOW,
+    HistoryOptions,
+    RiskTable,
+    UnitRisk,
+    plan_pull_request,
+    plan_repository,
+    schema_validator,
+    write_atomic,
 )
-from difforacle.generator.catalog import read_sources
-from difforacle.generator.changes import MODULE, compute_changes, parse_spans
-from difforacle.generator.report import schema_validator, write_atomic
-from difforacle.generator.risk import WINDOW, PullRequestInfo, RiskTable, UnitKey, UnitRisk, score_history
-from difforacle.generator.workspace import branch_name, checkouts, open_repo, resolve
 
 SCHEMA_ID = "difforacle.risk/1"
 SCHEMA_FILE = "risk-1.json"
-_SYMLINK = 0o120000
 
 
 @dataclass(frozen=True)
 class RankedUnit:
-    """One row: a unit, its tier, its risk and its seconds of the allocated budget."""
+    """One row: a unit, its tier, its risk, its share of the plan and its seconds of the budget."""
 
     path: str
     qualname: str
     tier: int
     risk: UnitRisk
     seconds: float
+    share: float
 
     @property
     def unit(self) -> str:
@@ -83,37 +79,19 @@ def assess(repo_path: str | Path, base_ref: str, head_ref: str | None = None, *,
     """Rank the PR's units (or, with no head, every unit at base) and split the budget over them."""
     if allocation not in ALLOCATIONS:
         raise ValueError(f"allocation must be one of {ALLOCATIONS}, not {allocation!r}")
-    repo = open_repo(repo_path)
-    base_sha = resolve(repo, base_ref)
-    head_sha = resolve(repo, head_ref) if head_ref is not None else None
-    notes: list[str] = []
-    if head_sha is None:
-        units = [PlannedUnit(1, path, qualname, "") for path, qualname in _units_at(repo, base_sha)]
-        pr = None
+    history = HistoryOptions(window=window, cache=cache, cache_dir=cache_dir)
+    if head_ref is None:
+        planned = plan_repository(repo_path, base_ref, allocation, history)
     else:
-        with checkouts(repo, base_sha, head_sha) as (base, head):
-            changes = compute_changes(repo, base_sha, head_sha, base, head)
-            units = pull_request_units(changes, read_sources(base.root, changes))
-        notes = list(changes.skipped)
-        pr = PullRequestInfo(head_sha, title="", branch=branch_name(repo, head_ref or ""))
-    table = score_history(repo, base_sha, window=window, cache=cache, cache_dir=cache_dir, pr=pr)
-    allocated = max(0.0, budget - table.seconds)
-    shares = split_budget(allocated, units, table, allocation)
-    rows = [RankedUnit(unit.path, unit.qualname, unit.tier, table.get(unit.key), shares[unit])
-            for unit in ranked(units, table)]
-    return Assessment(base_sha, head_sha, table, allocation, budget, allocated, rows, notes)
-
-
-def _units_at(repo: git.Repo, sha: str) -> list[UnitKey]:
-    """Every unit of every Python file of the commit: `<module>` for each file, then its definitions."""
-    units: list[UnitKey] = []
-    for item in repo.commit(sha).tree.traverse():
-        if item.type != "blob" or item.mode == _SYMLINK or not item.path.endswith(".py"):
-            continue
-        spans = parse_spans(item.data_stream.read()) or ()
-        qualnames = dict.fromkeys([MODULE, *(span.qualname for span in spans)])
-        units.extend((item.path, qualname) for qualname in qualnames)
-    return units
+        planned = plan_pull_request(repo_path, base_ref, head_ref, allocation, history)
+    plan = planned.plan
+    assert plan.history is not None  # `risk` always reads the history
+    seconds = plan.seconds(budget)
+    rows = [RankedUnit(unit.path, unit.qualname, unit.tier, plan.risk(unit), seconds[unit], plan.shares[unit])
+            for unit in plan.units]
+    allocated = max(0.0, budget - plan.history_seconds)
+    return Assessment(planned.base, planned.head, plan.history, allocation, budget, allocated, rows,
+                      list(planned.skipped))
 
 
 # ---------------------------------------------------------------- outputs
@@ -135,7 +113,8 @@ def to_json(assessment: Assessment) -> dict:
         "units": [
             {"unit": row.unit, "path": row.path, "qualname": row.qualname, "tier": row.tier,
              "revisions": row.risk.revisions, "fixes": row.risk.fixes, "new_authors": row.risk.new_authors,
-             "score": row.risk.score, "probability": row.risk.probability, "seconds": row.seconds}
+             "score": row.risk.score, "probability": row.risk.probability, "share": row.share,
+             "seconds": row.seconds}
             for row in assessment.units
         ],
         "notes": list(assessment.notes),

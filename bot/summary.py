@@ -8,7 +8,7 @@ many. Review comments carry one finding each: base vs head and the `pin_base` te
 
 from __future__ import annotations
 
-from difforacle.generator.report import (
+from difforacle.generator import (
     compress_lines,
     fenced,
     inline_code,

@@ -1,7 +1,42 @@
-"""The difforacle engine: (repository, base, head, budget) -> Report. No network, no GitHub."""
+"""The difforacle engine: (repository, base, head, budget) -> Report. No network, no GitHub.
 
+This module is the engine's whole surface for its front ends (`difforacle.bot`): running it,
+planning a run without running it, and the report's outside forms. Nothing else of the
+engine is imported from outside it (tests/test_architecture.py checks that).
+"""
+
+from .allocation import TIER1_SHARE
+from .compare import EXACT_ENOUGH, FloatPolicy
+from .components import NAMES as COMPONENTS
+from .components import Components
+from .demo import DEMO_DESCRIPTION, build_demo_repo
 from .engine import analyze
 from .model import Report, SetupError
 from .options import Options, Progress
+from .plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository
+from .report import (
+    compress_lines,
+    fenced,
+    inline_code,
+    inline_value,
+    longest_backtick_run,
+    render_markdown,
+    report_to_json,
+    schema_validator,
+    validate_report,
+    write_atomic,
+    write_json,
+    write_markdown,
+    write_tests,
+)
+from .risk import WINDOW, RiskTable, UnitRisk
+from .workspace import open_repo
 
-__all__ = ["Options", "Progress", "Report", "SetupError", "analyze"]
+__all__ = [
+    "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EXACT_ENOUGH", "TIER1_SHARE", "WINDOW",
+    "Components", "FloatPolicy", "HistoryOptions", "Options", "PlannedChange", "Progress", "Report",
+    "RiskTable", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "compress_lines", "fenced",
+    "inline_code", "inline_value", "longest_backtick_run", "open_repo", "plan_pull_request",
+    "plan_repository", "render_markdown", "report_to_json", "schema_validator", "validate_report",
+    "write_atomic", "write_json", "write_markdown", "write_tests",
+]

@@ -3,8 +3,10 @@
 `analyze` runs the stages in order, each a call with a typed result:
 
     changes    the diff merge-base..head mapped onto modules and units      changes.py
-    plan       units in two tiers, their shares by defect score            aim.py, budget_plan.py, risk.py
+    impact     which code reaches the changed units (static, parsed once)   impact.py
+    plan       units in two tiers, their shares by defect score            plan.py, risk.py, allocation.py
     catalog    what the changed modules offer, listed by a base worker     catalog.py
+    aim        the plan and impact over the catalog: focus, quotas, targets aim.py
     explore    feedback-directed generation on base, with replay on base    explore.py, generate.py,
                and head and comparison in the background                   replay.py, compare.py
     confirm    one representative per group, in fresh processes             confirm.py
@@ -22,8 +24,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .aim import defect_scores, plan_aim
-from .catalog import Catalog, changed_at_import, focus_operations, read_sources
+from .aim import aim_at
+from .catalog import Catalog
 from .changed_lines import ChangedLines
 from .changes import compute_changes
 from .confirm import Locator, confirm
@@ -32,13 +34,14 @@ from .deadline import Deadline
 from .differential import DifferenceCheck
 from .executor import WorkerOptions, WorkerPool
 from .explore import Exploration, explore
+from .impact import Impact, analyze_impact
 from .minimize import minimize_findings
 from .model import ChangeSet, Checkout, Difference, Report, SetupError
 from .options import Options, Progress
+from .plan import HistoryOptions, Plan, plan_change
 from .render import import_difference, render_findings
 from .replay import Replayer
 from .reproduce import reproduce
-from .risk import RiskTable
 from .workspace import checkouts, open_repo, resolve
 
 CONFIRM_CALL_TIMEOUT = 2.0  # seconds: at least this long before a call counts as hanging in confirmation
@@ -60,12 +63,11 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         if not changes.modules:
             report.notes.append("No change to importable Python code between the two commits.")
             return report
-        table = None
-        if options.allocation == "defect":  # the history's time counts against the budget
-            table, problem = defect_scores(repo, base_sha, head_sha, head_ref, window=options.history_window,
-                                           title=options.pr_title)
-            report.notes.extend([problem] if problem else [])
-        differences = _test_change(changes, base, head, table, options, deadline, report)
+        impact = analyze_impact(changes, base, head)
+        plan = plan_change(repo, base_sha, head_sha, head_ref, changes, impact, options.allocation,
+                           HistoryOptions(window=options.history_window, title=options.pr_title))
+        report.notes.extend(plan.notes)
+        differences = _test_change(changes, impact, plan, base, head, options, deadline, report)
         reproduced = reproduce(differences.found, base, head, options.python,
                                show_unreproduced=options.show_unreproduced)
         report.differences = reproduced.differences
@@ -86,7 +88,7 @@ class _Found:
         self.minimization_notes: list[str] = []
 
 
-def _test_change(changes: ChangeSet, base: Checkout, head: Checkout, table: RiskTable | None,
+def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout, head: Checkout,
                  options: Options, deadline: Deadline, report: Report) -> _Found:
     """Catalog, explore, confirm, minimize and render: everything that needs worker processes."""
     result = _Found()
@@ -101,8 +103,6 @@ def _test_change(changes: ChangeSet, base: Checkout, head: Checkout, table: Risk
         report.notes.extend(_check_imports(catalog, changes, options.python))
         result.found = [import_difference(m, e, changes) for m, e in catalog.broken_on_head().items()]
         progress.imports = progress.differences = len(result.found)
-        sources = read_sources(base.root, changes)
-        catalog.focus = focus_operations(catalog, changes, sources)
         if not catalog.importable_on_both(changes.modules):
             report.notes.append("No changed module imports on both commits: nothing to replay.")
             return result
@@ -113,12 +113,12 @@ def _test_change(changes: ChangeSet, base: Checkout, head: Checkout, table: Risk
         if not measured:
             error = replay_worker.coverage_error or head_worker.coverage_error
             report.notes.append(f"Changed-line coverage was not measured: {error}.")
-        aim = plan_aim(catalog, changes, sources, base, head, lines, table,
-                       options.allocation if table is not None else "uniform")
-        report.allocation = aim.allocation
-        report.stats.history_seconds = table.seconds if table is not None else 0.0
+        aim = aim_at(plan, catalog, impact, lines)
+        catalog.focus = aim.focus
+        report.allocation = plan.allocation()
+        report.stats.history_seconds = plan.history_seconds
         constants = mine_change(changes, base, head) if "constants" in options.components else Constants()
-        replay_all = (bool(explorer_worker.unwrapped) or bool(changed_at_import(changes, sources))
+        replay_all = (bool(explorer_worker.unwrapped) or bool(impact.at_import)
                       or any(u.kind in ("module", "class") for u in changes.units))
         progress("exploring")
         with Replayer(replay_worker, head_worker, lines if measured else None) as replayer:

@@ -24,8 +24,8 @@ from difforacle.bot.config import (
     merge,
     schema_validator,
 )
-from difforacle.generator.budget_plan import ALLOCATIONS
 from difforacle.generator.compare import ABS_TOL, REL_TOL
+from difforacle.generator.plan import ALLOCATIONS
 
 FULL = """\
 [project]

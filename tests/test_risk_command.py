@@ -17,6 +17,7 @@ from conftest import RepoBuilder, assert_one_line_error, make_pr, run_cli
 
 from difforacle.bot import cli
 from difforacle.bot.risk_command import validate
+from difforacle.generator import Options, analyze
 from difforacle.generator.report import load_schema
 from tests.test_risk import commit, source
 
@@ -270,3 +271,22 @@ def test_a_second_run_reads_no_commit_and_no_cache_reads_them_all(
     assert (second["commits_read"], second["commits_cached"]) == (0, 2)
     assert (uncached["commits_read"], uncached["commits_cached"]) == (2, 0)
     assert list((tmp_path / "cache" / "difforacle").glob("risk-*.json"))
+
+
+# ---------------------------------------------------------------- the same plan as diff
+
+
+@pytest.mark.parametrize("allocation", ["defect", "uniform"])
+def test_risk_prints_exactly_the_plan_that_diff_follows(pr: RepoBuilder, capsys: pytest.CaptureFixture[str],
+                                                        tmp_path: Path, allocation: str) -> None:
+    data = risk_json(capsys, tmp_path, "--repo", str(pr.root), "--base", "main", "--head", "feature",
+                     "--allocation", allocation)
+    report = analyze(pr.root, "main", "feature", Options(budget=10, max_sequences=50, allocation=allocation))
+    assert report.allocation is not None and report.allocation.mode == allocation
+    planned = {(f"pkg.durations:{u['qualname']}", u["tier"], u["share"]) for u in data["units"]}
+    followed = {(u.unit, u.tier, u.share) for u in report.allocation.units}
+    assert planned == followed and len(planned) >= 4, (planned, followed)
+    if allocation == "defect":  # the scores decide the shares: the same probabilities, in the same order
+        assert [u["probability"] for u in data["units"]] == [u.probability for u in report.allocation.units]
+    allocated = data["allocated"]
+    assert all(math.isclose(u["seconds"], u["share"] * allocated, rel_tol=1e-9) for u in data["units"])

@@ -18,7 +18,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from difforacle.generator.model import SetupError
+from difforacle.generator import SetupError
 
 from .model import PullRequestJob
 

@@ -16,7 +16,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from difforacle.generator.model import SetupError
+from difforacle.generator import SetupError
 
 from . import image
 from .settings import AppSettings, load_settings

@@ -34,7 +34,7 @@ import requests.exceptions
 from docker.utils import parse_repository_tag
 from docker.utils.build import exclude_paths
 
-from difforacle.generator.model import SetupError
+from difforacle.generator import SetupError
 
 from .settings import DEFAULT_IMAGE
 

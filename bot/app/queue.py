@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from huey import Huey, RedisHuey, SqliteHuey
 from huey.consumer import Consumer
 
-from difforacle.generator.model import SetupError
+from difforacle.generator import SetupError
 
 from .model import PullRequestJob
 from .settings import AppSettings, with_stored_credentials

@@ -33,7 +33,7 @@ from flask import Blueprint, request
 from github import Github
 
 from difforacle.bot.github_client import GitHubError, github_call
-from difforacle.generator.report import write_atomic
+from difforacle.generator import write_atomic
 
 from .settings import AppSettings
 from .webhook import WEBHOOK_PATH

@@ -60,9 +60,7 @@ from difforacle.bot.progress import describe as describe_progress
 from difforacle.bot.progress import watch_progress_file
 from difforacle.bot.publisher import Publisher, PublishSettings, PullRequestContext
 from difforacle.bot.workflow import Workflow
-from difforacle.generator import Progress
-from difforacle.generator.model import SetupError
-from difforacle.generator.report import validate_report
+from difforacle.generator import Progress, SetupError, validate_report
 
 from .checkout import FetchError, clone_commit, clone_url, fetch_pull_request, read_file
 from .installation import AppAccess, InstallationToken

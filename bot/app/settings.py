@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from difforacle.generator.model import SetupError
+from difforacle.generator import SetupError
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_WEB_URL = "https://github.com"

@@ -24,7 +24,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from difforacle.generator.model import SetupError
+from difforacle.generator import SetupError
 
 from .events import BadPayload, Route, route
 from .queue import JobQueue

@@ -18,11 +18,8 @@ from typing import Any
 
 from . import literals, typeinfo
 from .observe import clean_text, type_name
-from .resolve import OPERATORS
+from .resolve import OPERATION_DUNDERS, OPERATORS
 
-# Dunders worth calling as operations (comparisons, containers, arithmetic, text).
-OPERATION_DUNDERS = frozenset(OPERATORS) - {"__hash__", "__str__", "__repr__", "__iter__", "__len__",
-                                            "__bool__"}
 SKIPPED_BASES = (BaseException,)
 CALLBACK = typeinfo.CALLBACK
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)

@@ -29,6 +29,12 @@ OPERATORS: dict[str, Callable[..., Any]] = {
 }
 
 
+# Dunders worth calling as operations (comparisons, containers, arithmetic, text); the catalog
+# lists these, and the host's static view of a module (generator/impact.py) does the same.
+OPERATION_DUNDERS = frozenset(OPERATORS) - {"__hash__", "__str__", "__repr__", "__iter__", "__len__",
+                                            "__bool__"}
+
+
 class Missing(Exception):
     """The operation's name does not exist on this commit."""
 
