@@ -821,50 +821,72 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
         except BenchError as error:
             print(f"skip {name}: {error}", flush=True)
             continue
-        by_deps: dict[tuple[str, ...], Path] = {}
-        for case in todo:
+        interpreters: dict[str, Path] = {}
+        for case in todo:  # every label first: a broken case is reported before any run
             entry = results["cases"].get(case.id) or {}
             if entry.get("commit") != case.commit or entry.get("label") != case.label:
                 entry = {}
-            entry.update(_entry(case))
-            results["cases"][case.id] = entry
-            dependencies = merge_dependencies(repo.dependencies, case.dependencies)
+            results["cases"][case.id] = entry | _entry(case)
+            _check_case(settings, results["cases"][case.id], case, repo, clone, interpreters)
+            save_results(settings.out, results)
+        if settings.labels_only:
+            continue
+        for case in todo:
+            entry = results["cases"][case.id]
+            if entry.get("status") in ("broken", "setup-error"):
+                continue
             try:
-                if dependencies not in by_deps:
-                    by_deps[dependencies] = ensure_venv(settings.work, settings.python, dependencies)
-                interpreter = by_deps[dependencies]
-                if "label_check" not in entry:
-                    say(f"{case.id}: checking the label")
-                    entry["label_check"] = check_label(case, repo, clone, interpreter, settings.work)
-                check = entry["label_check"]
-                if not check["ok"]:
-                    entry.update(status="broken", reason=check["reason"])
-                    say(f"{case.id}: broken ({check['reason']})")
-                elif not settings.labels_only:
-                    base = git(clone, "rev-parse", f"{case.commit}^").strip()
-                    changes = change_map(clone, base, case.commit, repo)
-                    say(f"{case.id}: difforacle, budget {settings.budget:g} s")
-                    entry.update(
-                        changed=changes.to_json(),
-                        load=round(os.getloadavg()[0], 2),
-                        **run_difforacle(
-                            settings.difforacle,
-                            clone,
-                            base,
-                            case.commit,
-                            interpreter,
-                            settings.budget,
-                            settings.seed,
-                            changes,
-                        ),
-                    )
-                    judge(entry, case)
-                    say(f"{case.id}: {_verdict(entry)}")
+                base = git(clone, "rev-parse", f"{case.commit}^").strip()
+                changes = change_map(clone, base, case.commit, repo)
+                say(f"{case.id}: difforacle, budget {settings.budget:g} s")
+                entry.update(
+                    changed=changes.to_json(),
+                    load=round(os.getloadavg()[0], 2),
+                    **run_difforacle(
+                        settings.difforacle,
+                        clone,
+                        base,
+                        case.commit,
+                        interpreters[case.id],
+                        settings.budget,
+                        settings.seed,
+                        changes,
+                    ),
+                )
+                judge(entry, case)
+                say(f"{case.id}: {_verdict(entry)}")
             except BenchError as error:
                 entry.update(status="setup-error", reason=str(error))
                 say(f"{case.id}: setup error ({error})")
             save_results(settings.out, results)
     return results
+
+
+def _check_case(
+    settings: Settings,
+    entry: dict[str, Any],
+    case: Case,
+    repo: Repository,
+    clone: Path,
+    interpreters: dict[str, Path],
+) -> None:
+    """The case's venv and label check (kept in the entry, so that a rerun does not repeat it)."""
+    try:
+        interpreters[case.id] = ensure_venv(
+            settings.work, settings.python, merge_dependencies(repo.dependencies, case.dependencies)
+        )
+        if "label_check" not in entry:
+            say(f"{case.id}: checking the label")
+            entry["label_check"] = check_label(case, repo, clone, interpreters[case.id], settings.work)
+    except BenchError as error:
+        entry.update(status="setup-error", reason=str(error))
+        say(f"{case.id}: setup error ({error})")
+        return
+    if not entry["label_check"]["ok"]:
+        entry.update(status="broken", reason=entry["label_check"]["reason"])
+        say(f"{case.id}: broken ({entry['label_check']['reason']})")
+    elif entry.get("status") in ("broken", "setup-error"):  # mended since the last run
+        del entry["status"], entry["reason"]
 
 
 def _entry(case: Case, **extra: Any) -> dict[str, Any]:
