@@ -185,9 +185,19 @@ def _difference(target: str) -> dict:
 
 def test_labels_are_checked_and_a_broken_witness_is_not_counted(tmp_path: Path, tiny: dict) -> None:
     commits = tiny["commits"]
-    code, results = _run(tmp_path, tiny, {commits["change"]: [_difference("tiny:quadruple")]})
+    code, results = _run(
+        tmp_path,
+        tiny,
+        {commits["change"]: [_difference("tiny:quadruple")]},
+        "--reports",
+        str(tmp_path / "kept"),
+    )
     cases = results["cases"]
     assert code == 0
+    assert sorted(path.name for path in (tmp_path / "kept").iterdir()) == [
+        "tiny-change.json",
+        "tiny-same.json",
+    ]
     assert cases["tiny-change"]["label_check"] == {"ok": True, "parent": "2\n", "commit": "3\n"}
     assert cases["tiny-change"]["detected"] is True
     assert cases["tiny-same"]["label_check"]["ok"] and cases["tiny-same"]["false_alarm"] is False

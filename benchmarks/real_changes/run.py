@@ -640,8 +640,12 @@ def run_difforacle(
     budget: float,
     seed: int,
     changes: ChangeMap,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
-    """One `difforacle diff` run, judged: detected only by a difference at a changed unit or a caller."""
+    """One `difforacle diff` run, judged: detected only by a difference at a changed unit or a caller.
+
+    `keep`: where to copy the full report (the results keep a summary of it).
+    """
     with tempfile.TemporaryDirectory(prefix="difforacle-report-") as tmp:
         report_path = Path(tmp) / "report.json"
         result = run(
@@ -675,6 +679,9 @@ def run_difforacle(
             report = json.loads(report_path.read_text())
         except (OSError, ValueError) as error:
             return {**entry, "status": "tool-error", "reason": f"unreadable report: {error}"}
+        if keep is not None:
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(report_path, keep)
     differences = []
     for difference in report.get("differences", []):
         target = str(difference.get("target", ""))
@@ -774,6 +781,7 @@ class Settings:
     python: str
     only: set[str]
     labels_only: bool
+    reports: Path | None = None  # keep every full report here, as <case id>.json
 
 
 def say(message: str) -> None:
@@ -851,6 +859,7 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
                         settings.budget,
                         settings.seed,
                         changes,
+                        settings.reports / f"{case.id}.json" if settings.reports else None,
                     ),
                 )
                 judge(entry, case)
@@ -1149,6 +1158,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--compare", type=Path, default=None, help="older results JSON to compare with")
     parser.add_argument("--report-only", action="store_true", help="run nothing; tables from --out")
     parser.add_argument("--labels-only", action="store_true", help="check the labels, run no difforacle")
+    parser.add_argument("--reports", type=Path, default=None, help="keep every full report in this folder")
     return parser.parse_args(argv)
 
 
@@ -1181,6 +1191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.python,
                 only,
                 args.labels_only,
+                args.reports,
             )
             results = run_benchmark(settings, manifest)
         elif not out.exists():
