@@ -294,6 +294,39 @@ def test_detection_rule_classes_tables_and_inheritance() -> None:
     assert changes.counts("pkg.mod:GrandChild")  # inherits the changed constructor
 
 
+def test_detection_rule_units_made_by_a_class_level_call() -> None:
+    index = bench.ModuleIndex.parse(
+        textwrap.dedent("""\
+        def wrap(method):
+            def wrapper(self, *args):
+                return self._new(method(self, *args))
+            return wrapper
+
+        class Integer(int):
+            def _new(self, result):
+                return Integer(result)
+
+            __neg__ = wrap(int.__neg__)
+        """)
+    )
+    assert index.references["Integer.__neg__"] == {"wrap", "int", "__neg__"}
+
+
+def test_rejudge_applies_the_current_rule_to_kept_differences(tmp_path: Path, tiny: dict) -> None:
+    commits = tiny["commits"]
+    _run(tmp_path, tiny, {commits["change"]: [_difference("tiny:unrelated")]}, "--only", "tiny-change")
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["cases"]["tiny-change"]["detected"] is False
+    results["cases"]["tiny-change"]["differences"][0]["target"] = (
+        "tiny:quadruple"  # as if the rule had improved
+    )
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    code, results = _run(tmp_path, tiny, {}, "--rejudge")
+    assert code == 0
+    assert results["cases"]["tiny-change"]["detected"] is True
+    assert (tmp_path / "calls.log").read_text().count("\n") == 1  # the engine did not run again
+
+
 def test_a_missing_mirror_is_skipped_with_one_line(
     tmp_path: Path, tiny: dict, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,7 +2,7 @@
 
     python benchmarks/real_changes/run.py --mirrors DIR [--difforacle CMD] [--budget 60] [--seed 0]
         [--out results.json] [--markdown results.md] [--only ID_OR_REPO,...] [--work DIR]
-        [--compare OLD.json] [--report-only] [--labels-only]
+        [--reports DIR] [--compare OLD.json] [--report-only] [--labels-only]
 
 Per repository (in manifest order): find its bare mirror under --mirrors (a missing one is
 skipped with one line), clone it, make a virtual environment with its dependencies, check
@@ -326,8 +326,7 @@ def check_label(case: Case, repo: Repository, clone: Path, interpreter: Path, wo
     parents = git(clone, "rev-list", "--parents", "-n", "1", case.commit).split()[1:]
     if len(parents) != 1:
         return {"ok": False, "reason": f"commit has {len(parents)} parents, not one"}
-    touched = [path for path in changed_python_files(clone, parents[0], case.commit, repo)]
-    if not touched:
+    if not changed_python_files(clone, parents[0], case.commit, repo):
         return {"ok": False, "reason": f"commit changes no Python file of {', '.join(repo.packages)}"}
     with tempfile.TemporaryDirectory(prefix="label-", dir=work) as tmp:
         sides = {
@@ -389,6 +388,7 @@ def _check_tests(case: Case, repo: Repository, sides: dict[str, Path], interpret
 
 
 def clip(text: str) -> str:
+    """Witness outputs and reported values are kept short in the results."""
     return text if len(text) <= OUTPUT_CHARS else text[:OUTPUT_CHARS] + "..."
 
 
@@ -412,6 +412,7 @@ def module_of(path: str, repo: Repository) -> str | None:
 
 
 def changed_python_files(clone: Path, base: str, head: str, repo: Repository) -> list[str]:
+    """Repository paths of the library's modules that the commit touches."""
     names = git(clone, "diff", "--name-only", "--no-renames", base, head).split("\n")
     return [name for name in names if name and module_of(name, repo)]
 
@@ -463,6 +464,10 @@ class ModuleIndex:
                     self._walk(node.body, f"{qualname}.")
                 else:
                     self.references[qualname] = _names_used(node.body)
+            elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                # `__neg__ = wrap_method(int.__neg__)`, `loads = parse`: a unit made by a call or an alias
+                for name in _names_bound(node):
+                    self.references[f"{prefix}{name}"] = _names_used([node])
             elif isinstance(node, ast.If | ast.Try | ast.With):  # defs under `if TYPE_CHECKING`, try/except
                 self._walk(
                     [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)], prefix
@@ -871,6 +876,29 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
     return results
 
 
+def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> dict[str, Any]:
+    """Judge the kept differences again with the current detection rule, running no engine."""
+    for case in manifest.cases:
+        entry = results["cases"].get(case.id)
+        if (settings.only and case.id not in settings.only and case.repository not in settings.only) or (
+            not entry or entry.get("status") != "ok" or entry.get("commit") != case.commit
+        ):
+            continue
+        mirror = find_mirror(settings.mirrors, case.repository) if settings.mirrors else None
+        if mirror is None:
+            print(f"skip {case.id}: no mirror of {case.repository} under {settings.mirrors}", flush=True)
+            continue
+        clone = _clone(mirror, settings.work / "repos" / case.repository.replace("/", "+"))
+        base = git(clone, "rev-parse", f"{case.commit}^").strip()
+        changes = change_map(clone, base, case.commit, manifest.repositories[case.repository])
+        for difference in entry["differences"]:
+            difference["related"] = changes.counts(difference["target"])
+        entry.update(changed=changes.to_json(), related=sum(d["related"] for d in entry["differences"]))
+        judge(entry, case)
+    save_results(settings.out, results)
+    return results
+
+
 def _check_case(
     settings: Settings,
     entry: dict[str, Any],
@@ -1157,6 +1185,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--python", default=sys.executable, help="interpreter the venvs are made from")
     parser.add_argument("--compare", type=Path, default=None, help="older results JSON to compare with")
     parser.add_argument("--report-only", action="store_true", help="run nothing; tables from --out")
+    parser.add_argument(
+        "--rejudge", action="store_true", help="judge the differences in --out again (after a rule change)"
+    )
     parser.add_argument("--labels-only", action="store_true", help="check the labels, run no difforacle")
     parser.add_argument("--reports", type=Path, default=None, help="keep every full report in this folder")
     return parser.parse_args(argv)
@@ -1175,7 +1206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.report_only:
             if args.mirrors is None:
                 raise BenchError("no mirrors: pass --mirrors DIR or set $DIFFORACLE_MIRRORS")
-            if not args.labels_only and shutil.which(difforacle[0]) is None:
+            if not (args.labels_only or args.rejudge) and shutil.which(difforacle[0]) is None:
                 raise BenchError(
                     f"difforacle command {difforacle[0]!r} not found (--difforacle or $DIFFORACLE)"
                 )
@@ -1193,7 +1224,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.labels_only,
                 args.reports,
             )
-            results = run_benchmark(settings, manifest)
+            results = (
+                rejudge(settings, manifest, read_results(out))
+                if args.rejudge
+                else run_benchmark(settings, manifest)
+            )
         elif not out.exists():
             raise BenchError(f"--report-only: no results at {out}")
         else:
