@@ -288,7 +288,9 @@ def test_detection_rule_classes_tables_and_inheritance() -> None:
     assert changes.counts("pkg.mod:Child")  # calling the class runs the changed __init__
     assert changes.counts("pkg:Child")  # re-exported by the package
     assert changes.counts("pkg.mod:Child.lookup")  # inherited from a related method
-    assert not changes.counts("pkg.mod:Base")
+    assert changes.counts("pkg.mod:Base")  # its observers run the related lookup
+    assert not changes.counts("pkg.mod:Other")
+    assert not changes.counts("pkg.mod:Other.lookup")  # same name, another class
     assert changes.counts("pkg.mod:GrandChild") is False  # unknown bases: not related
     changes.bases["GrandChild"] = {"Child"}
     assert changes.counts("pkg.mod:GrandChild")  # inherits the changed constructor
@@ -325,6 +327,21 @@ def test_rejudge_applies_the_current_rule_to_kept_differences(tmp_path: Path, ti
     assert code == 0
     assert results["cases"]["tiny-change"]["detected"] is True
     assert (tmp_path / "calls.log").read_text().count("\n") == 1  # the engine did not run again
+
+
+def test_an_engine_error_counts_as_a_miss(tmp_path: Path, tiny: dict) -> None:
+    crash = "import sys\nsys.stderr.write('difforacle: internal error: boom\\n')\nsys.exit(2)\n"
+    (tmp_path / "crash").write_text(f"#!{sys.executable}\n{crash}")
+    (tmp_path / "crash").chmod(0o755)
+    code, results = _run(tmp_path, {**tiny, "fake": tmp_path / "crash"}, {})
+    change, same = results["cases"]["tiny-change"], results["cases"]["tiny-same"]
+    assert code == 0
+    assert change["status"] == "tool-error" and change["detected"] is False
+    assert change["reason"] == "difforacle exit 2: difforacle: internal error: boom"
+    assert same["false_alarm"] is False
+    table = (tmp_path / "results.md").read_text()
+    assert "| overall | 0/1 (0%) | 0/1 (0%) |" in table
+    assert "- tiny-change (plain-value): needs double(1); no report (difforacle exit 2:" in table
 
 
 def test_a_missing_mirror_is_skipped_with_one_line(

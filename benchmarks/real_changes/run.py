@@ -53,6 +53,7 @@ TEST_TIMEOUT_S = 600
 INSTALL_TIMEOUT_S = 900
 OUTPUT_CHARS = 600  # witness outputs and differences' values are kept this long in the results
 COMMIT_RE = re.compile(r"[0-9a-f]{40}")
+JUDGED = ("ok", "tool-error")  # an engine error counts: a missed change, a quiet same case
 CTOR_METHODS = ("__init__", "__new__", "__post_init__", "__attrs_post_init__", "__init_subclass__")
 
 
@@ -544,18 +545,18 @@ class ChangeMap:
             return False
         if qualname == "<module>":  # importing the module runs the changed module-level code
             return any(m == module or m.startswith(module + ".") for m, _ in self.changed)
-        candidates = {qualname}
         head, _, method = qualname.rpartition(".")
-        if head:  # a method inherited from a base class
-            candidates |= {f"{base}.{method}" for base in self._ancestors(head.rsplit(".", 1)[-1])}
-        else:  # a class: calling it runs its constructor, its own or an inherited one
-            candidates |= {
-                f"{cls}.{name}" for cls in {qualname, *self._ancestors(qualname)} for name in CTOR_METHODS
-            }
+        owners = {qualname, *self._ancestors(qualname)} if not head else set()
+        inherited = (
+            {f"{base}.{method}" for base in self._ancestors(head.rsplit(".", 1)[-1])} if head else set()
+        )
         for unit_module, unit_qualname in self.related:
+            owner = unit_qualname.rpartition(".")[0].rpartition(".")[2]
+            if owner in owners or unit_qualname in inherited:
+                return True  # a class whose methods (own or inherited) its constructor or observers run
             if not _same_module(module, unit_module):
                 continue
-            if unit_qualname in candidates:
+            if unit_qualname == qualname:
                 return True
             if (unit_module, unit_qualname) in self.changed and qualname.startswith(unit_qualname + "."):
                 return True  # a method of a class whose statement or body changed
@@ -756,12 +757,18 @@ def is_done(entry: dict[str, Any] | None, case: Case) -> bool:
         bool(entry)
         and entry.get("commit") == case.commit
         and entry.get("label") == case.label
-        and entry.get("status") in ("ok", "broken")
+        and entry.get("status") in (*JUDGED, "broken")
     )
 
 
 def judge(entry: dict[str, Any], case: Case) -> None:
-    """Detected (change) or false alarm (same), from the judged differences."""
+    """Detected (change) or false alarm (same), from the judged differences.
+
+    An engine error or time-out is what a user gets instead of a report: a miss, not an alarm.
+    """
+    if entry.get("status") == "tool-error":
+        entry["detected" if case.label == "change" else "false_alarm"] = False
+        return
     if entry.get("status") != "ok":
         return
     if case.label == "change":
@@ -881,8 +888,11 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
     for case in manifest.cases:
         entry = results["cases"].get(case.id)
         if (settings.only and case.id not in settings.only and case.repository not in settings.only) or (
-            not entry or entry.get("status") != "ok" or entry.get("commit") != case.commit
+            not entry or entry.get("status") not in JUDGED or entry.get("commit") != case.commit
         ):
+            continue
+        if entry["status"] == "tool-error":
+            judge(entry, case)
             continue
         mirror = find_mirror(settings.mirrors, case.repository) if settings.mirrors else None
         if mirror is None:
@@ -986,7 +996,7 @@ def summary_rows(results: dict[str, Any], cases: list[Case]) -> list[tuple[str, 
             or (case.label == "change" and case.category == group)
             or (group == "same" and case.label == "same")
         ]
-        judged = [entries[case.id] for case in members if (entries[case.id] or {}).get("status") == "ok"]
+        judged = [entries[case.id] for case in members if (entries[case.id] or {}).get("status") in JUDGED]
         if not members:
             continue
         change = [entry for entry in judged if entry["label"] == "change"]
@@ -1010,7 +1020,7 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
     cases = [case for case in manifest.cases if not only or case.id in only or case.repository in only]
     settings = results["settings"]
     entries = results["cases"]
-    judged = [entries[case.id] for case in cases if (entries.get(case.id) or {}).get("status") == "ok"]
+    judged = [entries[case.id] for case in cases if (entries.get(case.id) or {}).get("status") in JUDGED]
     loads = [entry["load"] for entry in judged if "load" in entry]
     out = [
         f"# Real-changes benchmark: budget {settings['budget']:g} s, seed {settings['seed']}",
@@ -1039,15 +1049,17 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
     for case in cases:
         entry = entries.get(case.id) or {}
         coverage = entry.get("coverage") or {}
-        if entry.get("status") == "ok":
+        if entry.get("status") in JUDGED:
             result = (
                 ("detected" if entry["detected"] else "missed")
                 if case.label == "change"
                 else ("false alarm" if entry["false_alarm"] else "quiet")
             )
+            if entry["status"] == "tool-error":
+                result += " (engine error)"
             out.append(
                 f"| {case.id} | {case.label} | {case.category or '-'} | {result} | "
-                f"{len(entry['differences'])} ({entry['related']}) | "
+                f"{len(entry.get('differences', []))} ({entry.get('related', 0)}) | "
                 f"{coverage.get('changed_lines_covered')}/{coverage.get('changed_lines')} | "
                 f"{entry['seconds']:.0f} |"
             )
@@ -1074,7 +1086,11 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
                 f"{first[0]['kind']} at {first[0]['target']}" if first else f"exit {entries[case.id]['exit']}"
             )
             out.append(f"- {case.id}: {len(entries[case.id]['differences'])} differences, first {what}")
-    bad = [case for case in cases if (entries.get(case.id) or {}).get("status") not in ("ok", None)]
+    errors = [case for case in cases if (entries.get(case.id) or {}).get("status") == "tool-error"]
+    if errors:
+        out += ["", "Engine errors (counted as missed, or as quiet on `same` cases):", ""]
+        out += [f"- {case.id}: {entries[case.id]['reason']}" for case in errors]
+    bad = [case for case in cases if (entries.get(case.id) or {}).get("status") not in (*JUDGED, None)]
     if bad:
         out += ["", "Not counted:", ""]
         out += [
@@ -1085,6 +1101,9 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
 
 
 def _reach(entry: dict[str, Any]) -> str:
+    """Whether the run reached the changed lines, by the report's coverage, and what else it reported."""
+    if entry["status"] == "tool-error":
+        return f"no report ({entry['reason']})"
     coverage = entry.get("coverage") or {}
     covered, total = coverage.get("changed_lines_covered"), coverage.get("changed_lines")
     text = f"changed lines reached {covered}/{total}"
@@ -1116,7 +1135,7 @@ def render_comparison(old: dict[str, Any], new: dict[str, Any]) -> str:
     lost: list[str] = []
     for case_id in sorted(set(old["cases"]) & set(new["cases"])):
         before, after = old["cases"][case_id], new["cases"][case_id]
-        if before.get("status") != "ok" or after.get("status") != "ok":
+        if before.get("status") not in JUDGED or after.get("status") not in JUDGED:
             continue
         if after["label"] == "change" and before["detected"] != after["detected"]:
             (gained if after["detected"] else lost).append(
