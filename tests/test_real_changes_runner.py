@@ -319,14 +319,29 @@ def test_rejudge_applies_the_current_rule_to_kept_differences(tmp_path: Path, ti
     _run(tmp_path, tiny, {commits["change"]: [_difference("tiny:unrelated")]}, "--only", "tiny-change")
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["cases"]["tiny-change"]["detected"] is False
-    results["cases"]["tiny-change"]["differences"][0]["target"] = (
-        "tiny:quadruple"  # as if the rule had improved
-    )
+    results["cases"]["tiny-change"]["differences"][0]["target"] = "tiny:quadruple"  # as if the rule improved
     (tmp_path / "results.json").write_text(json.dumps(results))
     code, results = _run(tmp_path, tiny, {}, "--rejudge")
     assert code == 0
     assert results["cases"]["tiny-change"]["detected"] is True
     assert (tmp_path / "calls.log").read_text().count("\n") == 1  # the engine did not run again
+
+
+def test_rejudge_rereads_kept_reports_and_unmeasured_coverage(tmp_path: Path, tiny: dict) -> None:
+    commits = tiny["commits"]
+    kept = tmp_path / "kept"
+    _run(tmp_path, tiny, {commits["change"]: [_difference("tiny:unrelated")]}, "--reports", str(kept))
+    report = json.loads((kept / "tiny-change.json").read_text())
+    report["differences"].append(_difference("tiny:double"))
+    report["coverage"]["measured_by"] = "not measured"
+    (kept / "tiny-change.json").write_text(json.dumps(report))
+    code, results = _run(tmp_path, tiny, {}, "--rejudge", "--reports", str(kept))
+    change = results["cases"]["tiny-change"]
+    assert code == 0
+    assert change["detected"] is True and change["related"] == 1 and len(change["differences"]) == 2
+    table = (tmp_path / "results.md").read_text()
+    assert "| tiny-change | change | plain-value | detected | 2 (1) | n/m |" in table
+    assert "| overall | 1/1 (100%) | 0/1 (0%) | 0/1 (0%) |" in table  # only the measured case
 
 
 def test_an_engine_error_counts_as_a_miss(tmp_path: Path, tiny: dict) -> None:

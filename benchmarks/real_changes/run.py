@@ -688,6 +688,11 @@ def run_difforacle(
         if keep is not None:
             keep.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(report_path, keep)
+    return {**entry, **summarize_report(report, changes)}
+
+
+def summarize_report(report: dict[str, Any], changes: ChangeMap) -> dict[str, Any]:
+    """What the results keep of a report: each difference judged, the coverage, the notes."""
     differences = []
     for difference in report.get("differences", []):
         target = str(difference.get("target", ""))
@@ -704,12 +709,12 @@ def run_difforacle(
         )
     coverage = report.get("coverage", {})
     return {
-        **entry,
         "status": "ok",
         "differences": differences,
         "related": sum(1 for difference in differences if difference["related"]),
         "coverage": {
-            key: coverage.get(key) for key in ("changed_lines", "changed_lines_covered", "uncovered", "sides")
+            key: coverage.get(key)
+            for key in ("changed_lines", "changed_lines_covered", "uncovered", "sides", "measured_by")
         },
         "engine_seconds": report.get("stats", {}).get("seconds"),
         "notes": report.get("notes", []),
@@ -901,6 +906,9 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
         clone = _clone(mirror, settings.work / "repos" / case.repository.replace("/", "+"))
         base = git(clone, "rev-parse", f"{case.commit}^").strip()
         changes = change_map(clone, base, case.commit, manifest.repositories[case.repository])
+        kept = settings.reports / f"{case.id}.json" if settings.reports else None
+        if kept is not None and kept.is_file():  # the full report: summarize it again
+            entry.update(summarize_report(json.loads(kept.read_text()), changes))
         for difference in entry["differences"]:
             difference["related"] = changes.counts(difference["target"])
         entry.update(changed=changes.to_json(), related=sum(d["related"] for d in entry["differences"]))
@@ -960,8 +968,7 @@ def _clone(mirror: Path, target: Path) -> Path:
 def _verdict(entry: dict[str, Any]) -> str:
     if entry.get("status") != "ok":
         return f"{entry.get('status')} ({entry.get('reason', '')})"
-    coverage = entry.get("coverage") or {}
-    lines = f"lines {coverage.get('changed_lines_covered')}/{coverage.get('changed_lines')}"
+    lines = f"lines {_lines(entry)}"
     if entry["label"] == "change":
         word = "detected" if entry["detected"] else "missed"
     else:
@@ -973,6 +980,18 @@ def _verdict(entry: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- tables
+
+
+def _measured(entry: dict[str, Any]) -> bool:
+    """The report measured changed-line coverage (an engine error has none; coverage.py may fail)."""
+    coverage = entry.get("coverage")
+    return bool(coverage) and coverage.get("measured_by") != "not measured"
+
+
+def _lines(entry: dict[str, Any]) -> str:
+    if not _measured(entry):
+        return "n/m"
+    return f"{entry['coverage'].get('changed_lines_covered')}/{entry['coverage'].get('changed_lines')}"
 
 
 def _ratio(part: int, whole: int) -> str:
@@ -1001,8 +1020,9 @@ def summary_rows(results: dict[str, Any], cases: list[Case]) -> list[tuple[str, 
             continue
         change = [entry for entry in judged if entry["label"] == "change"]
         same = [entry for entry in judged if entry["label"] == "same"]
-        covered = sum((entry.get("coverage") or {}).get("changed_lines_covered") or 0 for entry in judged)
-        total = sum((entry.get("coverage") or {}).get("changed_lines") or 0 for entry in judged)
+        measured = [entry for entry in judged if _measured(entry)]
+        covered = sum(entry["coverage"].get("changed_lines_covered") or 0 for entry in measured)
+        total = sum(entry["coverage"].get("changed_lines") or 0 for entry in measured)
         rows.append(
             (
                 group,
@@ -1048,7 +1068,6 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
     ]
     for case in cases:
         entry = entries.get(case.id) or {}
-        coverage = entry.get("coverage") or {}
         if entry.get("status") in JUDGED:
             result = (
                 ("detected" if entry["detected"] else "missed")
@@ -1060,7 +1079,7 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
             out.append(
                 f"| {case.id} | {case.label} | {case.category or '-'} | {result} | "
                 f"{len(entry.get('differences', []))} ({entry.get('related', 0)}) | "
-                f"{coverage.get('changed_lines_covered')}/{coverage.get('changed_lines')} | "
+                f"{_lines(entry)} | "
                 f"{entry['seconds']:.0f} |"
             )
         else:
@@ -1104,14 +1123,14 @@ def _reach(entry: dict[str, Any]) -> str:
     """Whether the run reached the changed lines, by the report's coverage, and what else it reported."""
     if entry["status"] == "tool-error":
         return f"no report ({entry['reason']})"
-    coverage = entry.get("coverage") or {}
-    covered, total = coverage.get("changed_lines_covered"), coverage.get("changed_lines")
-    text = f"changed lines reached {covered}/{total}"
-    uncovered = coverage.get("uncovered") or {}
-    if uncovered:
-        text += (
-            " (never run: " + "; ".join(f"{path} {_spans(lines)}" for path, lines in uncovered.items()) + ")"
-        )
+    if not _measured(entry):
+        text = "changed-line coverage not measured"
+    else:
+        text = f"changed lines reached {_lines(entry)}"
+        uncovered = entry["coverage"].get("uncovered") or {}
+        if uncovered:
+            spans = "; ".join(f"{path} {_spans(lines)}" for path, lines in uncovered.items())
+            text += f" (never run: {spans})"
     unrelated = len(entry["differences"]) - entry["related"]
     if unrelated:
         text += f"; {unrelated} differences elsewhere"
