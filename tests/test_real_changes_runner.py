@@ -356,7 +356,9 @@ def test_an_engine_error_counts_as_a_miss(tmp_path: Path, tiny: dict) -> None:
     assert same["false_alarm"] is False
     table = (tmp_path / "results.md").read_text()
     assert "| overall | 0/1 (0%) | 0/1 (0%) |" in table
-    assert "- tiny-change (plain-value): needs double(1); no report (difforacle exit 2:" in table
+    assert (
+        "- tiny-change (plain-value): needs double(1); no report, difforacle: internal error: boom" in table
+    )
 
 
 def test_a_missing_mirror_is_skipped_with_one_line(

@@ -1122,7 +1122,7 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
 def _reach(entry: dict[str, Any]) -> str:
     """Whether the run reached the changed lines, by the report's coverage, and what else it reported."""
     if entry["status"] == "tool-error":
-        return f"no report ({entry['reason']})"
+        return f"no report, {entry['reason'].partition(': ')[2] or entry['reason']}"
     if not _measured(entry):
         text = "changed-line coverage not measured"
     else:
