@@ -95,6 +95,13 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return {"mirrors": mirrors, "commits": commits, "fake": fake}
 
 
+@pytest.fixture(autouse=True)
+def _fake_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the fake difforacle finds the reports to write and logs the heads it ran on."""
+    monkeypatch.setenv("FAKE_REPORTS", str(tmp_path / "reports.json"))
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "calls.log"))
+
+
 def _manifest(path: Path, commits: dict[str, str], extra: str = "") -> Path:
     path.write_text(
         textwrap.dedent(f"""\
@@ -146,8 +153,6 @@ def _run(
     manifest: Path | None = None,
 ) -> tuple[int, dict]:
     (tmp_path / "reports.json").write_text(json.dumps(reports))
-    os.environ["FAKE_REPORTS"] = str(tmp_path / "reports.json")
-    os.environ["FAKE_LOG"] = str(tmp_path / "calls.log")
     manifest = manifest or _manifest(tmp_path / "manifest.toml", tiny["commits"])
     out = tmp_path / "results.json"
     code = bench.main(
