@@ -1156,14 +1156,13 @@ def render_comparison(old: dict[str, Any], new: dict[str, Any]) -> str:
         before, after = old["cases"][case_id], new["cases"][case_id]
         if before.get("status") not in JUDGED or after.get("status") not in JUDGED:
             continue
-        if after["label"] == "change" and before["detected"] != after["detected"]:
-            (gained if after["detected"] else lost).append(
-                f"{case_id}: {'detected' if after['detected'] else 'missed'}"
-            )
-        if after["label"] == "same" and before["false_alarm"] != after["false_alarm"]:
-            (lost if after["false_alarm"] else gained).append(
-                f"{case_id}: {'false alarm' if after['false_alarm'] else 'quiet'}"
-            )
+        # an engine error judged by an older runner has no verdict: it was no detection, no alarm
+        detected = bool(before.get("detected")), bool(after.get("detected"))
+        alarmed = bool(before.get("false_alarm")), bool(after.get("false_alarm"))
+        if after["label"] == "change" and detected[0] != detected[1]:
+            (gained if detected[1] else lost).append(f"{case_id}: {'detected' if detected[1] else 'missed'}")
+        if after["label"] == "same" and alarmed[0] != alarmed[1]:
+            (lost if alarmed[1] else gained).append(f"{case_id}: {'false alarm' if alarmed[1] else 'quiet'}")
         lines_before = (before.get("coverage") or {}).get("changed_lines_covered") or 0
         lines_after = (after.get("coverage") or {}).get("changed_lines_covered") or 0
         if lines_after != lines_before:
