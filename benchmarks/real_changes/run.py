@@ -1,0 +1,1286 @@
+"""Real-changes benchmark: difforacle on merged commits of real libraries (see README.md here).
+
+    python benchmarks/real_changes/run.py --mirrors DIR [--difforacle CMD] [--budget 60] [--seed 0]
+        [--out results.json] [--markdown results.md] [--only ID_OR_REPO,...] [--work DIR]
+        [--reports DIR] [--compare OLD.json] [--report-only] [--labels-only]
+
+Per repository (in manifest order): find its bare mirror under --mirrors (a missing one is
+skipped with one line), clone it, make a virtual environment with its dependencies, check
+every case's label (a `change` witness must print differently on parent and commit; a `same`
+commit must pass the library's tests on both), then run `difforacle diff` on each good case.
+Results are saved after every case and a rerun resumes; the Markdown table is written at the
+end. Exit status 0, or 2 with one line on stderr for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import io
+import json
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+MANIFEST_SCHEMA = "difforacle.real-changes/1"
+RESULTS_SCHEMA = "difforacle.real-changes-results/1"
+LABELS = ("change", "same")
+CATEGORIES = (
+    "structured-string",
+    "stateful-sequence",
+    "dunder-protocol",
+    "module-level",
+    "removed-name",
+    "error-message",
+    "plain-value",
+)
+WITNESS_TIMEOUT_S = 60
+TEST_TIMEOUT_S = 600
+INSTALL_TIMEOUT_S = 900
+OUTPUT_CHARS = 600  # witness outputs and differences' values are kept this long in the results
+COMMIT_RE = re.compile(r"[0-9a-f]{40}")
+JUDGED = ("ok", "tool-error")  # an engine error counts: a missed change, a quiet same case
+CTOR_METHODS = ("__init__", "__new__", "__post_init__", "__attrs_post_init__", "__init_subclass__")
+
+
+class BenchError(Exception):
+    """Bad input or environment: reported as one line, exit status 2."""
+
+
+# ---------------------------------------------------------------- manifest
+
+
+@dataclass(frozen=True)
+class Repository:
+    name: str  # owner/name, as on GitHub
+    source: str  # folder of the checkout that goes on PYTHONPATH ("." or "src")
+    packages: tuple[str, ...]  # top-level import packages: where changed units and callers are looked for
+    dependencies: tuple[str, ...]
+    test_command: str  # run from the checkout's root with the venv's bin first on PATH
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    repository: str
+    commit: str
+    label: str
+    note: str
+    category: str = ""  # change cases only
+    needs: str = ""  # change cases: the input or state that shows the change, in a few words
+    witness: str = ""  # change cases: prints a value (or an exception) that differs
+    dependencies: tuple[str, ...] = ()  # added to the repository's, replacing the same project's
+    test_command: str = ""  # same cases: overrides the repository's
+
+
+@dataclass(frozen=True)
+class Manifest:
+    repositories: dict[str, Repository]
+    cases: list[Case]
+    digest: str
+
+
+def _require(table: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    if key not in table:
+        raise BenchError(f"{where}: missing field {key!r}")
+    value = table[key]
+    if not isinstance(value, kind):
+        raise BenchError(f"{where}: field {key!r} must be a {kind.__name__}")
+    return value
+
+
+def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise BenchError(f"{where}: field {key!r} must be a list of strings")
+    return tuple(value)
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Read and validate the manifest; any problem is a BenchError naming the case and field."""
+    try:
+        raw = path.read_bytes()
+        data = tomllib.loads(raw.decode("utf-8"))
+    except OSError as error:
+        raise BenchError(f"cannot read manifest {path}: {error.strerror}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise BenchError(f"manifest {path} is not valid TOML: {error}") from None
+    if data.get("schema") != MANIFEST_SCHEMA:
+        raise BenchError(f"manifest {path}: schema must be {MANIFEST_SCHEMA!r}")
+    repositories: dict[str, Repository] = {}
+    for name, table in _require(data, "repositories", dict, str(path)).items():
+        where = f"repository {name}"
+        if not isinstance(table, dict) or name.count("/") != 1:
+            raise BenchError(f"{where}: must be a table keyed by owner/name")
+        repositories[name] = Repository(
+            name=name,
+            source=_require(table, "source", str, where),
+            packages=_strings(table, "packages", where),
+            dependencies=_strings(table, "dependencies", where),
+            test_command=_require(table, "test_command", str, where),
+        )
+        if not repositories[name].packages:
+            raise BenchError(f"{where}: field 'packages' must name at least one import package")
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for index, table in enumerate(_require(data, "case", list, str(path)), start=1):
+        where = f"case {table.get('id', f'#{index}')}"
+        case_id = _require(table, "id", str, where)
+        if case_id in seen:
+            raise BenchError(f"{where}: duplicate id")
+        seen.add(case_id)
+        label = _require(table, "label", str, where)
+        if label not in LABELS:
+            raise BenchError(f"{where}: unknown label {label!r} (use {' or '.join(LABELS)})")
+        repository = _require(table, "repository", str, where)
+        if repository not in repositories:
+            raise BenchError(f"{where}: repository {repository!r} has no [repositories] entry")
+        commit = _require(table, "commit", str, where)
+        if not COMMIT_RE.fullmatch(commit):
+            raise BenchError(f"{where}: commit must be a full 40-hex commit id")
+        case = Case(
+            id=case_id,
+            repository=repository,
+            commit=commit,
+            label=label,
+            note=_require(table, "note", str, where),
+            category=table.get("category", ""),
+            needs=table.get("needs", ""),
+            witness=table.get("witness", ""),
+            dependencies=_strings(table, "dependencies", where),
+            test_command=table.get("test_command", ""),
+        )
+        if label == "change":
+            _require(table, "witness", str, where)
+            _require(table, "needs", str, where)
+            if _require(table, "category", str, where) not in CATEGORIES:
+                raise BenchError(
+                    f"{where}: unknown category {case.category!r} (use one of {', '.join(CATEGORIES)})"
+                )
+        cases.append(case)
+    return Manifest(repositories, cases, hashlib.sha256(raw).hexdigest()[:16])
+
+
+# ---------------------------------------------------------------- processes and git
+
+
+@dataclass(frozen=True)
+class Completed:
+    returncode: int  # -1 on time-out
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def run(
+    command: Sequence[str | Path],
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+    stdin: bytes | None = None,
+) -> Completed:
+    """Run a command to completion; a time-out kills its whole process group and returns -1."""
+    start = time.monotonic()
+    process = subprocess.Popen(
+        [str(part) for part in command],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(stdin, timeout=timeout)
+        code = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, 9)
+        out, err = process.communicate()
+        code = -1
+    return Completed(
+        code, out.decode(errors="replace"), err.decode(errors="replace"), round(time.monotonic() - start, 2)
+    )
+
+
+def git(repo: Path, *args: str) -> str:
+    """Output of one git command in `repo`; a failure is a BenchError with git's last line."""
+    result = run(["git", "-C", repo, *args], timeout=300)
+    if result.returncode != 0:
+        raise BenchError(f"git {' '.join(args[:2])} failed: {tail(result.stderr)}")
+    return result.stdout
+
+
+def tail(text: str, lines: int = 1) -> str:
+    """The last non-empty lines of a process's output, for a one-line reason."""
+    kept = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(kept[-lines:]) if kept else "(no output)"
+
+
+def is_git_dir(folder: Path) -> bool:
+    return (folder / "HEAD").is_file() and (folder / "objects").is_dir()
+
+
+def find_mirror(root: Path, repository: str) -> Path | None:
+    """The bare git directory of `owner/name` under `root`, in any of the documented layouts.
+
+    `root/owner+name/` (as the fetch tool leaves it: the git dir is the folder itself or one
+    below it, such as `repo/`), `root/owner/name[.git]`, `root/name[.git]`.
+    """
+    owner, name = repository.split("/")
+    for candidate in (
+        root / f"{owner}+{name}",
+        root / owner / f"{name}.git",
+        root / owner / name,
+        root / f"{name}.git",
+        root / name,
+    ):
+        if not candidate.is_dir():
+            continue
+        if is_git_dir(candidate):
+            return candidate
+        for child in sorted(candidate.iterdir()):
+            if child.is_dir() and is_git_dir(child):
+                return child
+        if is_git_dir(candidate / ".git"):
+            return candidate / ".git"
+    return None
+
+
+def export_tree(repo: Path, commit: str, target: Path) -> Path:
+    """Write one commit's files into `target` (git archive), for running code of either side."""
+    result = subprocess.run(
+        ["git", "-C", str(repo), "archive", "--format=tar", commit], capture_output=True, check=False
+    )
+    if result.returncode != 0:
+        raise BenchError(f"git archive {commit[:12]} failed: {tail(result.stderr.decode(errors='replace'))}")
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(result.stdout)) as archive:
+        archive.extractall(target, filter="data")
+    return target
+
+
+# ---------------------------------------------------------------- environments
+
+
+def ensure_venv(work: Path, python: str, dependencies: Sequence[str]) -> Path:
+    """A virtual environment holding `dependencies`, reused across runs (keyed by their hash)."""
+    key = hashlib.sha256("\n".join([python, *sorted(dependencies)]).encode()).hexdigest()[:12]
+    folder = work / "venvs" / key
+    interpreter = folder / "bin" / "python"
+    if (folder / ".complete").is_file():
+        return interpreter
+    shutil.rmtree(folder, ignore_errors=True)
+    created = run([python, "-m", "venv", *([] if dependencies else ["--without-pip"]), folder], timeout=300)
+    if created.returncode != 0:
+        raise BenchError(f"cannot create a venv with {python}: {tail(created.stderr)}")
+    if dependencies:
+        installed = run([interpreter, "-m", "pip", "install", "-q", *dependencies], timeout=INSTALL_TIMEOUT_S)
+        if installed.returncode != 0:
+            raise BenchError(f"pip install {' '.join(dependencies)} failed: {tail(installed.stderr)}")
+    (folder / ".complete").write_text("\n".join(dependencies) + "\n")
+    return interpreter
+
+
+def merge_dependencies(common: Sequence[str], own: Sequence[str]) -> tuple[str, ...]:
+    """The repository's requirements, with a case's own replacing those of the same project."""
+
+    def project(requirement: str) -> str:
+        return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+    replaced = {project(requirement) for requirement in own}
+    return (*(r for r in common if project(r) not in replaced), *own)
+
+
+def code_env(interpreter: Path, import_root: Path) -> dict[str, str]:
+    """Environment for the library's code: its checkout on PYTHONPATH, the venv first on PATH."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(
+        PYTHONPATH=str(import_root),
+        PYTHONHASHSEED="0",
+        PYTHONDONTWRITEBYTECODE="1",
+        PATH=f"{interpreter.parent}{os.pathsep}{env.get('PATH', '')}",
+        VIRTUAL_ENV=str(interpreter.parent.parent),
+    )
+    return env
+
+
+# ---------------------------------------------------------------- label check
+
+
+def check_label(case: Case, repo: Repository, clone: Path, interpreter: Path, work: Path) -> dict[str, Any]:
+    """Is the label true? `ok` with evidence, or `ok: False` with the reason the case is broken."""
+    parents = git(clone, "rev-list", "--parents", "-n", "1", case.commit).split()[1:]
+    if len(parents) != 1:
+        return {"ok": False, "reason": f"commit has {len(parents)} parents, not one"}
+    if not changed_python_files(clone, parents[0], case.commit, repo):
+        return {"ok": False, "reason": f"commit changes no Python file of {', '.join(repo.packages)}"}
+    with tempfile.TemporaryDirectory(prefix="label-", dir=work) as tmp:
+        sides = {
+            side: export_tree(clone, commit, Path(tmp) / side)
+            for side, commit in (("parent", parents[0]), ("commit", case.commit))
+        }
+        if case.label == "change":
+            return _check_witness(case, repo, sides, interpreter, Path(tmp))
+        return _check_tests(case, repo, sides, interpreter)
+
+
+def _check_witness(
+    case: Case, repo: Repository, sides: dict[str, Path], interpreter: Path, tmp: Path
+) -> dict[str, Any]:
+    outputs: dict[str, str] = {}
+    empty = tmp / "cwd"  # nothing importable in the witness's working directory
+    empty.mkdir()
+    for side, root in sides.items():
+        result = run(
+            [interpreter, "-c", case.witness],
+            cwd=empty,
+            env=code_env(interpreter, root / repo.source),
+            timeout=WITNESS_TIMEOUT_S,
+        )
+        if result.returncode != 0:
+            why = (
+                "timed out" if result.returncode == -1 else f"exit {result.returncode}: {tail(result.stderr)}"
+            )
+            return {"ok": False, "reason": f"witness fails on {side} ({why})"}
+        outputs[side] = result.stdout
+    if outputs["parent"] == outputs["commit"]:
+        return {
+            "ok": False,
+            "reason": "witness prints the same on parent and commit",
+            "parent": clip(outputs["parent"]),
+        }
+    return {"ok": True, "parent": clip(outputs["parent"]), "commit": clip(outputs["commit"])}
+
+
+def _check_tests(case: Case, repo: Repository, sides: dict[str, Path], interpreter: Path) -> dict[str, Any]:
+    command = case.test_command or repo.test_command
+    seconds: dict[str, float] = {}
+    for side, root in sides.items():
+        result = run(
+            ["sh", "-c", command],
+            cwd=root,
+            env=code_env(interpreter, root / repo.source),
+            timeout=TEST_TIMEOUT_S,
+        )
+        if result.returncode != 0:
+            why = (
+                "timed out"
+                if result.returncode == -1
+                else f"exit {result.returncode}: {tail(result.stdout + result.stderr)}"
+            )
+            return {"ok": False, "reason": f"tests fail on {side} ({why})"}
+        seconds[side] = result.seconds
+    return {"ok": True, "tests": command, "seconds": seconds}
+
+
+def clip(text: str) -> str:
+    """Witness outputs and reported values are kept short in the results."""
+    return text if len(text) <= OUTPUT_CHARS else text[:OUTPUT_CHARS] + "..."
+
+
+# ---------------------------------------------------------------- changed units and their callers
+
+
+Unit = tuple[str, str]  # (dotted module, qualname or "<module>")
+
+
+def module_of(path: str, repo: Repository) -> str | None:
+    """Dotted module of a repository path under the import root and inside the package, else None."""
+    pure = PurePosixPath(path)
+    root = PurePosixPath(repo.source)
+    parts = pure.parts if root == PurePosixPath(".") else pure.parts[len(root.parts) :]
+    if root != PurePosixPath(".") and pure.parts[: len(root.parts)] != root.parts:
+        return None
+    if not parts or PurePosixPath(parts[0]).stem not in repo.packages or pure.suffix != ".py":
+        return None
+    names = [*parts[:-1], pure.stem] if pure.stem != "__init__" else list(parts[:-1])
+    return ".".join(names) if all(name.isidentifier() for name in names) else None
+
+
+def changed_python_files(clone: Path, base: str, head: str, repo: Repository) -> list[str]:
+    """Repository paths of the library's modules that the commit touches."""
+    names = git(clone, "diff", "--name-only", "--no-renames", base, head).split("\n")
+    return [name for name in names if name and module_of(name, repo)]
+
+
+HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+def changed_lines(diff: str) -> tuple[set[int], set[int]]:
+    """Lines of the old and the new file that a -U0 diff touches (an insertion marks the line before it)."""
+    old: set[int] = set()
+    new: set[int] = set()
+    for match in HUNK_RE.finditer(diff):
+        old_start, old_count = int(match[1]), int(match[2] if match[2] is not None else 1)
+        new_start, new_count = int(match[3]), int(match[4] if match[4] is not None else 1)
+        old.update(range(old_start, old_start + old_count) if old_count else [max(old_start, 1)])
+        new.update(range(new_start, new_start + new_count) if new_count else [max(new_start, 1)])
+    return old, new
+
+
+@dataclass
+class ModuleIndex:
+    """What one module's syntax tree says: unit spans, bound names, references, class bases."""
+
+    spans: list[tuple[int, int, str, ast.AST]] = field(default_factory=list)  # (start, end, qualname, node)
+    statements: list[ast.stmt] = field(default_factory=list)  # top-level statements
+    references: dict[str, set[str]] = field(default_factory=dict)  # function qualname -> names it uses
+    bases: dict[str, set[str]] = field(default_factory=dict)  # class qualname -> base names
+
+    @classmethod
+    def parse(cls, source: str) -> ModuleIndex:
+        index = cls()
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return index
+        index.statements = list(tree.body)
+        index._walk(tree.body, "")
+        return index
+
+    def _walk(self, body: Iterable[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qualname = f"{prefix}{node.name}"
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                self.spans.append((start, node.end_lineno or node.lineno, qualname, node))
+                if isinstance(node, ast.ClassDef):
+                    self.bases[qualname] = {_last_name(base) for base in node.bases} - {""}
+                    self.references[qualname] = _names_used([s for s in node.body if not _is_def(s)])
+                    self._walk(node.body, f"{qualname}.")
+                else:
+                    self.references[qualname] = _names_used(node.body)
+            elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                # `__neg__ = wrap_method(int.__neg__)`, `loads = parse`: a unit made by a call or an alias
+                for name in _names_bound(node):
+                    self.references[f"{prefix}{name}"] = _names_used([node])
+            elif isinstance(node, ast.If | ast.Try | ast.With):  # defs under `if TYPE_CHECKING`, try/except
+                self._walk(
+                    [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)], prefix
+                )
+
+    def unit_at(self, line: int) -> tuple[str, ast.AST | None]:
+        """Innermost function or class holding `line`, else the module."""
+        best: tuple[int, str, ast.AST | None] = (-1, "<module>", None)
+        for start, end, qualname, node in self.spans:
+            if start <= line <= end and start > best[0]:
+                best = (start, qualname, node)
+        return best[1], best[2]
+
+    def bound_at(self, line: int, unit: ast.AST | None) -> set[str]:
+        """Names bound by the module- or class-level statement holding `line` (a table, an import)."""
+        body = self.statements if unit is None else getattr(unit, "body", [])
+        for statement in body:
+            if statement.lineno <= line <= (statement.end_lineno or statement.lineno) and not _is_def(
+                statement
+            ):
+                return _names_bound(statement)
+        return set()
+
+
+def _is_def(node: ast.AST) -> bool:
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _names_used(body: Iterable[ast.stmt]) -> set[str]:
+    used: set[str] = set()
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                used.add(node.attr)
+    return used
+
+
+def _names_bound(statement: ast.stmt) -> set[str]:
+    bound: set[str] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    return bound
+
+
+@dataclass
+class ChangeMap:
+    """The units a commit changed and the static callers that reach them, for the detection rule."""
+
+    changed: set[Unit]
+    related: set[Unit]
+    bases: dict[str, set[str]]  # class name -> base class names, over the package on both sides
+    lines: dict[str, list[int]]  # repository path -> changed lines on the commit side (old side if removed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"changed": sorted(f"{m}:{q}" for m, q in self.changed), "related_count": len(self.related)}
+
+    def counts(self, target: str) -> bool:
+        """Does a reported difference at `target` (`pkg.mod:Qual.name`) belong to this change?"""
+        module, _, qualname = target.partition(":")
+        if not qualname:
+            return False
+        if qualname == "<module>":  # importing the module runs the changed module-level code
+            return any(m == module or m.startswith(module + ".") for m, _ in self.changed)
+        head, _, method = qualname.rpartition(".")
+        owners = {qualname, *self._ancestors(qualname)} if not head else set()
+        inherited = (
+            {f"{base}.{method}" for base in self._ancestors(head.rsplit(".", 1)[-1])} if head else set()
+        )
+        for unit_module, unit_qualname in self.related:
+            owner = unit_qualname.rpartition(".")[0].rpartition(".")[2]
+            if owner in owners or unit_qualname in inherited:
+                return True  # a class whose methods (own or inherited) its constructor or observers run
+            if not _same_module(module, unit_module):
+                continue
+            if unit_qualname == qualname:
+                return True
+            if (unit_module, unit_qualname) in self.changed and qualname.startswith(unit_qualname + "."):
+                return True  # a method of a class whose statement or body changed
+        return False
+
+    def _ancestors(self, name: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            for base in self.bases.get(todo.pop(), ()):
+                if base not in seen:
+                    seen.add(base)
+                    todo.append(base)
+        return seen
+
+
+def _same_module(target: str, defined: str) -> bool:
+    """A target's module is where the unit is defined or a package re-exporting it."""
+    return target == defined or defined.startswith(target + ".") or target.startswith(defined + ".")
+
+
+def _called_as(qualname: str) -> str:
+    """The name a caller uses: a constructor is called through its class, anything else by its own name."""
+    parts = qualname.split(".")
+    return parts[-2] if parts[-1] in CTOR_METHODS and len(parts) > 1 else parts[-1]
+
+
+def change_map(clone: Path, base: str, head: str, repo: Repository) -> ChangeMap:
+    """Changed units from the diff (both sides), then their callers by name over the whole package."""
+    indexes: dict[str, dict[str, ModuleIndex]] = {}  # side -> module -> index
+    changed: set[Unit] = set()
+    names: set[str] = set()
+    lines: dict[str, list[int]] = {}
+    for side, commit in (("base", base), ("head", head)):
+        indexes[side] = {}
+        for path in git(clone, "ls-tree", "-r", "--name-only", commit).split("\n"):
+            module = module_of(path, repo) if path else None
+            if module:
+                indexes[side][module] = ModuleIndex.parse(git(clone, "show", f"{commit}:{path}"))
+    for path in changed_python_files(clone, base, head, repo):
+        module = module_of(path, repo)
+        assert module is not None
+        old, new = changed_lines(git(clone, "diff", "-U0", "--no-renames", base, head, "--", path))
+        lines[path] = sorted(new or old)
+        for side, touched in (("base", old), ("head", new)):
+            index = indexes[side].get(module)
+            if index is None:
+                continue
+            for line in touched:
+                qualname, node = index.unit_at(line)
+                changed.add((module, qualname))
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    names.add(_called_as(qualname))
+                else:  # module or class level: a table, a constant, an import, the class itself
+                    names |= index.bound_at(line, node)
+                    if node is not None:
+                        names.add(qualname.rsplit(".", 1)[-1])
+    related = set(changed)
+    while True:  # callers of callers, by the names they use, until nothing new turns up
+        grown = False
+        for side in indexes.values():
+            for module, index in side.items():
+                for qualname, used in index.references.items():
+                    if (module, qualname) not in related and used & names:
+                        related.add((module, qualname))
+                        names.add(_called_as(qualname))
+                        grown = True
+        if not grown:
+            break
+    bases: dict[str, set[str]] = {}
+    for side in indexes.values():
+        for index in side.values():
+            for qualname, class_bases in index.bases.items():
+                bases.setdefault(qualname.rsplit(".", 1)[-1], set()).update(class_bases)
+    return ChangeMap(changed, related, bases, lines)
+
+
+# ---------------------------------------------------------------- running difforacle
+
+
+def run_difforacle(
+    command: Sequence[str],
+    clone: Path,
+    base: str,
+    head: str,
+    interpreter: Path,
+    budget: float,
+    seed: int,
+    changes: ChangeMap,
+    keep: Path | None = None,
+) -> dict[str, Any]:
+    """One `difforacle diff` run, judged: detected only by a difference at a changed unit or a caller.
+
+    `keep`: where to copy the full report (the results keep a summary of it).
+    """
+    with tempfile.TemporaryDirectory(prefix="difforacle-report-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        result = run(
+            [
+                *command,
+                "diff",
+                "--repo",
+                clone,
+                "--base",
+                base,
+                "--head",
+                head,
+                "--budget",
+                f"{budget:g}",
+                "--seed",
+                str(seed),
+                "--json",
+                report_path,
+                "--python",
+                interpreter,
+                "--quiet",
+            ],
+            cwd=clone,
+            timeout=2 * budget + 300,
+        )
+        entry: dict[str, Any] = {"exit": result.returncode, "seconds": result.seconds}
+        if result.returncode not in (0, 1):
+            why = "timed out" if result.returncode == -1 else tail(result.stderr, 2)
+            return {**entry, "status": "tool-error", "reason": f"difforacle exit {result.returncode}: {why}"}
+        try:
+            report = json.loads(report_path.read_text())
+        except (OSError, ValueError) as error:
+            return {**entry, "status": "tool-error", "reason": f"unreadable report: {error}"}
+        if keep is not None:
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(report_path, keep)
+    return {**entry, **summarize_report(report, changes)}
+
+
+def summarize_report(report: dict[str, Any], changes: ChangeMap) -> dict[str, Any]:
+    """What the results keep of a report: each difference judged, the coverage, the notes."""
+    differences = []
+    for difference in report.get("differences", []):
+        target = str(difference.get("target", ""))
+        differences.append(
+            {
+                "kind": difference.get("kind"),
+                "target": target,
+                "path": difference.get("path"),
+                "line": difference.get("line"),
+                "base": clip(str(difference.get("base"))),
+                "head": clip(str(difference.get("head"))),
+                "related": changes.counts(target),
+            }
+        )
+    coverage = report.get("coverage", {})
+    return {
+        "status": "ok",
+        "differences": differences,
+        "related": sum(1 for difference in differences if difference["related"]),
+        "coverage": {
+            key: coverage.get(key)
+            for key in ("changed_lines", "changed_lines_covered", "uncovered", "sides", "measured_by")
+        },
+        "engine_seconds": report.get("stats", {}).get("seconds"),
+        "notes": report.get("notes", []),
+    }
+
+
+# ---------------------------------------------------------------- results
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """A results file as written by this script."""
+    try:
+        results = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise BenchError(f"cannot read results {path}: {error}") from None
+    if not isinstance(results, dict) or results.get("schema") != RESULTS_SCHEMA:
+        raise BenchError(f"{path} is not a {RESULTS_SCHEMA} file")
+    return results
+
+
+def load_results(path: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """The results so far (resuming), refusing a file made with other settings."""
+    if not path.exists():
+        return {"schema": RESULTS_SCHEMA, "settings": settings, "cases": {}}
+    results = read_results(path)
+    old = {key: results["settings"].get(key) for key in ("budget", "seed", "difforacle")}
+    new = {key: settings.get(key) for key in old}
+    if old != new:
+        raise BenchError(f"{path} was made with {old}, not {new}: pass another --out")
+    results["settings"].update(settings)
+    return results
+
+
+def save_results(path: Path, results: dict[str, Any]) -> None:
+    """Atomic write, so an interrupted run leaves the previous complete file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(path.suffix + ".partial")
+    partial.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    partial.replace(path)
+
+
+def is_done(entry: dict[str, Any] | None, case: Case) -> bool:
+    """A case is not run again once judged (or found broken) at the same commit and label."""
+    return (
+        bool(entry)
+        and entry.get("commit") == case.commit
+        and entry.get("label") == case.label
+        and entry.get("status") in (*JUDGED, "broken")
+    )
+
+
+def judge(entry: dict[str, Any], case: Case) -> None:
+    """Detected (change) or false alarm (same), from the judged differences.
+
+    An engine error or time-out is what a user gets instead of a report: a miss, not an alarm.
+    """
+    if entry.get("status") == "tool-error":
+        entry["detected" if case.label == "change" else "false_alarm"] = False
+        return
+    if entry.get("status") != "ok":
+        return
+    if case.label == "change":
+        entry["detected"] = entry["related"] > 0
+    else:
+        entry["false_alarm"] = bool(entry["differences"]) or entry["exit"] == 1
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class Settings:
+    manifest: Path
+    mirrors: Path | None
+    difforacle: list[str]
+    budget: float
+    seed: int
+    out: Path
+    markdown: Path | None
+    work: Path
+    python: str
+    only: set[str]
+    labels_only: bool
+    reports: Path | None = None  # keep every full report here, as <case id>.json
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
+    """Every selected case, repository by repository; the results file is saved after each case."""
+    results = load_results(
+        settings.out,
+        {
+            "budget": settings.budget,
+            "seed": settings.seed,
+            "difforacle": " ".join(settings.difforacle),
+            "manifest": manifest.digest,
+            "cpus": os.cpu_count(),
+        },
+    )
+    cases = [
+        case
+        for case in manifest.cases
+        if not settings.only or case.id in settings.only or case.repository in settings.only
+    ]
+    settings.work.mkdir(parents=True, exist_ok=True)
+    for name in dict.fromkeys(case.repository for case in cases):
+        repo = manifest.repositories[name]
+        todo = [
+            case
+            for case in cases
+            if case.repository == name
+            and not is_done(results["cases"].get(case.id), case)
+            and not (settings.labels_only and "label_check" in results["cases"].get(case.id, {}))
+        ]
+        if not todo:
+            continue
+        mirror = find_mirror(settings.mirrors, name) if settings.mirrors else None
+        if mirror is None:
+            print(f"skip {name}: no mirror under {settings.mirrors} ({len(todo)} cases)", flush=True)
+            for case in todo:
+                results["cases"][case.id] = _entry(case, status="skipped", reason="no mirror")
+            save_results(settings.out, results)
+            continue
+        try:
+            clone = _clone(mirror, settings.work / "repos" / name.replace("/", "+"))
+        except BenchError as error:
+            print(f"skip {name}: {error}", flush=True)
+            continue
+        interpreters: dict[str, Path] = {}
+        for case in todo:  # every label first: a broken case is reported before any run
+            entry = results["cases"].get(case.id) or {}
+            if entry.get("commit") != case.commit or entry.get("label") != case.label:
+                entry = {}
+            results["cases"][case.id] = entry | _entry(case)
+            _check_case(settings, results["cases"][case.id], case, repo, clone, interpreters)
+            save_results(settings.out, results)
+        if settings.labels_only:
+            continue
+        for case in todo:
+            entry = results["cases"][case.id]
+            if entry.get("status") in ("broken", "setup-error"):
+                continue
+            try:
+                base = git(clone, "rev-parse", f"{case.commit}^").strip()
+                changes = change_map(clone, base, case.commit, repo)
+                say(f"{case.id}: difforacle, budget {settings.budget:g} s")
+                entry.update(
+                    changed=changes.to_json(),
+                    load=round(os.getloadavg()[0], 2),
+                    **run_difforacle(
+                        settings.difforacle,
+                        clone,
+                        base,
+                        case.commit,
+                        interpreters[case.id],
+                        settings.budget,
+                        settings.seed,
+                        changes,
+                        settings.reports / f"{case.id}.json" if settings.reports else None,
+                    ),
+                )
+                judge(entry, case)
+                say(f"{case.id}: {_verdict(entry)}")
+            except BenchError as error:
+                entry.update(status="setup-error", reason=str(error))
+                say(f"{case.id}: setup error ({error})")
+            save_results(settings.out, results)
+    return results
+
+
+def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> dict[str, Any]:
+    """Judge the kept differences again with the current detection rule, running no engine."""
+    for case in manifest.cases:
+        entry = results["cases"].get(case.id)
+        if (settings.only and case.id not in settings.only and case.repository not in settings.only) or (
+            not entry or entry.get("status") not in JUDGED or entry.get("commit") != case.commit
+        ):
+            continue
+        if entry["status"] == "tool-error":
+            judge(entry, case)
+            continue
+        mirror = find_mirror(settings.mirrors, case.repository) if settings.mirrors else None
+        if mirror is None:
+            print(f"skip {case.id}: no mirror of {case.repository} under {settings.mirrors}", flush=True)
+            continue
+        clone = _clone(mirror, settings.work / "repos" / case.repository.replace("/", "+"))
+        base = git(clone, "rev-parse", f"{case.commit}^").strip()
+        changes = change_map(clone, base, case.commit, manifest.repositories[case.repository])
+        kept = settings.reports / f"{case.id}.json" if settings.reports else None
+        if kept is not None and kept.is_file():  # the full report: summarize it again
+            entry.update(summarize_report(json.loads(kept.read_text()), changes))
+        for difference in entry["differences"]:
+            difference["related"] = changes.counts(difference["target"])
+        entry.update(changed=changes.to_json(), related=sum(d["related"] for d in entry["differences"]))
+        judge(entry, case)
+    save_results(settings.out, results)
+    return results
+
+
+def _check_case(
+    settings: Settings,
+    entry: dict[str, Any],
+    case: Case,
+    repo: Repository,
+    clone: Path,
+    interpreters: dict[str, Path],
+) -> None:
+    """The case's venv and label check (kept in the entry, so that a rerun does not repeat it)."""
+    try:
+        interpreters[case.id] = ensure_venv(
+            settings.work, settings.python, merge_dependencies(repo.dependencies, case.dependencies)
+        )
+        if "label_check" not in entry:
+            say(f"{case.id}: checking the label")
+            entry["label_check"] = check_label(case, repo, clone, interpreters[case.id], settings.work)
+    except BenchError as error:
+        entry.update(status="setup-error", reason=str(error))
+        say(f"{case.id}: setup error ({error})")
+        return
+    if not entry["label_check"]["ok"]:
+        entry.update(status="broken", reason=entry["label_check"]["reason"])
+        say(f"{case.id}: broken ({entry['label_check']['reason']})")
+    elif entry.get("status") in ("broken", "setup-error"):  # mended since the last run
+        del entry["status"], entry["reason"]
+
+
+def _entry(case: Case, **extra: Any) -> dict[str, Any]:
+    return {
+        "repository": case.repository,
+        "commit": case.commit,
+        "label": case.label,
+        "category": case.category if case.label == "change" else "same",
+        **extra,
+    }
+
+
+def _clone(mirror: Path, target: Path) -> Path:
+    """A working clone of the mirror (hard-linked objects, no checkout): difforacle adds worktrees to it."""
+    if not (target / ".git").is_dir():
+        shutil.rmtree(target, ignore_errors=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        result = run(["git", "clone", "--quiet", "--no-checkout", mirror, target], timeout=600)
+        if result.returncode != 0:
+            raise BenchError(f"cannot clone {mirror}: {tail(result.stderr)}")
+    return target
+
+
+def _verdict(entry: dict[str, Any]) -> str:
+    if entry.get("status") != "ok":
+        return f"{entry.get('status')} ({entry.get('reason', '')})"
+    lines = f"lines {_lines(entry)}"
+    if entry["label"] == "change":
+        word = "detected" if entry["detected"] else "missed"
+    else:
+        word = "FALSE ALARM" if entry["false_alarm"] else "quiet"
+    return (
+        f"{word}, {len(entry['differences'])} differences ({entry['related']} at the change), "
+        f"{lines}, {entry['seconds']:.0f} s"
+    )
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _measured(entry: dict[str, Any]) -> bool:
+    """The report measured changed-line coverage (an engine error has none; coverage.py may fail)."""
+    coverage = entry.get("coverage")
+    return bool(coverage) and coverage.get("measured_by") != "not measured"
+
+
+def _lines(entry: dict[str, Any]) -> str:
+    if not _measured(entry):
+        return "n/m"
+    return f"{entry['coverage'].get('changed_lines_covered')}/{entry['coverage'].get('changed_lines')}"
+
+
+def _ratio(part: int, whole: int) -> str:
+    return f"{part}/{whole}" + (f" ({100 * part / whole:.0f}%)" if whole else "")
+
+
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):.0f}" if values else "-"
+
+
+def summary_rows(results: dict[str, Any], cases: list[Case]) -> list[tuple[str, str, str, str, str]]:
+    """(group, detected/change, false alarms/same, lines covered, median s) per category and overall."""
+    entries = {case.id: results["cases"].get(case.id) for case in cases}
+    groups = [*CATEGORIES, "same", "overall"]
+    rows = []
+    for group in groups:
+        members = [
+            case
+            for case in cases
+            if group == "overall"
+            or (case.label == "change" and case.category == group)
+            or (group == "same" and case.label == "same")
+        ]
+        judged = [entries[case.id] for case in members if (entries[case.id] or {}).get("status") in JUDGED]
+        if not members:
+            continue
+        change = [entry for entry in judged if entry["label"] == "change"]
+        same = [entry for entry in judged if entry["label"] == "same"]
+        measured = [entry for entry in judged if _measured(entry)]
+        covered = sum(entry["coverage"].get("changed_lines_covered") or 0 for entry in measured)
+        total = sum(entry["coverage"].get("changed_lines") or 0 for entry in measured)
+        rows.append(
+            (
+                group,
+                _ratio(sum(entry["detected"] for entry in change), len(change)) if change else "-",
+                _ratio(sum(entry["false_alarm"] for entry in same), len(same)) if same else "-",
+                _ratio(covered, total),
+                _median([entry["seconds"] for entry in judged]),
+            )
+        )
+    return rows
+
+
+def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str]) -> str:
+    """The table per category and overall, then per repository, then every case and the broken ones."""
+    cases = [case for case in manifest.cases if not only or case.id in only or case.repository in only]
+    settings = results["settings"]
+    entries = results["cases"]
+    judged = [entries[case.id] for case in cases if (entries.get(case.id) or {}).get("status") in JUDGED]
+    loads = [entry["load"] for entry in judged if "load" in entry]
+    out = [
+        f"# Real-changes benchmark: budget {settings['budget']:g} s, seed {settings['seed']}",
+        "",
+        f"difforacle: `{settings['difforacle']}`; manifest {settings['manifest']}; "
+        f"{len(judged)} cases judged of {len(cases)}; {settings.get('cpus')} CPUs, "
+        f"1-minute load when a case started: median {_median(loads)} (max {max(loads, default=0):.1f}).",
+        "",
+        "| category | change detected | false alarms (same) | changed lines covered | median s |",
+        "|---|---|---|---|---|",
+    ]
+    out += [f"| {' | '.join(row)} |" for row in summary_rows(results, cases)]
+    out += [
+        "",
+        "| repository | change detected | false alarms (same) | changed lines covered | median s |",
+        "|---|---|---|---|---|",
+    ]
+    for name in dict.fromkeys(case.repository for case in cases):
+        rows = summary_rows(results, [case for case in cases if case.repository == name])
+        out.append(f"| {name} | {' | '.join(rows[-1][1:])} |")
+    out += [
+        "",
+        "| case | label | category | result | differences (at the change) | lines covered | s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for case in cases:
+        entry = entries.get(case.id) or {}
+        if entry.get("status") in JUDGED:
+            result = (
+                ("detected" if entry["detected"] else "missed")
+                if case.label == "change"
+                else ("false alarm" if entry["false_alarm"] else "quiet")
+            )
+            if entry["status"] == "tool-error":
+                result += " (engine error)"
+            out.append(
+                f"| {case.id} | {case.label} | {case.category or '-'} | {result} | "
+                f"{len(entry.get('differences', []))} ({entry.get('related', 0)}) | "
+                f"{_lines(entry)} | "
+                f"{entry['seconds']:.0f} |"
+            )
+        else:
+            out.append(
+                f"| {case.id} | {case.label} | {case.category or '-'} | "
+                f"{entry.get('status', 'not run')} | - | - | - |"
+            )
+    missed = [case for case in cases if (entries.get(case.id) or {}).get("detected") is False]
+    if missed:
+        out += [
+            "",
+            "Missed `change` cases: what they needed, and whether the changed lines were reached.",
+            "",
+        ]
+        for case in missed:
+            out.append(f"- {case.id} ({case.category}): needs {case.needs}; {_reach(entries[case.id])}")
+    alarms = [case for case in cases if (entries.get(case.id) or {}).get("false_alarm")]
+    if alarms:
+        out += ["", "False alarms on `same` cases:", ""]
+        for case in alarms:
+            first = entries[case.id]["differences"][:1]
+            what = (
+                f"{first[0]['kind']} at {first[0]['target']}" if first else f"exit {entries[case.id]['exit']}"
+            )
+            out.append(f"- {case.id}: {len(entries[case.id]['differences'])} differences, first {what}")
+    errors = [case for case in cases if (entries.get(case.id) or {}).get("status") == "tool-error"]
+    if errors:
+        out += ["", "Engine errors (counted as missed, or as quiet on `same` cases):", ""]
+        out += [f"- {case.id}: {entries[case.id]['reason']}" for case in errors]
+    bad = [case for case in cases if (entries.get(case.id) or {}).get("status") not in (*JUDGED, None)]
+    if bad:
+        out += ["", "Not counted:", ""]
+        out += [
+            f"- {case.id}: {entries[case.id]['status']} ({entries[case.id].get('reason', '')})"
+            for case in bad
+        ]
+    return "\n".join(out) + "\n"
+
+
+def _reach(entry: dict[str, Any]) -> str:
+    """Whether the run reached the changed lines, by the report's coverage, and what else it reported."""
+    if entry["status"] == "tool-error":
+        return f"no report, {entry['reason'].partition(': ')[2] or entry['reason']}"
+    if not _measured(entry):
+        text = "changed-line coverage not measured"
+    else:
+        text = f"changed lines reached {_lines(entry)}"
+        uncovered = entry["coverage"].get("uncovered") or {}
+        if uncovered:
+            spans = "; ".join(f"{path} {_spans(lines)}" for path, lines in uncovered.items())
+            text += f" (never run: {spans})"
+    unrelated = len(entry["differences"]) - entry["related"]
+    if unrelated:
+        text += f"; {unrelated} differences elsewhere"
+    return text
+
+
+def _spans(lines: list[int]) -> str:
+    """[3, 4, 5, 9] -> '3-5, 9'."""
+    spans: list[list[int]] = []
+    for line in sorted(lines):
+        if spans and line == spans[-1][1] + 1:
+            spans[-1][1] = line
+        else:
+            spans.append([line, line])
+    return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in spans)
+
+
+def render_comparison(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """Case by case: what the new run gained and lost against the old one."""
+    gained: list[str] = []
+    lost: list[str] = []
+    for case_id in sorted(set(old["cases"]) & set(new["cases"])):
+        before, after = old["cases"][case_id], new["cases"][case_id]
+        if before.get("status") not in JUDGED or after.get("status") not in JUDGED:
+            continue
+        # an engine error judged by an older runner has no verdict: it was no detection, no alarm
+        detected = bool(before.get("detected")), bool(after.get("detected"))
+        alarmed = bool(before.get("false_alarm")), bool(after.get("false_alarm"))
+        if after["label"] == "change" and detected[0] != detected[1]:
+            (gained if detected[1] else lost).append(f"{case_id}: {'detected' if detected[1] else 'missed'}")
+        if after["label"] == "same" and alarmed[0] != alarmed[1]:
+            (lost if alarmed[1] else gained).append(f"{case_id}: {'false alarm' if alarmed[1] else 'quiet'}")
+        lines_before = (before.get("coverage") or {}).get("changed_lines_covered") or 0
+        lines_after = (after.get("coverage") or {}).get("changed_lines_covered") or 0
+        if lines_after != lines_before:
+            (gained if lines_after > lines_before else lost).append(
+                f"{case_id}: changed lines covered {lines_before} -> {lines_after}"
+            )
+    only_old = sorted(set(old["cases"]) - set(new["cases"]))
+    out = [
+        f"# Compared with budget {old['settings']['budget']:g} s, seed {old['settings']['seed']}, "
+        f"`{old['settings']['difforacle']}`",
+        "",
+        f"Gained ({len(gained)}):",
+        "",
+    ]
+    out += [f"- {line}" for line in gained] or ["- nothing"]
+    out += ["", f"Lost ({len(lost)}):", ""]
+    out += [f"- {line}" for line in lost] or ["- nothing"]
+    if only_old:
+        out += ["", f"Only in the old results: {', '.join(only_old)}"]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- command line
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--manifest", type=Path, default=HERE / "manifest.toml")
+    parser.add_argument(
+        "--mirrors",
+        type=Path,
+        default=os.environ.get("DIFFORACLE_MIRRORS"),
+        help="folder of bare mirrors (default $DIFFORACLE_MIRRORS)",
+    )
+    parser.add_argument(
+        "--difforacle",
+        default=os.environ.get("DIFFORACLE", "difforacle"),
+        help="the difforacle command (default $DIFFORACLE, else difforacle on PATH)",
+    )
+    parser.add_argument("--budget", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--out", type=Path, default=None, help="results JSON (default results/b<budget>-s<seed>.json)"
+    )
+    parser.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
+    parser.add_argument("--only", default="", help="comma-separated case ids or owner/name repositories")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(
+            os.environ.get("DIFFORACLE_BENCH_WORK", Path.home() / ".cache" / "difforacle-real-changes")
+        ),
+        help="clones, venvs and temporary trees (default $DIFFORACLE_BENCH_WORK or ~/.cache/...)",
+    )
+    parser.add_argument("--python", default=sys.executable, help="interpreter the venvs are made from")
+    parser.add_argument("--compare", type=Path, default=None, help="older results JSON to compare with")
+    parser.add_argument("--report-only", action="store_true", help="run nothing; tables from --out")
+    parser.add_argument(
+        "--rejudge", action="store_true", help="judge the differences in --out again (after a rule change)"
+    )
+    parser.add_argument("--labels-only", action="store_true", help="check the labels, run no difforacle")
+    parser.add_argument("--reports", type=Path, default=None, help="keep every full report in this folder")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        manifest = load_manifest(args.manifest)
+        only = {item.strip() for item in args.only.split(",") if item.strip()}
+        unknown = only - {case.id for case in manifest.cases} - set(manifest.repositories)
+        if unknown:
+            raise BenchError(f"--only: no case or repository {', '.join(sorted(unknown))}")
+        out = args.out or HERE / "results" / f"b{args.budget:g}-s{args.seed}.json"
+        difforacle = shlex.split(args.difforacle)
+        if not args.report_only:
+            if args.mirrors is None:
+                raise BenchError("no mirrors: pass --mirrors DIR or set $DIFFORACLE_MIRRORS")
+            if not (args.labels_only or args.rejudge) and shutil.which(difforacle[0]) is None:
+                raise BenchError(
+                    f"difforacle command {difforacle[0]!r} not found (--difforacle or $DIFFORACLE)"
+                )
+            settings = Settings(
+                args.manifest,
+                args.mirrors,
+                difforacle,
+                args.budget,
+                args.seed,
+                out,
+                args.markdown,
+                args.work.resolve(),
+                args.python,
+                only,
+                args.labels_only,
+                args.reports,
+            )
+            results = (
+                rejudge(settings, manifest, read_results(out))
+                if args.rejudge
+                else run_benchmark(settings, manifest)
+            )
+        elif not out.exists():
+            raise BenchError(f"--report-only: no results at {out}")
+        else:
+            results = read_results(out)
+        text = render_markdown(results, manifest, only)
+        if args.compare:
+            text += "\n" + render_comparison(read_results(args.compare), results)
+    except BenchError as error:
+        print(f"run.py: {error}", file=sys.stderr)
+        return 2
+    if args.markdown:
+        args.markdown.write_text(text)
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
