@@ -59,7 +59,6 @@ class Catalog:
     operations: list[Operation]
     classes: dict[str, dict]  # type name -> {"mro": [...], "abstract": bool}
     import_errors: dict[str, str]  # changed module -> why it does not import on base
-    focus: set[str] = field(default_factory=set)  # operation ids the PR changed or reaches
     head_import_errors: dict[str, str] = field(default_factory=dict)  # the same, on head
 
     @staticmethod

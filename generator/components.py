@@ -25,8 +25,23 @@ NAMES = tuple(DESCRIPTIONS)
 
 
 @dataclass(frozen=True)
+class Switches:
+    """The components resolved once: one flag per technique, True when it is on."""
+
+    constants: bool = True
+    types: bool = True
+    elephant: bool = True
+    detective: bool = True
+    impurity: bool = True
+    orienteering: bool = True
+    novelty: bool = True
+    repetition: bool = True
+    bloodhound: bool = True
+
+
+@dataclass(frozen=True)
 class Components:
-    """Which techniques are on; `name in components` asks."""
+    """Which techniques are on, as given on the command line (`--disable NAME`)."""
 
     disabled: frozenset[str] = frozenset()
 
@@ -35,14 +50,13 @@ class Components:
         if unknown:
             raise ValueError(f"unknown component(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")
 
-    def __contains__(self, name: object) -> bool:
-        if name not in DESCRIPTIONS:
-            raise KeyError(f"no component {name!r}")
-        return name not in self.disabled
-
     @staticmethod
     def without(names: Iterable[str]) -> Components:
         return Components(frozenset(names))
+
+    @property
+    def switches(self) -> Switches:
+        return Switches(**{name: name not in self.disabled for name in NAMES})
 
 
 ALL = Components()

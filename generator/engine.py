@@ -7,8 +7,10 @@
     plan       units in two tiers, their shares by defect score            plan.py, risk.py, allocation.py
     catalog    what the changed modules offer, listed by a base worker     catalog.py
     aim        the plan and impact over the catalog: focus, quotas, targets aim.py
-    explore    feedback-directed generation on base, with replay on base    explore.py, generate.py,
-               and head and comparison in the background                   replay.py, compare.py
+    explore    feedback-directed generation on base, with replay on base    explore.py, generate.py
+               and head and comparison in the background                   (selection.py, building.py,
+                                                                            pools.py, learning.py),
+                                                                            replay.py, compare.py
     confirm    one representative per group, in fresh processes             confirm.py
     minimize   each finding's sequence shrunk while it shows the same      minimize.py
     render     two pytest tests per finding                                 render.py
@@ -114,10 +116,9 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
             error = replay_worker.coverage_error or head_worker.coverage_error
             report.notes.append(f"Changed-line coverage was not measured: {error}.")
         aim = aim_at(plan, catalog, impact, lines)
-        catalog.focus = aim.focus
         report.allocation = plan.allocation()
         report.stats.history_seconds = plan.history_seconds
-        constants = mine_change(changes, base, head) if "constants" in options.components else Constants()
+        constants = mine_change(changes, base, head) if options.components.switches.constants else Constants()
         replay_all = (bool(explorer_worker.unwrapped) or bool(impact.at_import)
                       or any(u.kind in ("module", "class") for u in changes.units))
         progress("exploring")

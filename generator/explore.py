@@ -1,6 +1,6 @@
 """Exploration: Randoop's feedback loop, run against the base worker until the deadline.
 
-Each round, the generator (`generate.Explorer`) proposes a batch of new sequences; the base
+Each round, the generator (`generate.SequenceGenerator`) proposes a batch of new sequences; the base
 worker runs them (hash seed 0, random seed 0) and the generator learns from every result.
 Sequences that ended (normally, by an exception, or by a crash) and entered changed code
 are *kept*: the replayer runs them on base again and on head, in the background, while the
@@ -21,7 +21,7 @@ from .components import Components
 from .constants import Constants
 from .deadline import Deadline
 from .executor import Worker
-from .generate import Explorer
+from .generate import SequenceGenerator
 from .guidance import uncovered_ratios
 from .replay import Candidates, KeptSequence, Replayer
 from .values import ValueGenerator
@@ -56,20 +56,22 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     gives the changed lines and branches not yet covered (for Bloodhound's weights).
     """
     rng = random.Random(seed)
-    explorer = Explorer(catalog, ValueGenerator(random.Random(rng.random()), constants), rng, components,
-                        timed=not deadline.reproducible)
-    explorer.aim(aim.quota, aim.unit_operations, lambda: uncovered_ratios(aim.operation_targets, uncovered()))
+    switches = components.switches
+    generator = SequenceGenerator(
+        catalog, ValueGenerator(random.Random(rng.random()), constants), rng, aim.focus, switches=switches,
+        aim=aim, uncovered=lambda: uncovered_ratios(aim.operation_targets, uncovered()),
+        timed=not deadline.reproducible)
     exploration = Exploration()
     started = time.monotonic()
     while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
                                         bool(exploration.candidates.groups)):
-        batch = list(explorer.candidates(deadline.batch_size(batch_size, exploration.sequences)))
+        batch = list(generator.candidates(deadline.batch_size(batch_size, exploration.sequences)))
         if not batch:
             break
-        results = worker.run(batch, EXPLORE_RANDOM_SEED, fields="novelty" in components)
+        results = worker.run(batch, EXPLORE_RANDOM_SEED, fields=switches.novelty)
         kept = []
         for statements, result in zip(batch, results, strict=True):
-            explorer.feedback(statements, result)
+            generator.feedback(statements, result)
             exploration.crashed += result.status in (Status.CRASH, Status.TIMEOUT)
             if result.status in KEPT_STATUSES and (result.hit or replay_all):
                 kept.append(KeptSequence(statements, result))
