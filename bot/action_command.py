@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import tempfile
@@ -27,7 +26,6 @@ from pathlib import Path
 import git
 
 from difforacle.generator import (
-    Options,
     Progress,
     SetupError,
     analyze,
@@ -37,7 +35,7 @@ from difforacle.generator import (
     write_atomic,
 )
 
-from .config import Config, ConfigError, ignored, inputs_from_env, load_config, matches, merge
+from .config import ConfigError, inputs_from_env, load_config, merge, run_options
 from .github_client import DEFAULT_API_URL, GitHubClient, Retries
 from .progress import describe as describe_progress
 from .publisher import Publisher, PublishSettings, PullRequestContext
@@ -89,11 +87,10 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         publisher.progress(describe_progress(update))
 
     python = args.python or env.get("DIFFORACLE_PYTHON") or sys.executable
-    options = Options(budget=config.budget, seed=config.seed, python=python, allocation=config.allocation,
-                      pr_title=pull.title, progress=progress)
+    options = run_options(config, python=python, pr_title=pull.title, progress=progress)
     _check_commits(root, pull)
     report = analyze(root, pull.base_sha, pull.head_sha, options)
-    data = apply_config(report_to_json(report), config)
+    data = report_to_json(report)
     validate_report(data)
     write_atomic(report_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     published = publisher.finish(data, str(report_path))
@@ -144,31 +141,3 @@ def pull_request_from_event(path: Path, env: Mapping[str, str]) -> PullRequestCo
     except (KeyError, TypeError, ValueError) as exc:
         raise SetupError(f"the event {path} lacks the pull request's {exc}: "
                          "is it a pull_request event?") from None
-
-
-def apply_config(report: dict, config: Config) -> dict:
-    """Leave out what the project asked to ignore (targets, paths, float noise), and say how much."""
-    kept, dropped = [], 0
-    for difference in report["differences"]:
-        path = difference.get("path")
-        if ignored(config, difference["target"]) or (path and not matches(config, path)) \
-                or _within_float_policy(difference, config):
-            dropped += 1
-        else:
-            kept.append(difference)
-    if dropped:
-        report = {**report, "differences": kept,
-                  "notes": [*report.get("notes", []), f"{dropped} difference(s) left out by the project's "
-                            "[tool.difforacle] settings (ignore-targets, include/exclude, float-policy)."]}
-    return report
-
-
-def _within_float_policy(difference: dict, config: Config) -> bool:
-    """Base and head are floats that the project's tolerance calls equal (it can only be looser
-    than the engine's, which already decided they differ)."""
-    try:
-        base, head = float(difference["base"]), float(difference["head"])
-    except (TypeError, ValueError):
-        return False
-    policy = config.float_policy
-    return math.isclose(base, head, rel_tol=policy.rel, abs_tol=policy.abs)

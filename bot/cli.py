@@ -1,8 +1,9 @@
 """The `difforacle` command line: `diff` (the main job), `demo` (the bundled example), `risk`,
 `action` (a GitHub Actions step) and `app` (the GitHub App's server and workers).
 
-Exit status: 0 no behavioural difference, 1 differences found, 2 usage or setup error
-(one line on stderr saying what to do, never a traceback).
+`diff` and `risk` read `[tool.difforacle]` from the repository's pyproject.toml (or `--config
+FILE`); their flags override it. Exit status: 0 no behavioural difference, 1 differences
+found, 2 usage or setup error (one line on stderr saying what to do, never a traceback).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import os
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from difforacle.generator import (
@@ -20,7 +22,6 @@ from difforacle.generator import (
     DEMO_DESCRIPTION,
     WINDOW,
     Components,
-    Options,
     Progress,
     Report,
     SetupError,
@@ -34,9 +35,12 @@ from difforacle.generator import (
 
 from . import action_command, risk_command
 from .app import command as app_command
+from .app.model import AppError
+from .config import Config, ConfigError, load_config, load_config_file, run_options
 from .progress import ProgressFile
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
+DEMO_BUDGET = 20.0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,31 +57,47 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--repo", default=".", help="the git repository (default: the current directory)")
     diff.add_argument("--base", required=True, help="the commit the tests are generated on")
     diff.add_argument("--head", required=True, help="the commit the tests are replayed on")
+    _add_settings_options(diff)
     _add_run_options(diff)
     demo = commands.add_parser("demo", help="build a small example repository and run diff on it")
-    _add_run_options(demo, budget=20.0)
+    _add_run_options(demo, budget=DEMO_BUDGET)
     action_command.add_parser(commands)
     app_command.add_parser(commands)
     risk = commands.add_parser("risk", help="rank a pull request's units by defect score and split a budget")
     risk.add_argument("--repo", default=".", help="the git repository (default: the current directory)")
     risk.add_argument("--base", required=True, help="the commit whose history is scored")
     risk.add_argument("--head", help="the pull request's head (default: rank every unit at base)")
-    risk.add_argument("--budget", type=_positive_float, default=60.0, metavar="SECONDS",
-                      help="time budget to split, less the history analysis (default: 60)")
+    risk.add_argument("--budget", type=_positive_float, metavar="SECONDS",
+                      help="time budget to split, less the history analysis (default: [tool.difforacle] "
+                      "budget, else 60)")
     risk.add_argument("--window", type=_positive_int, default=WINDOW, metavar="N",
                       help=f"commits of history before base (default: {WINDOW})")
-    risk.add_argument("--allocation", choices=ALLOCATIONS, default="defect",
-                      help="two tiers by defect probability, or equal shares (default: defect)")
+    risk.add_argument("--allocation", choices=ALLOCATIONS,
+                      help="two tiers by defect probability, or equal shares (default: [tool.difforacle] "
+                      "allocation, else defect)")
+    _add_settings_options(risk)
     risk.add_argument("--json", type=Path, metavar="FILE",
                       help="write the ranking as JSON (difforacle.risk/1)")
     risk.add_argument("--no-cache", action="store_true", help="read every commit from git, not the cache")
     return parser
 
 
+def _add_settings_options(parser: argparse.ArgumentParser) -> None:
+    """What a project's [tool.difforacle] also says; a flag given overrides the file."""
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="read [tool.difforacle] from FILE (default: the repository's pyproject.toml)")
+    parser.add_argument("--include", action="append", metavar="GLOB",
+                        help="test only the changed files these globs match (repeatable; replaces the "
+                        "file's)")
+    parser.add_argument("--exclude", action="append", metavar="GLOB",
+                        help="leave out the changed files these globs match (repeatable; replaces the "
+                        "file's)")
+
+
 def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> None:
-    parser.add_argument("--budget", type=_positive_float, default=budget, metavar="SECONDS",
-                        help=f"time budget in seconds (default: {budget:g})")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--budget", type=_positive_float, metavar="SECONDS",
+                        help=f"time budget in seconds (default: [tool.difforacle] budget, else {budget:g})")
+    parser.add_argument("--seed", type=int, help="random seed (default: [tool.difforacle] seed, else 0)")
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="write the JSON report (difforacle.report/1)")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the markdown report")
@@ -89,9 +109,9 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
                         help="stop exploring after N sequences instead of by time (bit-for-bit reproducible)")
     parser.add_argument("--minimize-share", type=_share, default=0.15, metavar="FRACTION",
                         help="share of the budget for shrinking the tests of differences (default: 0.15)")
-    parser.add_argument("--allocation", choices=ALLOCATIONS, default="defect",
+    parser.add_argument("--allocation", choices=ALLOCATIONS,
                         help="share generation over the changed units by defect score (two tiers) "
-                        "or equally (default: defect)")
+                        "or equally (default: [tool.difforacle] allocation, else defect)")
     parser.add_argument("--window", type=_positive_int, default=WINDOW, metavar="N",
                         help=f"commits of history before base for the defect scores (default: {WINDOW})")
     parser.add_argument("--disable", action="append", choices=COMPONENTS, default=[], metavar="COMPONENT",
@@ -157,7 +177,22 @@ class _ProgressLine:
             print(file=sys.stderr)
 
 
-def _run(args: argparse.Namespace, repo: Path, base: str, head: str) -> int:
+def settings(args: argparse.Namespace, project: Path | None, default: Config | None = None) -> Config:
+    """[tool.difforacle] of `--config FILE`, else of the project's pyproject.toml (`default` without
+    a project), with each flag given overriding it."""
+    if getattr(args, "config", None):
+        if not args.config.is_file():
+            raise ConfigError(f"--config {args.config}: no such file")
+        config = load_config_file(args.config)
+    else:
+        config = load_config(project) if project is not None else default or Config()
+    given = {"budget": args.budget, "seed": getattr(args, "seed", None), "allocation": args.allocation,
+             "include": tuple(args.include) if getattr(args, "include", None) else None,
+             "exclude": tuple(args.exclude) if getattr(args, "exclude", None) else None}
+    return replace(config, **{key: value for key, value in given.items() if value is not None})
+
+
+def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Config) -> int:
     progress = _ProgressLine(not args.quiet)
     progress_file = ProgressFile(args.progress_file) if args.progress_file else None
 
@@ -166,11 +201,10 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str) -> int:
         if progress_file is not None:
             progress_file(update)
 
-    options = Options(budget=args.budget, seed=args.seed, python=args.python,
-                      max_sequences=args.max_sequences, minimize_share=args.minimize_share,
-                      show_unreproduced=args.show_unreproduced, allocation=args.allocation,
-                      history_window=args.window, components=Components.without(args.disable),
-                      progress=report_progress)
+    options = run_options(config, python=args.python, max_sequences=args.max_sequences,
+                          minimize_share=args.minimize_share, show_unreproduced=args.show_unreproduced,
+                          history_window=args.window, components=Components.without(args.disable),
+                          progress=report_progress)
     try:
         report = analyze(repo, base, head, options)
     finally:
@@ -193,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "risk":
-            return risk_command.run(args)
+            return risk_command.run(args, settings(args, Path(args.repo)))
         if args.command == "action":
             return action_command.run(args)
         if args.command == "app":
@@ -202,9 +236,10 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix="difforacle-demo-") as tmp:
                 base, head = build_demo_repo(Path(tmp) / "durations")
                 print(DEMO_DESCRIPTION, file=sys.stderr)
-                return _run(args, Path(tmp) / "durations", base, head)
-        return _run(args, Path(args.repo), args.base, args.head)
-    except SetupError as exc:
+                demo = settings(args, None, Config(budget=DEMO_BUDGET))
+                return _run(args, Path(tmp) / "durations", base, head, demo)
+        return _run(args, Path(args.repo), args.base, args.head, settings(args, Path(args.repo)))
+    except (SetupError, ConfigError, AppError) as exc:
         print(f"difforacle: {exc}", file=sys.stderr)
         return EXIT_SETUP
     except OSError as exc:

@@ -5,11 +5,10 @@ The table and the inputs are checked against one JSON Schema shipped with the pa
 key or input instead of being silently ignored. Inputs arrive as strings (GitHub gives every
 input as text, an empty string when not set); they are parsed, then held to the same rules.
 
-Path patterns (`include`, `exclude`) are globs on repository-relative POSIX paths, anchored at
-the repository root: `*` and `?` stay within one path segment, `**` spans any number of
-segments, and a pattern that matches a folder covers everything below it (`src/pkg`,
-`**/tests`). Target patterns (`ignore-targets`) are `fnmatch` patterns on targets as the report
-names them, `pkg.mod:Class.method`, where `*` matches anything.
+The settings that decide what the engine tests and compares (`include`, `exclude`,
+`ignore-targets`, `float-policy`, and `budget`, `seed`, `allocation`) become its `Options`
+(`run_options`): `diff`, the Action and the App apply them before and during the run, never
+to the report afterwards. The pattern semantics are the engine's (`generator.scope`).
 """
 
 from __future__ import annotations
@@ -21,15 +20,14 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from fnmatch import fnmatchcase
 from functools import cache
 from importlib.resources import files
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from difforacle.generator import EXACT_ENOUGH, FloatPolicy
+from difforacle.generator import EXACT_ENOUGH, FloatPolicy, Options, Scope
 
 TABLE = "[tool.difforacle]"
 FAIL_ON = ("never", "difference", "regression")
@@ -81,7 +79,11 @@ class Config:
 
 def load_config(project_root: Path) -> Config:
     """The settings in `project_root/pyproject.toml`; defaults when there is no such file or no table."""
-    path = Path(project_root) / "pyproject.toml"
+    return load_config_file(Path(project_root) / "pyproject.toml")
+
+
+def load_config_file(path: Path) -> Config:
+    """The `[tool.difforacle]` table of a TOML file; defaults when there is no such file or no table."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -135,17 +137,15 @@ def inputs_from_env(environ: Mapping[str, str]) -> dict[str, str | None]:
     return {name: environ.get(variable) for name, variable in INPUT_ENV.items()}
 
 
-def matches(config: Config, path: str | PurePath) -> bool:
-    """Whether a repository-relative path is to be tested: included (all by default) and not excluded."""
-    normal = _normal_path(path)
-    if config.include and not any(_glob(pattern).match(normal) for pattern in config.include):
-        return False
-    return not any(_glob(pattern).match(normal) for pattern in config.exclude)
+def scope_of(config: Config) -> Scope:
+    """The engine's scope for these settings (its path and target patterns: `generator.scope`)."""
+    return Scope(config.include, config.exclude, config.ignore_targets)
 
 
-def ignored(config: Config, target: str) -> bool:
-    """Whether differences in `target` (`pkg.mod:Class.method`) are left out of the report."""
-    return any(fnmatchcase(target, pattern) for pattern in config.ignore_targets)
+def run_options(config: Config, **more: Any) -> Options:
+    """The engine's options for these settings; `more` adds the caller's own (python, progress, ...)."""
+    return Options(budget=config.budget, seed=config.seed, allocation=config.allocation,
+                   scope=scope_of(config), floats=config.float_policy, **more)
 
 
 @cache
@@ -290,54 +290,3 @@ def _toml_problem(path: Path, error: tomllib.TOMLDecodeError) -> str:
     if found is None:
         return f"{path}: invalid TOML: {message}"
     return f"{path}:{found[1]}:{found[2]}: invalid TOML: {message[: found.start()]}"
-
-
-def _normal_path(path: str | PurePath) -> str:
-    text = str(path).replace("\\", "/")
-    while text.startswith("./"):
-        text = text[2:]
-    return text.strip("/")
-
-
-@cache
-def _glob(pattern: str) -> re.Pattern[str]:
-    """The regex of a path glob (see the module docstring); cached, patterns repeat for every path."""
-    pattern = _normal_path(pattern)
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and (end := _class_end(pattern, i)) is not None:
-            body = pattern[i + 1 : end]
-            negate = body.startswith(("!", "^"))
-            body = body[1:] if negate else body
-            out.append("[" + ("^/" if negate else "") + re.sub(r"([\\\]\[^&~|])", r"\\\1", body) + "]")
-            i = end + 1
-            continue
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return re.compile("(?s:" + "".join(out) + r")(?:/.*)?\Z")
-
-
-def _class_end(pattern: str, start: int) -> int | None:
-    """Index of the `]` closing the character class opened at `start`, or None (then `[` is literal)."""
-    i = start + 1
-    if i < len(pattern) and pattern[i] in "!^":
-        i += 1
-    if i < len(pattern) and pattern[i] == "]":  # a leading ] is a member, as in fnmatch
-        i += 1
-    end = pattern.find("]", i)
-    return None if end == -1 or "/" in pattern[start:end] else end

@@ -18,16 +18,20 @@ from pathlib import Path
 
 from difforacle.generator import (
     ALLOCATIONS,
+    EVERYTHING,
     TIER1_SHARE,
     WINDOW,
     HistoryOptions,
     RiskTable,
+    Scope,
     UnitRisk,
     plan_pull_request,
     plan_repository,
     schema_validator,
     write_atomic,
 )
+
+from .config import Config, scope_of
 
 SCHEMA_ID = "difforacle.risk/1"
 SCHEMA_FILE = "risk-1.json"
@@ -63,10 +67,11 @@ class Assessment:
     notes: list[str] = field(default_factory=list)
 
 
-def run(args: argparse.Namespace) -> int:
-    """The `risk` subcommand (errors are `SetupError`s, reported by `bot.cli.main`)."""
-    assessment = assess(Path(args.repo), args.base, args.head, budget=args.budget, window=args.window,
-                        allocation=args.allocation, cache=not args.no_cache)
+def run(args: argparse.Namespace, config: Config) -> int:
+    """The `risk` subcommand, with the project's settings (`config`: budget, allocation and scope)
+    resolved (errors are `SetupError`s, reported by `bot.cli.main`)."""
+    assessment = assess(Path(args.repo), args.base, args.head, budget=config.budget, window=args.window,
+                        allocation=config.allocation, cache=not args.no_cache, scope=scope_of(config))
     if args.json:
         write_json(assessment, args.json)
     print(render(assessment), end="")
@@ -75,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
 def assess(repo_path: str | Path, base_ref: str, head_ref: str | None = None, *, budget: float = 60.0,
            window: int = WINDOW, allocation: str = "defect", cache: bool = True,
-           cache_dir: Path | None = None) -> Assessment:
+           cache_dir: Path | None = None, scope: Scope = EVERYTHING) -> Assessment:
     """Rank the PR's units (or, with no head, every unit at base) and split the budget over them."""
     if allocation not in ALLOCATIONS:
         raise ValueError(f"allocation must be one of {ALLOCATIONS}, not {allocation!r}")
@@ -83,7 +88,7 @@ def assess(repo_path: str | Path, base_ref: str, head_ref: str | None = None, *,
     if head_ref is None:
         planned = plan_repository(repo_path, base_ref, allocation, history)
     else:
-        planned = plan_pull_request(repo_path, base_ref, head_ref, allocation, history)
+        planned = plan_pull_request(repo_path, base_ref, head_ref, allocation, history, scope)
     plan = planned.plan
     assert plan.history is not None  # `risk` always reads the history
     seconds = plan.seconds(budget)

@@ -30,12 +30,13 @@ from .report import (
     write_tests,
 )
 from .risk import WINDOW, RiskTable, UnitRisk
+from .scope import EVERYTHING, Scope
 from .workspace import open_repo
 
 __all__ = [
-    "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EXACT_ENOUGH", "TIER1_SHARE", "WINDOW",
+    "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "TIER1_SHARE", "WINDOW",
     "Components", "FloatPolicy", "HistoryOptions", "Options", "PlannedChange", "Progress", "Report",
-    "RiskTable", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "compress_lines", "fenced",
+    "RiskTable", "Scope", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "compress_lines", "fenced",
     "inline_code", "inline_value", "longest_backtick_run", "open_repo", "plan_pull_request",
     "plan_repository", "render_markdown", "report_to_json", "schema_validator", "validate_report",
     "write_atomic", "write_json", "write_markdown", "write_tests",

@@ -22,6 +22,7 @@ from .difference import Case, Finding, Location, Shown, observed_path
 from .differential import DifferenceCheck
 from .model import ChangeSet, Checkout
 from .replay import Candidates, KeptSequence
+from .scope import Scope
 from .worker.protocol import statement_of
 
 REPRESENTATIVES = 3
@@ -31,6 +32,7 @@ REPRESENTATIVES = 3
 class Confirmation:
     findings: list[Finding] = field(default_factory=list)  # one per difference, in the order confirmed
     notes: list[str] = field(default_factory=list)
+    ignored: int = 0  # confirmed in a function the project's scope ignores (reached through another)
 
 
 class Locator:
@@ -65,7 +67,8 @@ class Locator:
 
 
 def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, locate: Locator,
-            policy: FloatPolicy, on_progress: Callable[[int], None] = lambda found: None) -> Confirmation:
+            policy: FloatPolicy, scope: Scope,
+            on_progress: Callable[[int], None] = lambda found: None) -> Confirmation:
     """Confirm the groups in the order they were found, while the deadline allows."""
     confirmation = Confirmation()
     findings: dict[tuple, Finding] = {}
@@ -81,6 +84,9 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
             finding = _confirm_one(kept, mismatch, check, locate, policy)
             if finding is None:
                 continue
+            if scope.ignores(finding.shown.target):
+                confirmation.ignored += len(members)
+                break
             if finding.identity in findings:
                 findings[finding.identity].count += len(members)
             else:

@@ -30,7 +30,7 @@ from .aim import aim_at
 from .catalog import Catalog
 from .changed_lines import ChangedLines
 from .changes import compute_changes
-from .confirm import Locator, confirm
+from .confirm import Confirmation, Locator, confirm
 from .constants import Constants, mine_change
 from .deadline import Deadline
 from .differential import DifferenceCheck
@@ -61,13 +61,18 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         report.notes.append(f"{base_ref} and {head_ref} are the same commit: nothing to compare.")
         return report
     with checkouts(repo, base_sha, head_sha) as (base, head):
-        changes = compute_changes(repo, base_sha, head_sha, base, head)
+        everything = compute_changes(repo, base_sha, head_sha, base, head)
+        changes = options.scope.restrict(everything)
+        if left_out := len(everything.files) - len(changes.files):
+            report.notes.append(f"{left_out} changed Python file(s) outside the include/exclude settings "
+                                "were not tested.")
         if not changes.modules:
             report.notes.append("No change to importable Python code between the two commits.")
             return report
         impact = analyze_impact(changes, base, head)
-        plan = plan_change(repo, base_sha, head_sha, head_ref, changes, impact, options.allocation,
-                           HistoryOptions(window=options.history_window, title=options.pr_title))
+        history = HistoryOptions(window=options.history_window, title=options.pr_title)
+        plan = plan_change(repo, base_sha, head_sha, head_ref, changes, impact, options.allocation, history,
+                           options.scope)
         report.notes.extend(plan.notes)
         differences = _test_change(changes, impact, plan, base, head, options, deadline, report)
         reproduced = reproduce(differences.found, base, head, options.python,
@@ -123,27 +128,23 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
                       or any(u.kind in ("module", "class") for u in changes.units))
         progress("exploring")
         with Replayer(replay_worker, head_worker, lines if measured else None) as replayer:
-            exploration = explore(explorer_worker, replayer, catalog, aim, constants, seed=options.seed,
-                                  components=options.components, deadline=deadline,
-                                  batch_size=options.batch_size, replay_all=replay_all, policy=options.floats,
-                                  uncovered=lines.uncovered, on_progress=progress.explored)
+            exploration = explore(explorer_worker, replayer, catalog, aim, constants, options, deadline,
+                                  replay_all=replay_all, uncovered=lines.uncovered,
+                                  on_progress=progress.explored)
         _record(report, exploration)
+        ignored = exploration.candidates.ignored
         if exploration.candidates.groups:
             progress("confirming")
-            confirm_options = _confirm_options(worker_options)
-            check = DifferenceCheck(*workers.start((base, "base", 2, confirm_options),
-                                                   (head, "head", 2, confirm_options)), options.floats)
-            operations = catalog.by_id
-            locate = Locator(changes, base, head, operations)
-            try:
-                confirmation = confirm(exploration.candidates, check, deadline, locate, options.floats,
-                                       on_progress=progress.confirmed)
-                report.notes.extend(confirmation.notes)
-                minimization = minimize_findings(confirmation.findings, check, deadline, operations, locate)
-                result.minimization_notes = minimization.notes
-            finally:
-                check.close()
-            result.found += render_findings(confirmation.findings, operations, options.floats)
+            confirmation, minimization_notes = _confirm_and_minimize(
+                exploration, workers, changes, (base, head), catalog, worker_options, options, deadline,
+                progress)
+            report.notes.extend(confirmation.notes)
+            result.minimization_notes = minimization_notes
+            result.found += render_findings(confirmation.findings, catalog.by_id, options.floats)
+            ignored += confirmation.ignored
+        if ignored:
+            report.notes.append(f"{ignored} sequence(s) showed differences in targets the project ignores "
+                                "(ignore-targets); they were left out.")
         report.coverage = lines.report()
         report.coverage.measured_by = (f"coverage.py {head_worker.coverage_version}" if measured
                                        else "not measured")
@@ -151,6 +152,25 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         progress.differences = len(result.found)
         progress("reproducing")
     return result
+
+
+def _confirm_and_minimize(exploration: Exploration, workers: WorkerPool, changes: ChangeSet,
+                          sides: tuple[Checkout, Checkout], catalog: Catalog, worker_options: WorkerOptions,
+                          options: Options, deadline: Deadline,
+                          progress: _Progress) -> tuple[Confirmation, list[str]]:
+    """Confirmation and minimization share a pair of fresh workers (patient ones)."""
+    base, head = sides
+    confirm_options = _confirm_options(worker_options)
+    fresh = workers.start((base, "base", 2, confirm_options), (head, "head", 2, confirm_options))
+    check = DifferenceCheck(*fresh, options.floats)
+    locate = Locator(changes, base, head, catalog.by_id)
+    try:
+        confirmation = confirm(exploration.candidates, check, deadline, locate, options.floats, options.scope,
+                               on_progress=progress.confirmed)
+        minimization = minimize_findings(confirmation.findings, check, deadline, catalog.by_id, locate)
+    finally:
+        check.close()
+    return confirmation, minimization.notes
 
 
 def _check_imports(catalog: Catalog, changes: ChangeSet, python: str) -> list[str]:

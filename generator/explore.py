@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 
 from .aim import Aim
 from .catalog import Catalog
-from .compare import FloatPolicy
-from .components import Components
 from .constants import Constants
 from .deadline import Deadline
 from .executor import Worker
 from .generate import SequenceGenerator
 from .guidance import uncovered_ratios
+from .options import Options
 from .replay import Candidates, KeptSequence, Replayer
 from .values import ValueGenerator
 from .worker.protocol import Status
@@ -45,9 +44,8 @@ class Exploration:
     seconds: float = 0.0
 
 
-def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants, *,
-            seed: int, components: Components, deadline: Deadline, batch_size: int, replay_all: bool,
-            policy: FloatPolicy, uncovered: Callable[[], set],
+def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
+            options: Options, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
             on_progress: Callable[[Exploration], None] = lambda exploration: None) -> Exploration:
     """Generate on base; replay each batch's kept sequences while the next batch is generated.
 
@@ -55,8 +53,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     code, class bodies, functions run at import), so every sequence is kept. `uncovered()`
     gives the changed lines and branches not yet covered (for Bloodhound's weights).
     """
-    rng = random.Random(seed)
-    switches = components.switches
+    rng = random.Random(options.seed)
+    switches = options.components.switches
     generator = SequenceGenerator(
         catalog, ValueGenerator(random.Random(rng.random()), constants), rng, aim.focus, switches=switches,
         aim=aim, uncovered=lambda: uncovered_ratios(aim.operation_targets, uncovered()),
@@ -65,7 +63,7 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     started = time.monotonic()
     while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
                                         bool(exploration.candidates.groups)):
-        batch = list(generator.candidates(deadline.batch_size(batch_size, exploration.sequences)))
+        batch = list(generator.candidates(deadline.batch_size(options.batch_size, exploration.sequences)))
         if not batch:
             break
         results = worker.run(batch, EXPLORE_RANDOM_SEED, fields=switches.novelty)
@@ -76,11 +74,11 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
             if result.status in KEPT_STATUSES and (result.hit or replay_all):
                 kept.append(KeptSequence(statements, result))
         exploration.kept += len(kept)
-        exploration.candidates.compare(replayer.finish(), policy)
+        exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
         replayer.start(kept)
         exploration.sequences += len(batch)
         exploration.seconds = round(time.monotonic() - started, 2)
         on_progress(exploration)
-    exploration.candidates.compare(replayer.finish(), policy)
+    exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
     exploration.replayed = replayer.replayed
     return exploration

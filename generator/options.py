@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from .compare import EXACT_ENOUGH, FloatPolicy
 from .components import ALL, Components
 from .risk import WINDOW
+from .scope import EVERYTHING, Scope
 
 
 @dataclass
@@ -34,4 +35,5 @@ class Options:
     pr_title: str = ""  # a title saying "fix" makes the PR's commits count as fixes
     components: Components = ALL  # generation techniques on (switch one off to measure it)
     floats: FloatPolicy = EXACT_ENOUGH  # when two floats are the same value
+    scope: Scope = EVERYTHING  # the files whose changes are tested, the targets whose differences are not
     progress: Callable[[Progress], None] | None = None

@@ -23,6 +23,7 @@ from .changes import MODULE, compute_changes, parse_spans
 from .impact import Impact, analyze_impact
 from .model import Allocation, ChangeSet, UnitShare
 from .risk import WINDOW, PullRequestInfo, RiskTable, UnitRisk, score_history
+from .scope import EVERYTHING, Scope
 from .workspace import branch_name, checkouts, open_repo, resolve
 
 ALLOCATIONS = ("defect", "uniform")
@@ -94,7 +95,7 @@ class PlannedChange:
 
 
 def plan_change(repo: git.Repo, base_sha: str, head_sha: str, head_ref: str, changes: ChangeSet,
-                impact: Impact, mode: str, history: HistoryOptions) -> Plan:
+                impact: Impact, mode: str, history: HistoryOptions, scope: Scope = EVERYTHING) -> Plan:
     """The plan `diff` follows. `defect` reads the history (a failure to read it is a note, and
     the split uniform); `uniform` reads none."""
     if mode not in ALLOCATIONS:
@@ -107,20 +108,20 @@ def plan_change(repo: git.Repo, base_sha: str, head_sha: str, head_ref: str, cha
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             notes.append(f"Defect scores could not be computed from the git history ({first}); "
                          "the budget is split uniformly.")
-    return make_plan(changes, impact, mode if table is not None else "uniform", table, notes=notes)
+    return make_plan(changes, impact, mode if table is not None else "uniform", table, scope, notes=notes)
 
 
-def plan_pull_request(repo_path: str | Path, base_ref: str, head_ref: str, mode: str,
-                      history: HistoryOptions) -> PlannedChange:
+def plan_pull_request(repo_path: str | Path, base_ref: str, head_ref: str, mode: str, history: HistoryOptions,
+                      scope: Scope = EVERYTHING) -> PlannedChange:
     """The plan `diff` with the same options follows, with the scores read whatever the mode
     (`risk` shows them)."""
     repo = open_repo(repo_path)
     base_sha, head_sha = resolve(repo, base_ref), resolve(repo, head_ref)
     with checkouts(repo, base_sha, head_sha) as (base, head):
-        changes = compute_changes(repo, base_sha, head_sha, base, head)
+        changes = scope.restrict(compute_changes(repo, base_sha, head_sha, base, head))
         impact = analyze_impact(changes, base, head)
     table = defect_scores(repo, base_sha, head_sha, head_ref, history)
-    plan = make_plan(changes, impact, mode, table, rank_by_scores=True)
+    plan = make_plan(changes, impact, mode, table, scope, rank_by_scores=True)
     return PlannedChange(plan, base_sha, head_sha, changes.skipped)
 
 
@@ -145,11 +146,13 @@ def defect_scores(repo: git.Repo, base_sha: str, head_sha: str, head_ref: str,
                          cache_dir=history.cache_dir)
 
 
-def make_plan(changes: ChangeSet, impact: Impact, mode: str, table: RiskTable | None, *,
-              rank_by_scores: bool = False, notes: list[str] | None = None) -> Plan:
-    """Tiers and shares of the units some public operation reaches. The units are ranked by score
-    when the scores decide the shares (or `rank_by_scores`), else by tier and name."""
-    units = reachable_units(changes, impact)
+def make_plan(changes: ChangeSet, impact: Impact, mode: str, table: RiskTable | None,
+              scope: Scope = EVERYTHING, *, rank_by_scores: bool = False,
+              notes: list[str] | None = None) -> Plan:
+    """Tiers and shares of the units some public operation reaches (none the scope ignores). The
+    units are ranked by score when the scores decide the shares (or `rank_by_scores`), else by
+    tier and name."""
+    units = [unit for unit in reachable_units(changes, impact) if not scope.ignores(unit.target)]
     shares = split_budget(1.0, units, table, mode) if units else {}
     order = ranked(units, table if mode == "defect" or rank_by_scores else None)
     return Plan(mode, order, shares, table, notes or [])

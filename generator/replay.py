@@ -17,6 +17,7 @@ from .changed_lines import ChangedLines
 from .compare import FloatPolicy, Mismatch, first_mismatch, unstable_keys
 from .difference import DifferenceKey
 from .executor import Worker
+from .scope import Scope
 from .worker.protocol import ObservationKey, SequenceResult
 
 REPLAY_RANDOM_SEED = 1  # the exploring run used 0: what depends on the random seed is masked
@@ -38,12 +39,14 @@ class Candidates:
 
     groups: dict[DifferenceKey, list[tuple[KeptSequence, Mismatch]]] = field(default_factory=dict)
     masked_keys: int = 0  # observations that varied between the two runs on base
+    ignored: int = 0  # mismatches in targets the project ignores, left out
 
     def __len__(self) -> int:
         return sum(len(members) for members in self.groups.values())
 
-    def compare(self, replayed: list[KeptSequence], policy: FloatPolicy) -> None:
-        """Mask what varied between the two base runs, then group what differs on head.
+    def compare(self, replayed: list[KeptSequence], policy: FloatPolicy, scope: Scope) -> None:
+        """Mask what varied between the two base runs, then group what differs on head (unless in a
+        target the scope ignores).
 
         Observations are dropped afterwards: only the mismatching sequences keep theirs.
         """
@@ -57,6 +60,9 @@ class Candidates:
                     result.forget_observations()
                 continue
             operation = kept.statements[ObservationKey.parse(mismatch.key).statement]["op"]
+            if scope.ignores(operation):
+                self.ignored += 1
+                continue
             self.groups.setdefault(DifferenceKey.of(mismatch, operation), []).append((kept, mismatch))
 
 

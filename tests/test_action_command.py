@@ -11,9 +11,8 @@ import git
 import pytest
 from fake_github import FakeGitHub
 
-from difforacle.bot.action_command import apply_config, pull_request_from_event, run
+from difforacle.bot.action_command import pull_request_from_event, run
 from difforacle.bot.cli import main
-from difforacle.bot.config import Config, FloatPolicy
 from difforacle.bot.github_client import Retries
 from difforacle.bot.summary import SUMMARY_MARKER
 from difforacle.generator.demo import build_demo_repo
@@ -146,16 +145,3 @@ def test_missing_base_commit_and_bad_inputs_exit_2(demo: tuple, tmp_path: Path,
     monkeypatch.delenv("GITHUB_EVENT_PATH")
     assert main(["action"]) == 2
     assert "GITHUB_EVENT_PATH" in capsys.readouterr().err
-
-
-def test_project_settings_leave_out_ignored_targets_paths_and_float_noise() -> None:
-    def difference(target: str, path: str, base: str = "1", head: str = "2") -> dict:
-        return {"target": target, "path": path, "base": base, "head": head}
-
-    report = {"differences": [difference("pkg.a:f", "pkg/a.py"), difference("pkg.b:g", "pkg/b.py"),
-                              difference("pkg.c:h", "vendor/c.py"),
-                              difference("pkg.a:k", "pkg/a.py", "0.1", "0.10000001")], "notes": []}
-    config = Config(exclude=("vendor",), ignore_targets=("pkg.b:*",), float_policy=FloatPolicy(rel=1e-6))
-    kept = apply_config(report, config)
-    assert [d["target"] for d in kept["differences"]] == ["pkg.a:f"]
-    assert "3 difference(s) left out" in kept["notes"][0]

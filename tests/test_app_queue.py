@@ -42,12 +42,11 @@ from huey import RedisHuey, SqliteHuey
 
 from difforacle.bot.app import command
 from difforacle.bot.app import state as state_module
-from difforacle.bot.app.model import PullRequestJob
+from difforacle.bot.app.model import AppError, PullRequestJob
 from difforacle.bot.app.queue import MAX_RECOVERIES, JobQueue, Recovery, describe_queue, make_huey
 from difforacle.bot.app.settings import AppSettings, load_settings
 from difforacle.bot.app.state import JobState, LockTimeout
 from difforacle.bot.app.webhook import create_app
-from difforacle.generator.model import SetupError
 
 REDIS_URL = "redis://127.0.0.1:6379/13"  # a database of its own; the keys also carry a unique queue name
 
@@ -73,7 +72,7 @@ def test_the_queue_url_picks_the_storage(tmp_path: Path) -> None:
     assert isinstance(embedded, SqliteHuey) and (tmp_path / "deep" / "er" / "queue.sqlite3").exists()
     assert isinstance(make_huey("redis://127.0.0.1:6379/0"), RedisHuey)  # connects lazily
     for url in ("postgres://user:hunter2@db/queue", "sqlite://", "sqlite:///", "queue.db"):
-        with pytest.raises(SetupError) as error:
+        with pytest.raises(AppError) as error:
             make_huey(url)
         assert "DIFFORACLE_QUEUE_URL" in str(error.value) and "hunter2" not in str(error.value)
     assert describe_queue("redis://:hunter2@cache:6380/2") == "redis://cache:6380/2"
@@ -450,7 +449,7 @@ def parse(*argv: str) -> argparse.Namespace:
 def test_commands_name_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: tuple,
                                        env: dict, names: list[str]) -> None:
     monkeypatch.setattr(command, "registration_blueprints", lambda settings: [])  # no /setup to fall back on
-    with pytest.raises(SetupError) as error:
+    with pytest.raises(AppError) as error:
         command.run(parse(*argv), {"DIFFORACLE_DATA_DIR": str(tmp_path), **env})
     message = str(error.value)
     assert "\n" not in message and "hunter2" not in message

@@ -401,6 +401,32 @@ def test_a_bad_configuration_on_base_fails_the_check_run_with_one_line(
     assert world.sandbox.calls == []
 
 
+def test_the_engine_judges_by_the_base_commits_settings_not_the_heads(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    """The base ignores the regression's target; the pull request's own pyproject.toml would
+    stop ignoring it. The engine gets the base's file, so the regression is left out."""
+    ignoring = {"pyproject.toml": '[tool.difforacle]\nignore-targets = ["shop.prices:*"]\n'}
+    world = _world(tmp_path, fake, bubblewrap, before=ignoring,
+                   after={"pyproject.toml": "[tool.difforacle]\nignore-targets = []\n"})
+    given: list[str] = []  # what the engine's --config holds while it runs (the work folder goes after)
+
+    def read_config(request: SandboxRequest) -> None:
+        given.extend((m.source / "pyproject.toml").read_text() for m in request.mounts
+                     if m.target == "/work/config" and m.read_only)
+
+    world.sandbox.before.append(read_config)
+
+    outcome = world.run()
+
+    assert outcome.status == "published", outcome.detail
+    engine = next(request for request, _ in world.sandbox.calls if "diff" in request.argv)
+    assert engine.argv[engine.argv.index("--config") + 1] == "/work/config/pyproject.toml"
+    assert given == [ignoring["pyproject.toml"]]
+    [run] = world.ours()[0]
+    assert run.conclusion == "success", run.output["summary"]  # nothing reported: the target is ignored
+    assert "targets the project ignores" in run.output["summary"]
+
+
 def test_the_job_timeout_bounds_the_sandboxed_steps(tmp_path: Path, fake: FakeGitHub,
                                                     bubblewrap: object) -> None:
     slow = {"pyproject.toml": "[tool.difforacle]\ninstall = ['sleep 60']\n"}

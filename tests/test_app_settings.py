@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from difforacle.bot.app.model import AppError
 from difforacle.bot.app.settings import CREDENTIALS_FILE, DEFAULT_API_URL, load_settings
-from difforacle.generator.model import SetupError
 
 
 def test_defaults_use_an_embedded_sqlite_queue_in_the_data_dir(tmp_path: Path) -> None:
@@ -20,10 +20,10 @@ def test_defaults_use_an_embedded_sqlite_queue_in_the_data_dir(tmp_path: Path) -
 
 def test_each_missing_variable_is_named_for_the_role_that_needs_it(tmp_path: Path) -> None:
     settings = load_settings({"DIFFORACLE_DATA_DIR": str(tmp_path)})
-    with pytest.raises(SetupError) as web:
+    with pytest.raises(AppError) as web:
         settings.require("web")
     assert "DIFFORACLE_WEBHOOK_SECRET" in str(web.value) and "DIFFORACLE_APP_ID" not in str(web.value)
-    with pytest.raises(SetupError) as both:
+    with pytest.raises(AppError) as both:
         settings.require("web", "worker")
     message = str(both.value)
     for name in ("DIFFORACLE_WEBHOOK_SECRET", "DIFFORACLE_APP_ID", "DIFFORACLE_PRIVATE_KEY_FILE", "/setup"):
@@ -52,13 +52,13 @@ def test_stored_registration_credentials_fill_what_the_environment_lacks(tmp_pat
     ("DIFFORACLE_SANDBOX", "chroot", "auto, docker, bubblewrap"),
     ("DIFFORACLE_PRIVATE_KEY_FILE", "/nonexistent/key.pem", "cannot read"),
 ])
-def test_bad_values_are_one_line_setup_errors(tmp_path: Path, name: str, value: str, words: str) -> None:
-    with pytest.raises(SetupError, match=words) as error:
+def test_bad_values_are_one_line_app_errors(tmp_path: Path, name: str, value: str, words: str) -> None:
+    with pytest.raises(AppError, match=words) as error:
         load_settings({"DIFFORACLE_DATA_DIR": str(tmp_path), name: value})
     assert "\n" not in str(error.value)
 
 
-def test_unreadable_stored_credentials_are_a_setup_error(tmp_path: Path) -> None:
+def test_unreadable_stored_credentials_are_an_app_error(tmp_path: Path) -> None:
     (tmp_path / CREDENTIALS_FILE).write_text("{not json")
-    with pytest.raises(SetupError, match="stored App credentials"):
+    with pytest.raises(AppError, match="stored App credentials"):
         load_settings({"DIFFORACLE_DATA_DIR": str(tmp_path)})

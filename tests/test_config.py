@@ -1,4 +1,4 @@
-"""Tests of `bot.config`: `[tool.difforacle]`, the action's inputs over it, path and target patterns.
+"""Tests of `bot.config`: `[tool.difforacle]`, the action's inputs over it, the engine's options.
 
 Every error must be one line naming the file or input and the key, so a user can fix it without
 reading difforacle's source.
@@ -17,13 +17,14 @@ from difforacle.bot.config import (
     Config,
     ConfigError,
     FloatPolicy,
-    ignored,
     inputs_from_env,
     load_config,
-    matches,
     merge,
+    run_options,
     schema_validator,
+    scope_of,
 )
+from difforacle.generator import Scope
 from difforacle.generator.compare import ABS_TOL, REL_TOL
 from difforacle.generator.plan import ALLOCATIONS
 
@@ -242,58 +243,13 @@ def test_config_is_frozen() -> None:
     assert math.isclose(Config().float_policy.rel, REL_TOL)
 
 
-# --- include / exclude / ignore-targets ------------------------------------------------------
+def test_the_settings_become_the_engines_options() -> None:
+    config = Config(budget=12.0, seed=3, allocation="uniform", include=("src",), exclude=("src/vendor",),
+                    ignore_targets=("pkg.clock:*",), float_policy=FloatPolicy(rel=1e-6, abs=0.0))
+    options = run_options(config, python="python3")
+    assert (options.budget, options.seed, options.allocation) == (12.0, 3, "uniform")
+    assert options.python == "python3"
+    assert options.scope == Scope(("src",), ("src/vendor",), ("pkg.clock:*",))
+    assert options.floats == FloatPolicy(rel=1e-6, abs=0.0)
+    assert scope_of(Config()) == Scope()
 
-@pytest.mark.parametrize(("path", "expected"), [
-    ("src/pkg/mod.py", True),
-    ("./src/pkg/mod.py", True),
-    ("src/mod.py", True),
-    ("src/pkg/vendored/six.py", False),  # a folder covers everything below it
-    ("src/pkg/vendored.py", True),  # ... but not a name that merely starts with it
-    ("src/pkg/test_mod.py", False),
-    ("src/test_top.py", False),  # ** also matches no folder at all
-    ("scripts/run.py", False),  # not included
-    ("setup.py", False),
-])
-def test_include_and_exclude(path: str, expected: bool) -> None:
-    config = Config(include=("src/**",), exclude=("src/pkg/vendored", "**/test_*.py"))
-    assert matches(config, path) is expected
-
-
-def test_everything_matches_by_default() -> None:
-    assert matches(Config(), "any/where/at/all.py") and matches(Config(), Path("x.py"))
-
-
-@pytest.mark.parametrize(("pattern", "path", "expected"), [
-    ("*.py", "mod.py", True),
-    ("*.py", "pkg/mod.py", False),  # anchored at the root; * stays within a segment
-    ("**/*.py", "pkg/mod.py", True),
-    ("pkg/*/x.py", "pkg/a/x.py", True),
-    ("pkg/*/x.py", "pkg/a/b/x.py", False),
-    ("pkg/**/x.py", "pkg/a/b/x.py", True),
-    ("pkg/**/x.py", "pkg/x.py", True),
-    ("pkg/", "pkg/mod.py", True),
-    ("mod?.py", "mod1.py", True),
-    ("mod?.py", "mod/.py", False),
-    ("mod[0-9].py", "mod5.py", True),
-    ("mod[!0-9].py", "mod5.py", False),
-    ("mod[!0-9].py", "moda.py", True),
-    ("we[ird.py", "we[ird.py", True),  # an unclosed [ is literal
-    ("a+b(c).py", "a+b(c).py", True),  # regex metacharacters are literal
-])
-def test_glob_semantics(pattern: str, path: str, expected: bool) -> None:
-    assert matches(Config(include=(pattern,)), path) is expected
-
-
-@pytest.mark.parametrize(("target", "expected"), [
-    ("pkg.clock:now", True),
-    ("pkg.clock:Clock.read", True),
-    ("pkg.timer:Timer.now", True),
-    ("pkg.timer:Timer.nowhere", False),
-    ("pkg.clockwork:tick", False),
-    ("PKG.CLOCK:now", False),  # case-sensitive on every platform
-])
-def test_ignored_targets(target: str, expected: bool) -> None:
-    config = Config(ignore_targets=("pkg.clock:*", "*:Timer.now"))
-    assert ignored(config, target) is expected
-    assert not ignored(Config(), target)

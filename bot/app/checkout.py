@@ -18,15 +18,13 @@ import os
 import subprocess
 from pathlib import Path
 
-from difforacle.generator import SetupError
-
 from .model import PullRequestJob
 
 GIT_TIMEOUT = 600.0  # seconds for one git command (a fetch of a large repository)
 MAX_CONFIG_BYTES = 1_000_000
 
 
-class FetchError(SetupError):
+class FetchError(Exception):
     """The commits could not be fetched or checked out; the message is one line without secrets."""
 
 

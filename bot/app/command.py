@@ -1,7 +1,7 @@
 """`difforacle app serve | worker | run | build-image`: the App's web server, job worker, both, its image.
 
 Configuration comes from DIFFORACLE_* environment variables only (`settings.py`); a missing
-one is named in a one-line SetupError (exit 2). The web server is waitress (a production WSGI
+one is named in a one-line AppError (exit 2). The web server is waitress (a production WSGI
 server, threads, pure Python); werkzeug's development server only if waitress is missing.
 Until the App is registered, `serve` and `run` start anyway when the registration pages
 exist, so that /setup can register it (the webhook answers 503 until then).
@@ -16,9 +16,8 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from difforacle.generator import SetupError
-
 from . import image
+from .model import AppError
 from .settings import AppSettings, load_settings
 
 if TYPE_CHECKING:
@@ -159,7 +158,7 @@ class WebServer:
                 self._server = make_server(host, port, app, threaded=True)
                 self.port = int(self._server.server_port)
         except OSError as exc:
-            raise SetupError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+            raise AppError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         self.waitress = create_server is not None
         self.host = host
 

@@ -34,8 +34,7 @@ import requests.exceptions
 from docker.utils import parse_repository_tag
 from docker.utils.build import exclude_paths
 
-from difforacle.generator import SetupError
-
+from .model import AppError
 from .settings import DEFAULT_IMAGE
 
 BASE_TAG = "difforacle-base:bookworm"
@@ -66,10 +65,10 @@ def ensure_base_image(client: docker.DockerClient, tag: str = BASE_TAG, mirror: 
         log(f"base image {tag} exists")
         return tag
     if os.geteuid() != 0:
-        raise SetupError("building the base image needs root (debootstrap); run as root, or pass "
+        raise AppError("building the base image needs root (debootstrap); run as root, or pass "
                          "--base with an existing image that has python3 >= 3.11, python3-venv and git")
     if not shutil.which("debootstrap"):
-        raise SetupError("debootstrap is not installed (apt-get install debootstrap)")
+        raise AppError("debootstrap is not installed (apt-get install debootstrap)")
     with tempfile.TemporaryDirectory(prefix="difforacle-rootfs-") as tmp:
         rootfs = Path(tmp) / "rootfs"
         log(f"debootstrap {SUITE} from {mirror} (a minute or two)")
@@ -85,7 +84,7 @@ def ensure_base_image(client: docker.DockerClient, tag: str = BASE_TAG, mirror: 
             changes=["ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                      "ENV LANG=C.UTF-8", 'CMD ["/bin/bash"]'])
     if not image_exists(client, tag):
-        raise SetupError(f"docker import did not create {tag}")
+        raise AppError(f"docker import did not create {tag}")
     return tag
 
 
@@ -130,7 +129,7 @@ def build_image(client: docker.DockerClient, tag: str, base: str, source: Path, 
 def context_files(source: Path) -> list[str]:
     """The files of `source` that .dockerignore lets into the build, sorted."""
     if not (source / "Dockerfile").is_file():
-        raise SetupError(f"no Dockerfile in {source}: pass --source with difforacle's source tree")
+        raise AppError(f"no Dockerfile in {source}: pass --source with difforacle's source tree")
     ignore = source / ".dockerignore"
     patterns = [line.strip() for line in ignore.read_text().splitlines()
                 if line.strip() and not line.lstrip().startswith("#")] if ignore.is_file() else []
@@ -183,7 +182,7 @@ def _fill_wheelhouse(client: docker.DockerClient, base: str, source: Path, folde
             return
         log(f"the image's python also needs: {', '.join(missing)}")
         wanted = missing
-    raise SetupError("the wheelhouse does not satisfy the base image's pip; try --no-wheelhouse")
+    raise AppError("the wheelhouse does not satisfy the base image's pip; try --no-wheelhouse")
 
 
 def _missing_wheels(client: docker.DockerClient, base: str, folder: Path,
@@ -199,7 +198,7 @@ def _missing_wheels(client: docker.DockerClient, base: str, folder: Path,
         text = (exc.stderr or b"").decode(errors="replace")
         missing = re.findall(r"No matching distribution found for ([^;\n]+)", text)
         if not missing:
-            raise SetupError(f"pip in {base} rejects the wheelhouse: {text.strip()[-600:]}") from None
+            raise AppError(f"pip in {base} rejects the wheelhouse: {text.strip()[-600:]}") from None
         return sorted({m.strip() for m in missing})
     return []
 
@@ -227,14 +226,14 @@ def _build(client: docker.DockerClient, context: io.IOBase, tag: str, buildargs:
                                       decode=True, timeout=1800):
             if "error" in chunk:
                 tail = "".join(lines[-15:])
-                raise SetupError(f"docker build failed: {ANSI.sub('', chunk['error']).strip()}\n{tail}")
+                raise AppError(f"docker build failed: {ANSI.sub('', chunk['error']).strip()}\n{tail}")
             text = ANSI.sub("", chunk.get("stream", ""))
             if text:
                 lines.append(text)
                 if text.strip():
                     log(text.rstrip())
     except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
-        raise SetupError(f"docker build failed: {exc}") from None
+        raise AppError(f"docker build failed: {exc}") from None
     return client.images.get(tag).id
 
 
@@ -255,7 +254,7 @@ def _run(argv: list[str], what: str) -> None:
     result = subprocess.run(argv, capture_output=True, text=True)
     if result.returncode != 0:
         tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
-        raise SetupError(f"{what} failed (exit status {result.returncode}):\n{tail}")
+        raise AppError(f"{what} failed (exit status {result.returncode}):\n{tail}")
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -278,10 +277,10 @@ def run(args: argparse.Namespace) -> int:
         client = docker.from_env(timeout=600)
         client.ping()
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-        raise SetupError(f"no Docker engine answers ({exc}); start dockerd") from None
+        raise AppError(f"no Docker engine answers ({exc}); start dockerd") from None
     base = args.base or ensure_base_image(client, mirror=args.mirror, log=log)
     if not image_exists(client, base):
-        raise SetupError(f"the base image {base} does not exist here (docker pull it, or leave out --base)")
+        raise AppError(f"the base image {base} does not exist here (docker pull it, or leave out --base)")
     ensure_image(client, args.tag, base, (args.source or default_source()).resolve(),
                  wheelhouse=not args.no_wheelhouse, rebuild=args.rebuild, log=log)
     print(args.tag)
@@ -294,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     add_parser(parser.add_subparsers(dest="command", required=True))
     try:
         return run(parser.parse_args(["build-image", *(argv if argv is not None else sys.argv[1:])]))
-    except SetupError as exc:
+    except AppError as exc:
         print(f"difforacle: {exc}", file=sys.stderr)
         return 2
 

@@ -1,4 +1,4 @@
-"""The unit of work of the App: one pull request at one head commit.
+"""The unit of work of the App, one pull request at one head commit, and the App's own error.
 
 A job is plain data so that it crosses the queue as JSON and can be logged; it never holds
 a token (tokens are minted by the worker when the job runs, and expire).
@@ -8,6 +8,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+
+
+class AppError(Exception):
+    """A problem with the App's own setup that its operator must fix (a setting, the queue's storage,
+    the sandbox image, a port): one line, exit status 2. The engine's `SetupError` is about a run's
+    input instead (a ref, an interpreter)."""
 
 
 @dataclass(frozen=True)

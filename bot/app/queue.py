@@ -25,9 +25,7 @@ from urllib.parse import urlsplit
 from huey import Huey, RedisHuey, SqliteHuey
 from huey.consumer import Consumer
 
-from difforacle.generator import SetupError
-
-from .model import PullRequestJob
+from .model import AppError, PullRequestJob
 from .settings import AppSettings, with_stored_credentials
 from .state import JobState
 
@@ -53,17 +51,17 @@ def make_huey(queue_url: str, name: str = QUEUE_NAME) -> Huey:
     scheme = urlsplit(queue_url).scheme.lower()
     if scheme == "sqlite":
         if not queue_url.startswith("sqlite:///") or queue_url == "sqlite:///":
-            raise SetupError("DIFFORACLE_QUEUE_URL: an SQLite queue is sqlite:///relative/path or "
+            raise AppError("DIFFORACLE_QUEUE_URL: an SQLite queue is sqlite:///relative/path or "
                              "sqlite:////absolute/path")
         path = Path(queue_url.removeprefix("sqlite:///"))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             return SqliteHuey(name, filename=str(path), results=False, utc=True)
         except OSError as exc:
-            raise SetupError(f"cannot open the queue database {path}: {exc.strerror or exc}") from None
+            raise AppError(f"cannot open the queue database {path}: {exc.strerror or exc}") from None
     if scheme in ("redis", "rediss", "unix"):
         return RedisHuey(name, url=queue_url, results=False, utc=True)
-    raise SetupError(f"DIFFORACLE_QUEUE_URL must be sqlite:///path (embedded, the default) or "
+    raise AppError(f"DIFFORACLE_QUEUE_URL must be sqlite:///path (embedded, the default) or "
                      f"redis://host:port/db (shared by many workers), not a {scheme or 'schemeless'} URL")
 
 
@@ -106,11 +104,11 @@ class JobQueue:
         return int(self.huey.pending_count())
 
     def check(self) -> None:
-        """SetupError if the queue's storage cannot be reached (checked when a command starts)."""
+        """AppError if the queue's storage cannot be reached (checked when a command starts)."""
         try:
             self.state.ping()
         except Exception as exc:
-            raise SetupError(f"cannot reach the queue at {describe_queue(self.settings.queue_url)}: "
+            raise AppError(f"cannot reach the queue at {describe_queue(self.settings.queue_url)}: "
                              f"{exc}".splitlines()[0]) from None
 
     def _execute(self, job_json: str, queued: int | None = None) -> None:

@@ -9,7 +9,8 @@ The steps, and why each is the way it is:
 3. Base and head fetched into a fresh directory under `data_dir/work`, the token only in git's
    environment (`checkout.py`); the directory is removed whatever happens.
 4. `[tool.difforacle]` read from the *base* commit: a pull request does not choose how it is
-   itself judged (its fail-on, ignored targets, install commands).
+   itself judged (its fail-on, ignored targets, install commands). The engine gets that file
+   (`diff --config`), never the head's, and applies its scope and float policy as it runs.
 5. Dependencies, the only step with network access: a virtual environment made inside the
    sandbox, then the configured `install` commands, by default `pip install -r requirements.txt`
    if the head has one and `pip install .` if the head is a project (pyproject.toml with
@@ -53,25 +54,24 @@ from typing import Protocol
 
 from jsonschema import ValidationError
 
-from difforacle.bot.action_command import apply_config
 from difforacle.bot.config import Config, ConfigError, load_config
 from difforacle.bot.github_client import GitHubClient, GitHubError
 from difforacle.bot.progress import describe as describe_progress
 from difforacle.bot.progress import watch_progress_file
 from difforacle.bot.publisher import Publisher, PublishSettings, PullRequestContext
 from difforacle.bot.workflow import Workflow
-from difforacle.generator import Progress, SetupError, validate_report
+from difforacle.generator import Progress, validate_report
 
 from .checkout import FetchError, clone_commit, clone_url, fetch_pull_request, read_file
 from .installation import AppAccess, InstallationToken
-from .model import PullRequestJob
+from .model import AppError, PullRequestJob
 from .sandbox import Limits, Mount, Sandbox, SandboxError, SandboxRequest, SandboxResult
 from .settings import AppSettings
 
 log = logging.getLogger("difforacle.app.runner")
 
 # where the work directory's parts appear inside the sandbox
-REPO, VENV, OUT = "/work/repo", "/work/venv", "/work/out"
+REPO, VENV, OUT, CONFIG = "/work/repo", "/work/venv", "/work/out", "/work/config"
 REPORT_NAME = "report.json"
 PROGRESS_NAME = "progress.json"  # rewritten by the engine in the sandbox, read for the check run
 MAX_REPORT_BYTES = 50_000_000
@@ -130,7 +130,7 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
             publisher.abandon("Superseded", f"Not published: {exc}", "cancelled")
         log.info("job %s: superseded: %s", job.job_id, exc)
         return JobOutcome("superseded", str(exc))
-    except (JobFailed, GitHubError, SetupError, SandboxError, OSError) as exc:
+    except (JobFailed, GitHubError, FetchError, AppError, SandboxError, OSError) as exc:
         reason = _redact(_one_line(exc), token)
         if publisher is not None:
             publisher.abandon("difforacle could not run", f"difforacle could not test this commit: {reason}",
@@ -143,7 +143,8 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
             sandbox: Sandbox | None, client: GitHubClient, token: InstallationToken,
             publisher: Publisher) -> JobOutcome:
     repo, venv, out, home = work / "repo", work / "venv", work / "out", work / "home"
-    for folder in (venv, out):
+    settings_dir = work / "config"
+    for folder in (venv, out, settings_dir):
         folder.mkdir()
     log.info("job %s: fetching with a token for %s only (%s)", job.job_id, ", ".join(token.repositories),
              ", ".join(f"{name}: {level}" for name, level in sorted(token.permissions.items())))
@@ -153,7 +154,7 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
         if client.pull_head_sha(job.number) != job.head_sha:
             raise Superseded(f"the pull request's head is no longer {job.head_sha[:12]}") from None
         raise
-    config = _base_config(repo, job, home)
+    config = _base_config(repo, job, home, settings_dir)
     publisher.configure(replace(publisher.settings, fail_on=config.fail_on, max_comments=config.max_comments))
     if sandbox is None:
         from .sandbox import select_sandbox
@@ -187,9 +188,9 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
         publisher.progress(describe_progress(update))
 
     with watch_progress_file(out / PROGRESS_NAME, show_progress):
-        result = _engine(sandbox, repo, venv, out, job, settings, config, deadline)
+        result = _engine(sandbox, repo, venv, out, settings_dir, job, settings, deadline)
     log.info("job %s: the engine ran in the %s sandbox in %.1f s", job.job_id, result.sandbox, result.seconds)
-    report = apply_config(_read_report(out / REPORT_NAME, result), config)
+    report = _read_report(out / REPORT_NAME, result)
     report["notes"] = [*report.get("notes", []), *notes, f"Ran in the {result.sandbox} sandbox: no network "
                        "and no secrets; the dependencies were installed by a separate step."]
     return _publish(job, state, client, publisher, report, result)
@@ -218,14 +219,13 @@ def _publish(job: PullRequestJob, state: JobStateView, client: GitHubClient, pub
 
 # ------------------------------------------------------------------ configuration
 
-def _base_config(repo: Path, job: PullRequestJob, home: Path) -> Config:
-    """[tool.difforacle] of the base commit, read from git's objects; defaults without one."""
+def _base_config(repo: Path, job: PullRequestJob, home: Path, folder: Path) -> Config:
+    """[tool.difforacle] of the base commit, read from git's objects (defaults without one), and
+    written to `folder/pyproject.toml` for the engine's `--config`."""
     text = read_file(repo, job.base_sha, "pyproject.toml", home)
+    (folder / "pyproject.toml").write_bytes(text or b"")
     if text is None:
         return Config()
-    folder = home / "base-config"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "pyproject.toml").write_bytes(text)
     try:
         return load_config(folder)
     except ConfigError as exc:
@@ -277,18 +277,20 @@ def _install(sandbox: Sandbox, repo: Path, venv: Path, commands: list[str], dead
     return result
 
 
-def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, job: PullRequestJob, settings: AppSettings,
-            config: Config, deadline: float) -> SandboxResult:
-    """`python -I -m difforacle.bot diff ...`: -I so that nothing of the project can stand in for ours."""
+def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, settings_dir: Path, job: PullRequestJob,
+            settings: AppSettings, deadline: float) -> SandboxResult:
+    """`python -I -m difforacle.bot diff ...`: -I so that nothing of the project can stand in for ours;
+    `--config` the base commit's settings, so that the head's pyproject.toml is never read."""
     argv = [sandbox.python, "-I", "-m", "difforacle.bot", "diff", "--repo", REPO, "--base", job.base_sha,
-            "--head", job.head_sha, "--budget", f"{settings.budget:g}", "--seed", str(config.seed),
-            "--allocation", config.allocation, "--json", f"{OUT}/{REPORT_NAME}",
+            "--head", job.head_sha, "--budget", f"{settings.budget:g}",
+            "--config", f"{CONFIG}/pyproject.toml", "--json", f"{OUT}/{REPORT_NAME}",
             "--python", f"{VENV}/bin/python", "--quiet", "--progress-file", f"{OUT}/{PROGRESS_NAME}"]
     env = {"PATH": f"{VENV}/bin:{SANDBOX_PATH}", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
            "GIT_CONFIG_NOSYSTEM": "1"}
     result = sandbox.run(SandboxRequest(
         argv=argv, workdir=OUT, env=env, network=False,
-        mounts=[Mount(repo, REPO, read_only=False), Mount(venv, VENV), Mount(out, OUT, read_only=False)],
+        mounts=[Mount(repo, REPO, read_only=False), Mount(venv, VENV), Mount(out, OUT, read_only=False),
+                Mount(settings_dir, CONFIG)],
         limits=Limits(wall_seconds=_remaining(deadline, "running the engine"))))
     if result.timed_out:
         raise JobFailed(f"the engine was {result.outcome} in the {result.sandbox} sandbox", "timed_out")

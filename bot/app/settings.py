@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from difforacle.generator import SetupError
+from .model import AppError
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_WEB_URL = "https://github.com"
@@ -53,21 +53,21 @@ class AppSettings:
         return self.data_dir / CREDENTIALS_FILE
 
     def require(self, *roles: str) -> AppSettings:
-        """Self, or SetupError naming every variable the roles need and lack."""
+        """Self, or AppError naming every variable the roles need and lack."""
         present = {"DIFFORACLE_WEBHOOK_SECRET": self.webhook_secret, "DIFFORACLE_APP_ID": self.app_id,
                    "DIFFORACLE_PRIVATE_KEY": self.private_key}
         missing = [name for role in roles for name in NEEDS[role] if not present[name]]
         if missing:
             key_file = " (or DIFFORACLE_PRIVATE_KEY_FILE)"
             names = ", ".join(dict.fromkeys(n + (key_file if n.endswith("KEY") else "") for n in missing))
-            raise SetupError(f"missing configuration: {names}; set them in the environment, or register "
+            raise AppError(f"missing configuration: {names}; set them in the environment, or register "
                              "the App through the server's /setup page "
                              f"(it stores them in {self.credentials_path})")
         return self
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> AppSettings:
-    """The settings from `environ` (default: the process environment); SetupError on a bad value."""
+    """The settings from `environ` (default: the process environment); AppError on a bad value."""
     env = os.environ if environ is None else environ
     data_dir = Path(env.get("DIFFORACLE_DATA_DIR") or Path.home() / ".local" / "share" / "difforacle")
     stored = _stored_credentials(data_dir / CREDENTIALS_FILE)
@@ -76,7 +76,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> AppSettings:
     app_id = env.get("DIFFORACLE_APP_ID") or stored.get("id")
     sandbox = env.get("DIFFORACLE_SANDBOX") or "auto"
     if sandbox not in SANDBOXES:
-        raise SetupError(f"DIFFORACLE_SANDBOX must be one of {', '.join(SANDBOXES)}, not {sandbox!r}")
+        raise AppError(f"DIFFORACLE_SANDBOX must be one of {', '.join(SANDBOXES)}, not {sandbox!r}")
     return AppSettings(
         data_dir=data_dir,
         queue_url=env.get("DIFFORACLE_QUEUE_URL") or f"sqlite:///{data_dir / 'queue.sqlite3'}",
@@ -112,9 +112,9 @@ def _number(name: str, value: object, kind: type[int] | type[float]) -> int | fl
     try:
         number = kind(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise SetupError(f"{name} must be a {'whole ' if kind is int else ''}number, not {value!r}") from None
+        raise AppError(f"{name} must be a {'whole ' if kind is int else ''}number, not {value!r}") from None
     if number <= 0:
-        raise SetupError(f"{name} must be positive, not {value!r}")
+        raise AppError(f"{name} must be positive, not {value!r}")
     return number
 
 
@@ -124,7 +124,7 @@ def _read_key_file(path: str | None) -> str | None:
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise SetupError(f"cannot read DIFFORACLE_PRIVATE_KEY_FILE {path}: {exc.strerror or exc}") from None
+        raise AppError(f"cannot read DIFFORACLE_PRIVATE_KEY_FILE {path}: {exc.strerror or exc}") from None
 
 
 def _stored_credentials(path: Path) -> dict:
@@ -134,5 +134,5 @@ def _stored_credentials(path: Path) -> dict:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        raise SetupError(f"cannot read the stored App credentials {path}: {exc}") from None
+        raise AppError(f"cannot read the stored App credentials {path}: {exc}") from None
     return data if isinstance(data, dict) else {}

@@ -24,9 +24,8 @@ from typing import Any
 from flask import Blueprint, Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from difforacle.generator import SetupError
-
 from .events import BadPayload, Route, route
+from .model import AppError
 from .queue import JobQueue
 from .settings import AppSettings, with_stored_credentials
 
@@ -88,7 +87,7 @@ class Receiver:
         if self._secret is None:
             try:
                 self._secret = with_stored_credentials(self.settings).webhook_secret
-            except SetupError as exc:
+            except AppError as exc:
                 log.error("%s", exc)
         return self._secret
 
