@@ -27,7 +27,8 @@ from conftest import TEST_IMAGE, RepoBuilder, make_pr, service_unavailable
 from fake_github import FakeGitHub, git_files
 
 from difforacle.bot.app.queue import make_huey
-from difforacle.bot.app.sandbox import SandboxUnavailable, select_sandbox
+from difforacle.bot.app.sandbox import SandboxUnavailable
+from difforacle.bot.app.sandbox_choice import select_sandbox
 from difforacle.bot.app.state import JobState
 from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
 

@@ -34,7 +34,8 @@ from difforacle.bot.app.runner import (
     run_job,
     sweep_stale_work,
 )
-from difforacle.bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUnavailable, select_sandbox
+from difforacle.bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUnavailable
+from difforacle.bot.app.sandbox_choice import select_sandbox
 from difforacle.bot.app.settings import AppSettings
 from difforacle.bot.github_client import Retries
 from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER

@@ -37,8 +37,8 @@ from difforacle.bot.app.sandbox import (
     SandboxRequest,
     SandboxResult,
     SandboxUnavailable,
-    select_sandbox,
 )
+from difforacle.bot.app.sandbox_choice import select_sandbox
 
 SANDBOXES = ("docker", "bubblewrap")
 HOSTILE = Limits(memory_mb=256, pids=64, cpus=1.0, wall_seconds=8.0, output_bytes=64 * 1024, tmp_mb=64,
@@ -388,7 +388,8 @@ import json, sys
 from pathlib import Path
 from checkout_code import use_this_checkout
 use_this_checkout()
-from difforacle.bot.app.sandbox import Limits, Mount, SandboxRequest, select_sandbox
+from difforacle.bot.app.sandbox import Limits, Mount, SandboxRequest
+from difforacle.bot.app.sandbox_choice import select_sandbox
 from hostile_project import PROJECT
 project, out = Path(sys.argv[1]), Path(sys.argv[2])
 sandbox = select_sandbox("bubblewrap", "unused")

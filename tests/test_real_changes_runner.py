@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import GIT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location(
@@ -25,14 +26,7 @@ bench = importlib.util.module_from_spec(_spec)
 sys.modules["real_changes_run"] = bench
 _spec.loader.exec_module(bench)
 
-GIT_ENV = {
-    **os.environ,
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+GIT = {**os.environ, **GIT_ENV}  # an identity, and no user or system git configuration
 
 BASE = """\
 def double(x):
@@ -70,7 +64,7 @@ sys.exit(1 if differences else 0)
 
 def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True
+        ["git", *args], cwd=cwd, env=GIT, check=True, capture_output=True, text=True
     ).stdout.strip()
 
 

@@ -10,8 +10,9 @@
     runner.py    one job: token, fetch, dependencies, the engine in a sandbox, publishing
     installation.py  the App's JWT, installation tokens narrowed to the job's repository
     checkout.py  git fetch of base and head, the token in git's environment only
-    sandbox.py   the sandbox interface and its choice: Docker (docker SDK) or bubblewrap
+    sandbox.py   the sandbox interface
     sandbox_docker.py, sandbox_bwrap.py  the two implementations
+    sandbox_choice.py  which one runs: Docker (docker SDK) when it can, else bubblewrap
     image.py     `difforacle app build-image`: the image, built without a registry
     command.py   `difforacle app serve | worker | run`
 """

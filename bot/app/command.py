@@ -127,7 +127,8 @@ def run_worker(queue: JobQueue) -> None:
 
 def _remove_leftover_containers(settings: AppSettings) -> None:
     """Stopped sandbox containers of killed workers (the in-container timeout ended them)."""
-    from .sandbox import SandboxError, select_sandbox
+    from .sandbox import SandboxError
+    from .sandbox_choice import select_sandbox
 
     if settings.sandbox == "bubblewrap":
         return

@@ -157,7 +157,7 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
     config = _base_config(repo, job, home, settings_dir)
     publisher.configure(replace(publisher.settings, fail_on=config.fail_on, max_comments=config.max_comments))
     if sandbox is None:
-        from .sandbox import select_sandbox
+        from .sandbox_choice import select_sandbox
 
         sandbox = select_sandbox(settings.sandbox, settings.image)
     deadline = time.monotonic() + settings.job_timeout

@@ -6,9 +6,10 @@ worker's own process: a hostile pull request may fork-bomb, eat memory, loop, op
 read the environment and files, delete what it can reach, exit or crash. The sandbox sees
 only what is mounted into it and the environment it is given (never a secret).
 
-    sandbox.py          this interface, the shared pieces, `select_sandbox`
+    sandbox.py          this interface and the shared pieces
     sandbox_docker.py   DockerSandbox: a container per run (docker SDK)
     sandbox_bwrap.py    BubblewrapSandbox: bwrap namespaces + rlimits (prlimit), no daemon
+    sandbox_choice.py   `select_sandbox`: Docker when it can run, else bubblewrap
 """
 
 from __future__ import annotations
@@ -150,42 +151,3 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
         for name in dirs + files:
             with suppress(FileNotFoundError):
                 os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
-
-
-def select_sandbox(preference: str, image: str) -> Sandbox:
-    """The sandbox `preference` names ("auto", "docker", "bubblewrap"), ready to run.
-
-    "auto" takes Docker when an engine answers and has `image`, else bubblewrap; SandboxUnavailable
-    says what is missing and what to install when neither can run.
-    """
-    if preference == "docker":
-        return _docker(image)
-    if preference == "bubblewrap":
-        return _bubblewrap()
-    if preference != "auto":
-        raise SandboxUnavailable(f"unknown sandbox {preference!r}: use auto, docker or bubblewrap")
-    try:
-        return _docker(image)
-    except SandboxUnavailable as docker_problem:
-        try:
-            return _bubblewrap()
-        except SandboxUnavailable as bwrap_problem:
-            raise SandboxUnavailable(
-                f"no sandbox can run untrusted code here. Docker: {docker_problem} "
-                f"Bubblewrap: {bwrap_problem} "
-                "Install a Docker engine and build the image (difforacle app build-image), or install "
-                "bubblewrap (apt-get install bubblewrap util-linux)") from None
-
-
-def _docker(image: str) -> Sandbox:
-    try:
-        from .sandbox_docker import DockerSandbox
-    except ImportError as exc:
-        raise SandboxUnavailable(f"the docker SDK is not installed ({exc})") from None
-    return DockerSandbox(image)
-
-
-def _bubblewrap() -> Sandbox:
-    from .sandbox_bwrap import BubblewrapSandbox
-
-    return BubblewrapSandbox()
