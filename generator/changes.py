@@ -217,7 +217,7 @@ def _same_syntax_tree(base: bytes | None, head: bytes | None) -> bool:
         return False
     try:
         return ast.dump(ast.parse(base)) == ast.dump(ast.parse(head))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
 
 
@@ -233,7 +233,7 @@ def parse_spans(source: bytes) -> tuple[Span, ...] | None:
         with warnings.catch_warnings():  # e.g. SyntaxWarning for invalid escapes: not our business
             warnings.simplefilter("ignore")
             tree = ast.parse(source)
-    except (SyntaxError, ValueError):  # ValueError: null bytes, undecodable source
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # null bytes, undecodable, too deep
         return None
     statements = tuple(
         Span(MODULE, "module", node.lineno, node.end_lineno or node.lineno)
@@ -247,8 +247,10 @@ def _definitions(node: ast.AST, prefix: str, in_class: bool) -> Iterator[Span]:
     """Functions, methods and classes, outermost first; nested functions belong to their parent.
 
     Definitions under `if`/`try`/`with` blocks count as if they were at the enclosing level.
+    Only statements are walked: definitions live nowhere else, and a generated table can nest
+    expressions deeper than the interpreter's recursion limit.
     """
-    for child in ast.iter_child_nodes(node):
+    for child in _statements_in(node):
         if isinstance(child, _DEFS):
             yield _definition_span(child, prefix, "method" if in_class else "function")
         elif isinstance(child, ast.ClassDef):
@@ -256,6 +258,15 @@ def _definitions(node: ast.AST, prefix: str, in_class: bool) -> Iterator[Span]:
             yield from _definitions(child, f"{prefix}{child.name}.", in_class=True)
         else:
             yield from _definitions(child, prefix, in_class)
+
+
+def _statements_in(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements directly in `node`'s blocks (bodies, else and finally blocks, handlers, cases)."""
+    for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+        block = getattr(node, field, None)
+        if isinstance(block, list):
+            yield from (child for child in block if isinstance(child, (ast.stmt, ast.excepthandler,
+                                                                       ast.match_case)))
 
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef

@@ -333,7 +333,7 @@ def _operation(module: str, qualname: str, kind: str, owner: str | None) -> Oper
 def _parse(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 

@@ -29,7 +29,7 @@ def executable_lines(source: str, filename: str = "<source>") -> ExecutableLines
     try:
         module = compile(source, filename, "exec", dont_inherit=True)
         docstrings = _docstring_lines(ast.parse(source))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ExecutableLines(frozenset(), frozenset())
     functions: set[int] = set()
     at_import: set[int] = set()

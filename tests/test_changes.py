@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import RepoBuilder
 
-from difforacle.generator.changes import compute_changes
+from difforacle.generator.changes import compute_changes, parse_spans
 from difforacle.generator.model import ChangeSet, FileChange, SetupError, Unit
 from difforacle.generator.workspace import checkouts
 
@@ -244,3 +244,12 @@ def test_docstring_change_is_not_layout_only(builder: RepoBuilder) -> None:
     changes = _pr(builder, BASE, {"pkg/mod.py": '"""Edited module docstring."""\n' + MOD})
     assert changes.modules == ("pkg.mod",)
     assert [u.qualname for u in changes.units] == ["<module>"]
+
+
+def test_deeply_nested_expressions_do_not_stop_the_spans() -> None:
+    """Generated tables nest expressions deeper than Python's recursion limit allows a recursive
+    walk; the spans walk statements only (a history of such a file crashed `risk` and `diff`)."""
+    deep = "x = 1" + " + 1" * 990 + "\n\n\ndef f():\n    return 1\n"
+    assert [(s.qualname, s.start) for s in parse_spans(deep.encode()) or ()] == [("<module>", 1), ("f", 4)]
+    too_deep = "x = 1" + " + 1" * 20000 + "\n"  # beyond what the parser itself takes: no spans, no crash
+    assert parse_spans(too_deep.encode()) is None

@@ -56,7 +56,7 @@ def _check(cls: type, func: Any, depth: int, generator_ok: bool, visiting: froze
         return False
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
+    except (OSError, TypeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     node = tree.body[0] if tree.body else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.args.args:

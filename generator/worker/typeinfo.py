@@ -317,7 +317,7 @@ def _from_string(text: str, scope: Scope, wanted: set[type], depth: int) -> Type
         return from_annotation(obj, scope, wanted, depth + 1)
     try:
         node = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return TypeInfo(["?" + text.split("[")[0].split(".")[-1].strip("'\" ")])
     return from_node(node, scope, wanted, strict=False, depth=depth)
 
@@ -543,7 +543,7 @@ def _doc_alternative(text: str, scope: Scope, wanted: set[type], depth: int) -> 
         return TypeInfo(list(WORDS.get(text.lower(), WORDS.get(text.lower()[:-1], ()))))
     try:
         node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return TypeInfo()
     return from_node(node, scope, wanted, strict=True, depth=depth + 1)
 
