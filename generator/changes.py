@@ -102,6 +102,9 @@ def compute_changes(
             if _same_syntax_tree(base_source, head_source):
                 skipped.append(f"{change.head_path}: {_LAYOUT_ONLY}")
                 continue
+            if is_test_code(head_source) or is_test_code(base_source):
+                skipped.append(f"{change.head_path or change.base_path}: {_TEST_CODE}")
+                continue
             files.append(change)
             base = _side(change.base_path, change.base_lines, base_source)
             head = _side(change.head_path, change.head_lines, head_source)
@@ -111,6 +114,7 @@ def compute_changes(
 
 
 _NOT_IMPORTABLE = "outside the import roots (tests, scripts or not importable)"
+_TEST_CODE = "test code (it imports pytest or defines unittest test cases): not library code"
 _LAYOUT_ONLY = "comments or layout only (same syntax tree): behaviour cannot differ"
 
 
@@ -206,6 +210,45 @@ def _read(repo: git.Repo, sha: str, path: str, checkout: Checkout) -> bytes:
 
 def _source(repo: git.Repo, sha: str, path: str | None, checkout: Checkout) -> bytes | None:
     return _read(repo, sha, path, checkout) if path is not None else None
+
+
+def is_test_code(source: bytes | None) -> bool:
+    """A module that imports pytest or defines a `unittest.TestCase` subclass is test code, whatever
+    its name: its functions are tests and fixtures, not the library's behaviour."""
+    if source is None:
+        return False
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in _statements_at_top(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "pytest" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("pytest"):
+            return True
+        if isinstance(node, ast.ClassDef) and any(_base_name(base) in _TEST_CASES for base in node.bases):
+            return True
+    return False
+
+
+_TEST_CASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
+
+
+def _statements_at_top(tree: ast.Module) -> Iterator[ast.AST]:
+    """Module-level statements, those in `if`/`try` blocks included."""
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop(0)
+        yield node
+        if isinstance(node, (ast.If, ast.Try)):
+            pending.extend(_statements_in(node))
+
+
+def _base_name(node: ast.expr) -> str:
+    """`TestCase` for `TestCase` and `unittest.TestCase`."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _same_syntax_tree(base: bytes | None, head: bytes | None) -> bool:

@@ -19,9 +19,12 @@ import git
 
 from .model import Checkout, SetupError
 
-# Folders and files that hold code nobody imports as part of the package under test.
+# Folders and files that hold code nobody imports as part of the package under test: test code
+# (whatever its depth), documentation, examples, benchmarks, the build script.
 _NON_IMPORTABLE_DIRS = frozenset({"tests", "test", "docs", "examples", "benchmarks"})
-_NON_IMPORTABLE_FILES = frozenset({"setup.py", "conftest.py"})
+_NON_IMPORTABLE_FILES = frozenset({"setup.py", "conftest.py", "test.py", "tests.py"})
+_TEST_PREFIXES = ("test_", "tests_")
+_TEST_SUFFIXES = ("_test", "_tests")
 
 
 # ---------------------------------------------------------------- repository and refs
@@ -167,8 +170,8 @@ def _is_importable_file(name: str) -> bool:
         name.endswith(".py")
         and _is_identifier(stem)
         and name not in _NON_IMPORTABLE_FILES
-        and not stem.startswith("test_")
-        and not stem.endswith("_test")
+        and not stem.startswith(_TEST_PREFIXES)
+        and not stem.endswith(_TEST_SUFFIXES)
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import RepoBuilder
 
-from difforacle.generator.changes import compute_changes, parse_spans
+from difforacle.generator.changes import compute_changes, is_test_code, parse_spans
 from difforacle.generator.model import ChangeSet, FileChange, SetupError, Unit
 from difforacle.generator.workspace import checkouts
 
@@ -253,3 +253,36 @@ def test_deeply_nested_expressions_do_not_stop_the_spans() -> None:
     assert [(s.qualname, s.start) for s in parse_spans(deep.encode()) or ()] == [("<module>", 1), ("f", 4)]
     too_deep = "x = 1" + " + 1" * 20000 + "\n"  # beyond what the parser itself takes: no spans, no crash
     assert parse_spans(too_deep.encode()) is None
+
+
+def test_test_code_is_never_library_code_whatever_its_name(builder: RepoBuilder) -> None:
+    """A module that imports pytest or defines unittest test cases holds tests, not behaviour."""
+    unit_tests = ("import unittest\n\n\nclass ParseTests(unittest.TestCase):\n"
+                  "    def test_a(self):\n        pass\n")
+    fixtures = ("try:\n    import pytest\nexcept ImportError:\n    pytest = None\n\n\n"
+                "def check():\n    return 1\n")
+    before = {**BASE, "pkg/checks.py": unit_tests, "pkg/fixtures.py": fixtures, "test.py": "X = 1\n"}
+    after = {"pkg/checks.py": unit_tests.replace("pass", "return 2"),
+             "pkg/fixtures.py": fixtures.replace("1", "2"), "test.py": "X = 2\n"}
+    changes = _pr(builder, before, after)
+    assert changes.files == () and changes.units == ()
+    assert changes.skipped == (
+        "pkg/checks.py: test code (it imports pytest or defines unittest test cases): not library code",
+        "pkg/fixtures.py: test code (it imports pytest or defines unittest test cases): not library code",
+        "test.py: outside the import roots (tests, scripts or not importable)",
+    )
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    (b"import pytest\n", True),
+    (b"from pytest import raises\n", True),
+    (b"from unittest import TestCase\nclass T(TestCase):\n    pass\n", True),
+    (b"import unittest\nclass T(unittest.IsolatedAsyncioTestCase):\n    pass\n", True),
+    (b"def helper():\n    import pytest\n", False),  # imported lazily by a library function
+    (b"from .pytest import x\n", False),  # a module of the package that happens to be called so
+    (b"class TestCase:\n    pass\n", False),  # defining a class of that name is not subclassing it
+    (b"def broken(:\n", False),
+    (None, False),
+])
+def test_what_counts_as_test_code(source: bytes | None, expected: bool) -> None:
+    assert is_test_code(source) is expected

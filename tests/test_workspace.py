@@ -180,6 +180,13 @@ def test_import_roots_ignore_unreadable_pyproject(tmp_path: Path) -> None:
         ("benchmarks/bench.py", ["."], None),
         ("pkg/test_mod.py", ["."], None),
         ("pkg/mod_test.py", ["."], None),
+        ("test.py", ["."], None),  # a root-level unittest file: `from test import ...` is the stdlib's
+        ("pkg/tests.py", ["."], None),
+        ("pkg/tests_util.py", ["."], None),
+        ("pkg/mod_tests.py", ["."], None),
+        ("pkg/testing/helpers.py", ["."], "pkg.testing.helpers"),  # public test helpers (numpy.testing)
+        ("pkg/testing.py", ["."], "pkg.testing"),  # a library's public test helpers (click.testing)
+        ("pkg/testimony.py", ["."], "pkg.testimony"),
         ("my-scripts/run.py", ["."], None),
         ("pkg/class.py", ["."], None),
         ("pkg/mod.v2.py", ["."], None),
