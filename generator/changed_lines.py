@@ -15,6 +15,7 @@ still uncovered (`pending`).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +41,13 @@ class _File:
     parser: PythonParser | None
     covered: set[int] = field(default_factory=set)
     taken: set[tuple[int, int]] = field(default_factory=set)
+    # A changed line inside a statement that spans lines (a string literal, a regex, a long call)
+    # runs when its statement does: it stands on the statement's first executable line.
+    stands_on: dict[int, int] = field(default_factory=dict)
 
     def uncovered_lines(self) -> list[int]:
-        return [line for line in self.wanted if line not in self.covered]
+        return [line for line in self.wanted
+                if line not in self.covered and self.stands_on.get(line) not in self.covered]
 
     def uncovered_branches(self) -> list[tuple[int, int]]:
         return [(a, b) for a, ends in sorted(self.branches.items()) for b in sorted(ends)
@@ -145,16 +150,55 @@ def _measured_file(side: str, path: str, absolute: Path, changed: set[int], prim
         source = absolute.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return _File(side, path, primary, [], {}, None)
-    wanted = sorted(changed & executable_lines(source, str(absolute)).all)
+    executable = executable_lines(source, str(absolute)).all
+    stands_on = _inside_statements(source, changed - executable, executable)
+    wanted = sorted((changed & executable) | set(stands_on))
     parser = PythonParser(text=source, filename=str(absolute))
     try:
         parser.parse_source()
     except (CoverageException, SyntaxError, ValueError):
-        return _File(side, path, primary, wanted, {}, None)
+        return _File(side, path, primary, wanted, {}, None, stands_on=stands_on)
     firsts = {parser.first_line(line) for line in changed}
     exits = parser.exit_counts()
     branches: dict[int, set[int]] = {}
     for a, b in parser.arcs():
         if a in firsts and exits.get(a, 0) > 1:
             branches.setdefault(a, set()).add(b)
-    return _File(side, path, primary, wanted, {a: frozenset(ends) for a, ends in branches.items()}, parser)
+    return _File(side, path, primary, wanted, {a: frozenset(ends) for a, ends in branches.items()}, parser,
+                 stands_on=stands_on)
+
+
+def _own_lines(node: ast.stmt) -> tuple[int, int]:
+    """The lines of a statement itself: a compound one (`if`, `def`, `with`...) up to its body."""
+    end = node.end_lineno or node.lineno
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        end = min(end, body[0].lineno - 1)
+    return node.lineno, max(node.lineno, end)
+
+
+def _inside_statements(source: str, lines: set[int], executable: frozenset[int]) -> dict[int, int]:
+    """For each of `lines` (changed, without code of their own) that carries something and lies
+    inside a statement spanning several lines, the first executable line of that statement."""
+    if not lines:
+        return {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    text = source.splitlines()
+    spans = sorted((span for node in ast.walk(tree) if isinstance(node, ast.stmt)
+                    for span in [_own_lines(node)] if span[1] > span[0]),
+                   key=lambda span: span[1] - span[0])  # innermost (shortest) first
+    found = {}
+    for line in sorted(lines):
+        content = text[line - 1].strip() if 0 < line <= len(text) else ""
+        if not content or content.startswith("#"):
+            continue  # a blank or comment line changes nothing that runs
+        for start, end in spans:
+            if start <= line <= end:
+                first = next((n for n in range(start, end + 1) if n in executable), None)
+                if first is not None:
+                    found[line] = first
+                break
+    return found

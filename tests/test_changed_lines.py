@@ -52,3 +52,44 @@ def test_deletions_only_are_counted_on_base(tmp_path: Path) -> None:
     lines, _ = _setup(tmp_path, {2, 9}, set())
     assert lines.pending("base") and not lines.pending("head")
     assert lines.report().uncovered == {"pkg/mod.py": [2, 9]}
+
+
+MULTILINE = '''\
+import re
+
+PATTERN = re.compile(
+    r"""
+    (?P<h>\\d+)h   # hours
+    """,
+    re.VERBOSE,
+)
+
+
+def f(x):
+    """One line."""
+    return {
+        "a": 1,
+        # a comment
+        "b": 2,
+    }
+'''
+
+
+def test_changed_lines_inside_a_statement_count_and_run_with_it(tmp_path: Path) -> None:
+    """A change inside a regex literal or a long call counts, and runs when its statement runs;
+    a changed docstring or comment line still does not count."""
+    for side in ("base", "head"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "mod.py").write_text(MULTILINE)
+    checkouts = [Checkout(side, side[0] * 40, tmp_path / side, (tmp_path / side,))
+                 for side in ("base", "head")]
+    regex, docstring, closing, comment = 5, 12, 17, 15
+    changed = frozenset({regex, docstring, closing, comment})
+    change = FileChange("mod.py", "mod.py", "mod", frozenset(), changed)
+    lines = ChangedLines(ChangeSet("c" * 40, (change,), ()), *checkouts)
+    head_file = str(tmp_path / "head" / "mod.py")
+    assert lines.report().changed_lines == 2 and lines.report().uncovered == {"mod.py": [regex, closing]}
+    lines.add_lines("head", [(head_file, 3)])  # the import ran the assignment
+    assert lines.report().uncovered == {"mod.py": [closing]}
+    lines.add_lines("head", [(head_file, 13)])  # the call ran the return statement
+    assert lines.report().uncovered == {} and lines.report().changed_lines_covered == 2
