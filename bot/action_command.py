@@ -77,7 +77,8 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
     api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
     client = GitHubClient(pull.repository, token, api_url=api_url, retries=retries or Retries()) \
         if token else None
-    publisher = Publisher(client, pull, PublishSettings(config.fail_on, config.max_comments), workflow)
+    settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments)
+    publisher = Publisher(client, pull, settings, workflow)
     report_path = args.json or Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / REPORT_NAME
     workflow.log(f"difforacle: {pull.repository}#{pull.number} {pull.base_sha[:12]}..{pull.head_sha[:12]}, "
                  f"budget {config.budget:g} s")

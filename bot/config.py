@@ -30,7 +30,7 @@ from jsonschema import Draft202012Validator
 from difforacle.generator import EXACT_ENOUGH, FloatPolicy, Options, Scope
 
 TABLE = "[tool.difforacle]"
-FAIL_ON = ("never", "difference", "regression")
+FAIL_ON = ("never", "difference", "regression", "unverified")
 
 # The configuration keys the action's inputs can set, and the environment variable action.yml
 # passes each one in (inputs reach the run only through `env:`, never through the script text).
@@ -53,6 +53,7 @@ _EXPECTED = {
     "float-policy.rel": "a number >= 0",
     "float-policy.abs": "a number >= 0",
     "max-comments": "an integer >= 0",
+    "min-reach": "a number from 0 to 1 (the share of changed lines that must run)",
     "install": "a list of shell commands (non-empty strings)",
 }
 
@@ -73,6 +74,7 @@ class Config:
     float_policy: FloatPolicy = EXACT_ENOUGH
     max_comments: int = 10
     fail_on: str = "never"  # differences alone leave the check neutral unless the project opts in
+    min_reach: float = 0.8  # a clean run passes only when this share of the changed lines ran
     allocation: str = "defect"
     install: tuple[str, ...] = ()  # the App's dependency step; empty: `pip install .` when there is a project
 
@@ -195,7 +197,7 @@ def _apply(config: Config, data: Mapping[str, Any]) -> Config:
             changes[attribute] = tuple(value)
         elif key == "float-policy":
             changes[attribute] = replace(config.float_policy, **{k: float(v) for k, v in value.items()})
-        elif key == "budget":
+        elif key in ("budget", "min-reach"):
             changes[attribute] = float(value)
         elif key in ("seed", "max-comments"):
             changes[attribute] = int(value)  # the schema lets 3.0 count as an integer

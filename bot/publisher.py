@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from difforacle.generator import NOT_MEASURED
+
 from .anchors import DiffAnchors
 from .config import FAIL_ON
 from .github_client import (
@@ -61,6 +63,7 @@ class PullRequestContext:
 @dataclass(frozen=True)
 class PublishSettings:
     fail_on: str = "never"
+    min_reach: float = 0.8  # the share of changed lines that must run for a clean run to pass
     max_comments: int = 10
     bot_login: str = ACTIONS_BOT  # whose summary comment is ours (with the hidden marker)
     check_name: str = CHECK_NAME
@@ -84,19 +87,35 @@ def _check_settings(settings: PublishSettings) -> None:
         raise ValueError(f"fail-on must be one of {', '.join(FAIL_ON)}, not {settings.fail_on!r}")
 
 
-def wanted_failure(report: dict, fail_on: str) -> bool:
+def reached_enough(report: dict, min_reach: float) -> bool:
+    """Whether the run ran at least `min_reach` of the changed lines (a run without any is vacuously
+    complete); unmeasured coverage never counts as reached."""
+    coverage = report.get("coverage", {})
+    if coverage.get("measured_by") == NOT_MEASURED:
+        return False
+    total = coverage.get("changed_lines", 0)
+    return not total or coverage.get("changed_lines_covered", 0) >= min_reach * total
+
+
+def wanted_failure(report: dict, fail_on: str, min_reach: float = 0.8) -> bool:
     differences = report.get("differences", [])
     if fail_on == "difference":
         return bool(differences)
     if fail_on == "regression":
         return any(is_regression(d) for d in differences)
+    if fail_on == "unverified":
+        return bool(differences) or not reached_enough(report, min_reach)
     return False
 
 
-def conclusion_of(report: dict, fail_on: str) -> str:
-    if wanted_failure(report, fail_on):
+def conclusion_of(report: dict, fail_on: str, min_reach: float = 0.8) -> str:
+    """failure when fail-on says so; success only for a run without differences that ran enough of
+    the changed code; neutral otherwise (differences to look at, or code nothing checked)."""
+    if wanted_failure(report, fail_on, min_reach):
         return "failure"
-    return "neutral" if report.get("differences") else "success"
+    if report.get("differences"):
+        return "neutral"
+    return "success" if reached_enough(report, min_reach) else "neutral"
 
 
 class Publisher:
@@ -151,8 +170,10 @@ class Publisher:
     # ------------------------------------------------------------ at the end
 
     def finish(self, report: dict, report_path: str) -> Published:
-        conclusion = conclusion_of(report, self.settings.fail_on)
-        published = Published(conclusion, wanted_failure(report, self.settings.fail_on), self.check_run)
+        settings = self.settings
+        conclusion = conclusion_of(report, settings.fail_on, settings.min_reach)
+        published = Published(conclusion, wanted_failure(report, settings.fail_on, settings.min_reach),
+                              self.check_run)
         count = len(report.get("differences", []))
         self.workflow.set_outputs({"differences": str(count), "report": report_path})
         inline: dict[str, ReviewComment] = {}

@@ -9,11 +9,14 @@ many. Review comments carry one finding each: base vs head and the `pin_base` te
 from __future__ import annotations
 
 from difforacle.generator import (
+    NOT_MEASURED,
     compress_lines,
     fenced,
     inline_code,
     inline_value,
     longest_backtick_run,
+    unreached_markdown,
+    verdict,
 )
 
 SUMMARY_MARKER = "<!-- difforacle:summary -->"
@@ -38,7 +41,10 @@ def headline(report: dict) -> str:
     count = len(report.get("differences", []))
     span = f"{report['base'][:7]}..{report['head'][:7]}"
     if count == 0:
-        return f"difforacle: no behavioural difference ({span})"
+        coverage = report.get("coverage", {})
+        text = verdict(0, coverage.get("changed_lines", 0), coverage.get("changed_lines_covered", 0),
+                       measured=coverage.get("measured_by") != NOT_MEASURED, emphasis=False).rstrip(".")
+        return f"difforacle: {text[:1].lower()}{text[1:]} ({span})"
     regressions = sum(is_regression(d) for d in report["differences"])
     noun = "difference" if count == 1 else "differences"
     extra = f", {regressions} where head now fails" if regressions else ""
@@ -53,6 +59,8 @@ def summary_markdown(report: dict, *, inline: set[str] = frozenset(), notes: lis
     if differences:
         head.append(_table(differences, inline))
     head.append(coverage_line(report.get("coverage", {})))
+    if any(unit["run"] < unit["lines"] for unit in report.get("reach", [])):
+        head.append(unreached_markdown(report["reach"]))
     tail = [f"- {note}" for note in [*notes, *report.get("notes", [])]]
     tail_text = ("### Notes\n\n" + "\n".join(tail)) if tail else ""
     details = [_details(d, d.get("id", "") in inline) for d in differences]

@@ -11,7 +11,7 @@ from .components import NAMES as COMPONENTS
 from .components import Components
 from .demo import DEMO_DESCRIPTION, build_demo_repo
 from .engine import analyze
-from .model import Report, SetupError
+from .model import NOT_MEASURED, Report, SetupError
 from .options import Options, Progress
 from .plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository
 from .report import (
@@ -23,7 +23,9 @@ from .report import (
     render_markdown,
     report_to_json,
     schema_validator,
+    unreached_markdown,
     validate_report,
+    verdict,
     write_atomic,
     write_json,
     write_markdown,
@@ -34,10 +36,12 @@ from .scope import EVERYTHING, Scope
 from .workspace import open_repo
 
 __all__ = [
-    "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "TIER1_SHARE", "WINDOW",
+    "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "NOT_MEASURED",
+    "TIER1_SHARE", "WINDOW",
     "Components", "FloatPolicy", "HistoryOptions", "Options", "PlannedChange", "Progress", "Report",
     "RiskTable", "Scope", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "compress_lines", "fenced",
     "inline_code", "inline_value", "longest_backtick_run", "open_repo", "plan_pull_request",
-    "plan_repository", "render_markdown", "report_to_json", "schema_validator", "validate_report",
+    "plan_repository", "render_markdown", "report_to_json", "schema_validator", "unreached_markdown",
+    "validate_report", "verdict",
     "write_atomic", "write_json", "write_markdown", "write_tests",
 ]

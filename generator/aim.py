@@ -41,18 +41,11 @@ def aim_at(plan: Plan, catalog: Catalog, impact: Impact, lines: ChangedLines) ->
 
 def _targets_by_operation(impact: Impact, lines: ChangedLines, catalog: Catalog) -> dict[str, set[Target]]:
     """Each changed line and branch, credited to the operations that reach its innermost unit."""
-    modules: dict[tuple[str, str], str] = {}  # (side, path) -> module
-    for change in impact.changes.files:
-        if change.module:
-            for side, path in (("base", change.base_path), ("head", change.head_path)):
-                if path:
-                    modules[(side, path)] = change.module
     units_of: dict[Target, UnitKey] = {}
     for target in lines.targets():
-        side, path, line = target[1], target[2], target[3]
-        module = modules.get((side, path))
-        if module is not None:
-            units_of[target] = (module, impact.innermost(side, path, line))
+        unit = impact.unit_at(target[1], target[2], target[3])
+        if unit is not None:
+            units_of[target] = unit
     reach = impact.reaching(catalog.operations, set(units_of.values()))
     found: dict[str, set[Target]] = {}
     for target, unit in units_of.items():

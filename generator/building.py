@@ -45,6 +45,7 @@ class CallBuilder:
             self._short_names.setdefault("?" + type_name.rsplit(".", 1)[-1], []).append(type_name)
         self._impure: dict[str, list[Operation]] = {}  # type name -> its mutators
         self._builders: dict[str, list[Operation]] = {}  # type name -> what makes one (declared)
+        self.unbuilt: str | None = None  # the parameter the last failed `call` found no value for
 
     def call(self, op: Operation, builder: SequenceBuilder, receiver: dict | None,
              depth: int = DETECTIVE_DEPTH) -> dict | None:
@@ -65,10 +66,12 @@ class CallBuilder:
                 continue
             value = self._argument(param, builder, op.id, depth)
             if value is None:
+                self.unbuilt = param.name
                 return None
             if param.kind == "KEYWORD_ONLY" or (skipping and param.kind == "POSITIONAL_OR_KEYWORD"):
                 kwargs[param.name] = value
             elif skipping:
+                self.unbuilt = None
                 return None  # a positional-only parameter after a skipped one
             else:
                 args.append(value)

@@ -119,6 +119,17 @@ class ChangedLines:
                 found.update(("branch", side, tracked.path, a, b) for a, b in tracked.uncovered_branches())
         return found
 
+    def primary_lines(self) -> list[tuple[str, str, int, bool]]:
+        """(side, path, line, run) for every changed line of each file's primary side, in order:
+        the lines the report's top-level figures count."""
+        found = []
+        for side in SIDES:
+            for tracked in sorted(self._files[side].values(), key=lambda f: f.path):
+                if tracked.primary:
+                    missing = set(tracked.uncovered_lines())
+                    found.extend((side, tracked.path, line, line not in missing) for line in tracked.wanted)
+        return found
+
     def report(self) -> Coverage:
         coverage = Coverage()
         for side in SIDES:

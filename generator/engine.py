@@ -11,6 +11,7 @@
                and head and comparison in the background                   (selection.py, building.py,
                                                                             pools.py, learning.py),
                                                                             replay.py, compare.py
+    reach      per changed unit: its changed lines run, and why not the rest reach.py
     confirm    one representative per group, in fresh processes             confirm.py
     minimize   each finding's sequence shrunk while it shows the same      minimize.py
     render     two pytest tests per finding                                 render.py
@@ -38,9 +39,10 @@ from .executor import WorkerOptions, WorkerPool
 from .explore import Exploration, explore
 from .impact import Impact, analyze_impact
 from .minimize import minimize_findings
-from .model import ChangeSet, Checkout, Difference, Report, SetupError
+from .model import NOT_MEASURED, ChangeSet, Checkout, Difference, Report, SetupError
 from .options import Options, Progress
 from .plan import HistoryOptions, Plan, plan_change
+from .reach import assess_reach
 from .render import import_difference, render_findings
 from .replay import Replayer
 from .reproduce import reproduce
@@ -116,9 +118,10 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         lines = ChangedLines(changes, base, head)
         lines.add("base", [explorer_worker.at_import])
         lines.add("head", [head_worker.at_import])
-        measured = all(w.coverage_version for w in (replay_worker, head_worker))
+        # A worker without changed lines on its side measures nothing and reports no error.
+        error = replay_worker.coverage_error or head_worker.coverage_error
+        measured = error is None
         if not measured:
-            error = replay_worker.coverage_error or head_worker.coverage_error
             report.notes.append(f"Changed-line coverage was not measured: {error}.")
         aim = aim_at(plan, catalog, impact, lines)
         report.allocation = plan.allocation()
@@ -132,6 +135,12 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
                                   replay_all=replay_all, uncovered=lines.uncovered,
                                   on_progress=progress.explored)
         _record(report, exploration)
+        report.coverage = lines.report()
+        version = head_worker.coverage_version or replay_worker.coverage_version
+        report.coverage.measured_by = (NOT_MEASURED if not measured else f"coverage.py {version}" if version
+                                       else "nothing to measure")
+        if measured:
+            report.reach = assess_reach(impact, catalog, lines, exploration.attempts)
         ignored = exploration.candidates.ignored
         if exploration.candidates.groups:
             progress("confirming")
@@ -145,9 +154,6 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         if ignored:
             report.notes.append(f"{ignored} sequence(s) showed differences in targets the project ignores "
                                 "(ignore-targets); they were left out.")
-        report.coverage = lines.report()
-        report.coverage.measured_by = (f"coverage.py {head_worker.coverage_version}" if measured
-                                       else "not measured")
     if result.found:
         progress.differences = len(result.found)
         progress("reproducing")

@@ -19,7 +19,7 @@ from .catalog import Catalog
 from .constants import Constants
 from .deadline import Deadline
 from .executor import Worker
-from .generate import SequenceGenerator
+from .generate import Attempts, SequenceGenerator
 from .guidance import uncovered_ratios
 from .options import Options
 from .replay import Candidates, KeptSequence, Replayer
@@ -42,6 +42,7 @@ class Exploration:
     replayed: int = 0
     crashed: int = 0  # crashed their process or timed out
     seconds: float = 0.0
+    attempts: dict[str, Attempts] = field(default_factory=dict)  # operation id -> what became of its calls
 
 
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
@@ -81,4 +82,5 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
         on_progress(exploration)
     exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
     exploration.replayed = replayer.replayed
+    exploration.attempts = generator.attempts
     return exploration

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from .aim import Aim
 from .building import MAX_LENGTH, CallBuilder
@@ -30,6 +32,23 @@ from .worker.protocol import SequenceResult, Status, digest_key
 REPEAT_RATIO = 0.05
 MAX_REPEAT = 6
 ALL_ON = Switches()
+
+
+@dataclass
+class Attempts:
+    """What became of the attempts to call one operation: why code it reaches ran or did not."""
+
+    chosen: int = 0
+    no_receiver: int = 0  # no object to call the method on could be found or built
+    no_argument: Counter[str] = field(default_factory=Counter)  # parameter -> nothing could be built for it
+    unprepared: int = 0  # executed sequences ending in this call that raised before reaching it
+    ran: int = 0  # ... that ran it and ended normally
+    raised: int = 0  # ... that ran it and raised
+    lost: int = 0  # ... that crashed, hung, or were skipped by the worker
+
+    @property
+    def executed(self) -> int:
+        return self.ran + self.raised + self.lost
 
 
 class SequenceGenerator:
@@ -56,6 +75,7 @@ class SequenceGenerator:
         self.novelty = FieldNovelty() if switches.novelty else None
         self.seen: set[str] = set()
         self.duplicates = 0
+        self.attempts: dict[str, Attempts] = {}  # operation id -> what became of its calls
 
     def candidates(self, count: int, attempts: int = 20) -> Iterator[list[dict]]:
         """Up to `count` new, distinct sequences."""
@@ -79,7 +99,16 @@ class SequenceGenerator:
         if not statements:
             return
         last_op = statements[-1]["op"]
+        attempts = self._attempts(last_op)
+        attempts.ran += result.status == Status.OK
+        if result.status == Status.EXCEPTION:
+            first_call = next(i for i, statement in enumerate(statements) if statement["op"] == last_op)
+            if result.executed < first_call:
+                attempts.unprepared += 1  # building its receiver or an argument raised
+            else:
+                attempts.raised += 1
         if result.status in (Status.TIMEOUT, Status.CRASH, Status.SKIPPED):
+            attempts.lost += 1
             self.selector.lost(result.skipped_operation
                                or statements[min(result.executed, len(statements) - 1)]["op"])
         if self.timed and result.milliseconds is not None:
@@ -113,11 +142,14 @@ class SequenceGenerator:
         op = self.selector.choose()
         if op is None:
             return None
+        attempts = self._attempts(op.id)
+        attempts.chosen += 1
         builder = SequenceBuilder()
         receiver = None
         if op.kind == "method":
             entry = self.builder.object_of(op.owner or "")
             if entry is None:
+                attempts.no_receiver += 1
                 return None
             receiver = builder.include(entry)
         repeating = self.switches.repetition and self.rng.random() < REPEAT_RATIO
@@ -125,8 +157,12 @@ class SequenceGenerator:
         for _ in range(repeat):
             call = self.builder.call(op, builder, receiver)
             if call is None:
+                attempts.no_argument[self.builder.unbuilt or "?"] += 1
                 return None
             builder.statements.append(call)
         if len(builder.statements) > MAX_LENGTH:
             return None
         return builder.statements
+
+    def _attempts(self, op_id: str) -> Attempts:
+        return self.attempts.setdefault(op_id, Attempts())

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .catalog import Operation
+from .changed_lines import SIDES
 from .changes import MODULE, Span, parse_spans
 from .model import ChangeSet, Checkout
 from .worker.resolve import OPERATION_DUNDERS
@@ -40,6 +41,7 @@ class Impact:
     definitions: list[Operation] = field(default_factory=list)  # public operations the sources define
     roots: dict[str, Path] = field(default_factory=dict)  # side -> checkout root, for `innermost`
     _spans: dict[tuple[str, str], tuple[Span, ...]] = field(default_factory=dict)
+    _modules: dict[tuple[str, str], str] = field(default_factory=dict)  # (side, path) -> module
 
     @staticmethod
     def of(changes: ChangeSet, sources: dict[str, str], roots: dict[str, Path] | None = None) -> Impact:
@@ -109,6 +111,17 @@ class Impact:
         return found
 
     # ------------------------------------------------------------ lines
+
+    def unit_at(self, side: str, path: str, line: int) -> UnitKey | None:
+        """The (module, innermost qualname) around `line` of a changed file on `side`; None when
+        the file is no module."""
+        if not self._modules:
+            for change in self.changes.files:
+                for side_of, path_of in zip(SIDES, (change.base_path, change.head_path), strict=True):
+                    if change.module and path_of:
+                        self._modules[(side_of, path_of)] = change.module
+        module = self._modules.get((side, path))
+        return (module, self.innermost(side, path, line)) if module is not None else None
 
     def innermost(self, side: str, path: str, line: int) -> str:
         """The qualname of the innermost function, method or class around `line` of a file on

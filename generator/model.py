@@ -157,6 +157,9 @@ class SideCoverage:
     uncovered_branches: dict[str, list[list[int]]] = field(default_factory=dict)  # path -> [from, to]
 
 
+NOT_MEASURED = "not measured"  # Coverage.measured_by when changed-line coverage could not be measured
+
+
 @dataclass
 class Coverage:
     """The top-level figures count each file once, on its primary side (see changed_lines)."""
@@ -200,6 +203,18 @@ class Stats:
     history_seconds: float = 0.0  # reading the git history for the defect scores
 
 
+@dataclass(frozen=True)
+class UnitReach:
+    """How much of one changed unit's changed code the run ran (see reach.py)."""
+
+    unit: str  # "pkg.mod:Qual.name", "pkg.mod:<module>" for module-level code
+    path: str  # repository-relative, on `side`
+    side: str  # "head", or "base" for a file whose change only removes lines
+    lines: int  # changed executable lines in it
+    run: int  # of them, run by some sequence or by the import
+    reason: str = ""  # why the others did not run ("" when all ran)
+
+
 @dataclass
 class Report:
     base: str
@@ -209,3 +224,4 @@ class Report:
     stats: Stats = field(default_factory=Stats)
     allocation: Allocation | None = None
     notes: list[str] = field(default_factory=list)
+    reach: list[UnitReach] = field(default_factory=list)  # per changed unit; empty when not measured

@@ -18,13 +18,12 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from .model import Allocation, Coverage, Difference, Report, Stats
+from .model import NOT_MEASURED, Allocation, Coverage, Difference, Report, Stats
 
 SCHEMA_ID = "difforacle.report/1"
 
 _VALUE_LIMIT = 200  # characters of a base/head value shown in markdown
 _SLUG_LIMIT = 60
-_HEADLINE_STATS = ("sequences", "seconds", "sequences_per_second")
 
 
 # ---------------------------------------------------------------- JSON
@@ -41,6 +40,7 @@ def report_to_json(report: Report) -> dict:
         **({"allocation": _allocation_to_json(report.allocation)} if report.allocation else {}),
         "stats": _stats_to_json(report.stats),
         "notes": list(report.notes),
+        "reach": [asdict(unit) for unit in report.reach],
     }
 
 
@@ -154,14 +154,16 @@ def render_markdown(report: Report) -> str:
     """A human-readable report for a PR comment or job summary; deterministic for the same report."""
     blocks = [
         f"## difforacle: {_short_sha(report.base)}..{_short_sha(report.head)}",
-        _verdict(len(report.differences)),
+        verdict(len(report.differences), report.coverage.changed_lines, report.coverage.changed_lines_covered,
+                measured=report.coverage.measured_by != NOT_MEASURED),
         _coverage_markdown(report.coverage),
+        unreached_markdown([asdict(unit) for unit in report.reach]),
         *(_difference_markdown(d) for d in report.differences),
         _stats_markdown(report.stats),
     ]
     if report.notes:
         blocks.append("### Notes\n\n" + "\n".join(_bullet(note) for note in report.notes))
-    return "\n\n".join(blocks) + "\n"
+    return "\n\n".join(block for block in blocks if block) + "\n"
 
 
 def write_markdown(report: Report, path: str | os.PathLike[str]) -> None:
@@ -174,18 +176,42 @@ def _short_sha(sha: str) -> str:
     return sha[:7] if re.fullmatch(r"[0-9a-f]{8,}", sha) else sha
 
 
-def _verdict(count: int) -> str:
-    if count == 0:
-        return "No behavioural differences in the changed code."
-    noun = "difference" if count == 1 else "differences"
-    return f"**{count} behavioural {noun}** in the changed code."
+def verdict(differences: int, changed: int, run: int, *, measured: bool = True, emphasis: bool = True) -> str:
+    """The headline: what was found, and how much of the change the finding speaks for. A clean run
+    whose changed lines never ran says "nothing could be checked", never "no difference"."""
+    unrun = changed - run
+    if differences:
+        noun = "difference" if differences == 1 else "differences"
+        found = f"{differences} behavioural {noun}"
+        text = f"{f'**{found}**' if emphasis else found} in the changed code."
+        if measured and unrun:
+            text += f" Nothing could be checked for {_count_lines(unrun)} of {changed}."
+        return text
+    if not measured:
+        return ("No behavioural difference found, but changed-line coverage was not measured: how much of "
+                "the change was checked is unknown.")
+    if not changed:
+        return "No behavioural difference: no changed line of importable code to run."
+    if not run:
+        return f"Nothing could be checked: none of the {_count_lines(changed)} ran."
+    if unrun:
+        return (f"No behavioural difference in the {_count_lines(run)} that ran; "
+                f"nothing could be checked for {_count_lines(unrun)}.")
+    return f"No behavioural difference in the {_count_lines(changed)}, all of which ran."
+
+
+def _count_lines(count: int) -> str:
+    return f"{count} changed line" + ("" if count == 1 else "s")
 
 
 def _coverage_markdown(coverage: Coverage) -> str:
     covered, total = coverage.changed_lines_covered, coverage.changed_lines
-    line = f"Changed-line coverage: covered {covered} of {total} changed lines"
-    if total:
-        line += f" ({100 * covered // total}%)"  # floored: never shows 100% with lines missing
+    if coverage.measured_by == NOT_MEASURED:
+        return "Changed-line coverage: not measured."
+    if not total:
+        return ""  # the headline says there was no changed line to run
+    # floored: never shows 100% with lines missing
+    line = f"Changed-line coverage: covered {covered} of {total} changed lines ({100 * covered // total}%)"
     if coverage.changed_branches:
         line += (f" and {coverage.changed_branches_covered} of {coverage.changed_branches} "
                  "branches out of them")
@@ -194,6 +220,15 @@ def _coverage_markdown(coverage: Coverage) -> str:
         return line + "."
     listing = "\n".join(f"- {inline_code(path)}: {compress_lines(lines)}" for path, lines in uncovered)
     return f"{line}. Not covered:\n\n{listing}"
+
+
+def unreached_markdown(reach: list[dict]) -> str:
+    """The changed units (the report's JSON `reach`) whose changed lines did not all run, each with
+    why; empty when every changed line ran."""
+    rows = [f"- {inline_code(unit['unit'])} ({inline_code(unit['path'])}): {unit['run']} of "
+            f"{_count_lines(unit['lines'])} ran; {unit['reason']}"
+            for unit in reach if unit["run"] < unit["lines"]]
+    return "### Changed code that did not run\n\n" + "\n".join(rows) if rows else ""
 
 
 def compress_lines(lines: list[int]) -> str:
@@ -263,16 +298,16 @@ def longest_backtick_run(text: str) -> int:
 
 
 def _stats_markdown(stats: Stats) -> str:
+    """The figures a maintainer can read; the internal counters stay in the JSON report."""
     rate = stats.sequences_per_second
     if not rate and stats.seconds > 0:
         rate = stats.sequences / stats.seconds
-    headline = f"{stats.sequences} sequences in {stats.seconds:.2f} s ({rate:.1f} sequences per second)."
-    others = [
-        f"{name.replace('_', ' ')} {round(value, 2) if isinstance(value, float) else value}"
-        for name, value in asdict(stats).items()
-        if name not in _HEADLINE_STATS
-    ]
-    return f"### Stats\n\n{headline}" + (f"\nOther counters: {', '.join(others)}." if others else "")
+    text = f"{stats.sequences} sequences in {stats.seconds:.2f} s ({rate:.1f} sequences per second)"
+    if stats.sequences:
+        text += f"; {stats.kept} of them ran changed code and were run again on both commits"
+    if stats.crashed:
+        text += f"; {stats.crashed} crashed their process or hung"
+    return f"### Stats\n\n{text}."
 
 
 def _bullet(text: str) -> str:

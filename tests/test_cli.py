@@ -231,7 +231,7 @@ def test_comment_only_change(pr: RepoBuilder) -> None:
     pr.commit({"pkg/mod.py": MOD_BASE.replace("    return 1\n", "    return 1  # the default\n")})
     result = run_cli("diff", "--repo", str(pr.root), "--base", "main", "--head", "comment", *FAST)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "No behavioural differences" in result.stdout
+    assert "No behavioural difference: no changed line of importable code to run." in result.stdout
 
 
 @pytest.mark.parametrize("python", ["/nonexistent/python3", "/"])

@@ -192,3 +192,33 @@ def test_a_secondary_rate_limit_is_waited_out_even_for_a_post(fake: FakeGitHub, 
     assert published.errors == [] and published.comment_id is not None
     assert len(fake.comments_on(OWNER, REPO, NUMBER)) == 1
     assert [r.status for r in fake.requests_to("POST", "/repos/*/issues/*/comments")] == [403, 201]
+
+
+def test_a_clean_run_passes_only_when_the_changed_code_ran(fake: FakeGitHub, tmp_path: Path) -> None:
+    """success needs min-reach of the changed lines run; below it the check is neutral and lists
+    the units that did not run with why; fail-on unverified fails it."""
+    partly = _report([])
+    partly["coverage"] = {"changed_lines": 4, "changed_lines_covered": 1, "measured_by": "coverage.py 7.6",
+                          "uncovered": {"pkg/parse.py": [3, 4, 5]}}
+    where = {"path": "pkg/parse.py", "side": "head"}
+    partly["reach"] = [
+        {"unit": "pkg.parse:parse", **where, "lines": 1, "run": 1, "reason": ""},
+        {"unit": "pkg.parse:_fold", **where, "lines": 3, "run": 0,
+         "reason": "no public operation reaches it (nothing the module offers calls it)"}]
+    published, _ = _publish(fake, partly, tmp_path)
+    assert (published.conclusion, published.failed) == ("neutral", False)
+    [comment] = fake.comments_on(OWNER, REPO, NUMBER)
+    assert (f"## difforacle: no behavioural difference in the 1 changed line that ran; nothing could be "
+            f"checked for 3 changed lines ({BASE[:7]}..{HEAD[:7]})") in comment.body
+    assert ("- `pkg.parse:_fold` (`pkg/parse.py`): 0 of 3 changed lines ran; no public operation reaches it"
+            in comment.body)
+    assert "`pkg.parse:parse` (" not in comment.body  # a unit that ran is not listed
+    published, _ = _publish(fake, partly, tmp_path, settings=PublishSettings(fail_on="unverified"))
+    assert (published.conclusion, published.failed) == ("failure", True)
+    lenient = PublishSettings(fail_on="unverified", min_reach=0.25)
+    published, _ = _publish(fake, partly, tmp_path, settings=lenient)
+    assert (published.conclusion, published.failed) == ("success", False)
+    unmeasured = {**partly, "coverage": {**partly["coverage"], "measured_by": "not measured"}, "reach": []}
+    published, _ = _publish(fake, unmeasured, tmp_path, settings=PublishSettings(min_reach=0.0))
+    assert published.conclusion == "neutral"
+    assert fake.violations == []

@@ -211,8 +211,8 @@ def test_markdown_truncates_long_values(report: Report) -> None:
 
 def test_markdown_for_no_differences() -> None:
     text = render_markdown(Report(base=BASE, head=HEAD))
-    assert "No behavioural differences in the changed code." in text
-    assert "covered 0 of 0 changed lines." in text
+    assert "No behavioural difference: no changed line of importable code to run." in text
+    assert "Changed-line coverage" not in text  # no "covered 0 of 0": nothing was there to cover
     assert "###" in text and "### Notes" not in text
 
 

@@ -155,7 +155,8 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
             raise Superseded(f"the pull request's head is no longer {job.head_sha[:12]}") from None
         raise
     config = _base_config(repo, job, home, settings_dir)
-    publisher.configure(replace(publisher.settings, fail_on=config.fail_on, max_comments=config.max_comments))
+    publisher.configure(replace(publisher.settings, fail_on=config.fail_on, min_reach=config.min_reach,
+                                max_comments=config.max_comments))
     if sandbox is None:
         from .sandbox_choice import select_sandbox
 
