@@ -33,21 +33,26 @@ def is_regression(difference: dict) -> bool:
     """
     if difference.get("kind") == "api":
         return True
+    if difference.get("severity") == "minor":
+        return False  # only the wording of an exception from the standard library or a dependency
     return str(difference.get("head", "")).startswith("raises") and not str(
         difference.get("base", "")).startswith("raises")
 
 
 def headline(report: dict) -> str:
-    count = len(report.get("differences", []))
+    differences = report.get("differences", [])
+    minor = sum(d.get("severity") == "minor" for d in differences)
+    count = len(differences) - minor
     span = f"{report['base'][:7]}..{report['head'][:7]}"
     if count == 0:
         coverage = report.get("coverage", {})
         text = verdict(0, coverage.get("changed_lines", 0), coverage.get("changed_lines_covered", 0),
-                       measured=coverage.get("measured_by") != NOT_MEASURED, emphasis=False).rstrip(".")
-        return f"difforacle: {text[:1].lower()}{text[1:]} ({span})"
-    regressions = sum(is_regression(d) for d in report["differences"])
+                       measured=coverage.get("measured_by") != NOT_MEASURED, emphasis=False, minor=minor)
+        return f"difforacle: {text[:1].lower()}{text[1:].rstrip('.')} ({span})"
+    regressions = sum(is_regression(d) for d in differences)
     noun = "difference" if count == 1 else "differences"
     extra = f", {regressions} where head now fails" if regressions else ""
+    extra += f", {minor} minor" if minor else ""
     return f"difforacle: {count} behavioural {noun}{extra} ({span})"
 
 
@@ -131,7 +136,8 @@ def _table(differences: list[dict], inline: set[str]) -> str:
                  and difference.get("line") else "")
         if difference.get("id") in inline:
             where += " (review comment)"
-        cells = [difference.get("id", ""), inline_code(difference["target"]), difference["kind"],
+        kind = difference["kind"] + (" (minor)" if difference.get("severity") == "minor" else "")
+        cells = [difference.get("id", ""), inline_code(difference["target"]), kind,
                  inline_value(difference["base"]), inline_value(difference["head"]), where]
         rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(rows)

@@ -149,7 +149,8 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
                 progress)
             report.notes.extend(confirmation.notes)
             result.minimization_notes = minimization_notes
-            result.found += render_findings(confirmation.findings, catalog.by_id, options.floats)
+            project = frozenset(module.split(".")[0] for module in changes.modules)
+            result.found += render_findings(confirmation.findings, catalog.by_id, options.floats, project)
             ignored += confirmation.ignored
         if ignored:
             report.notes.append(f"{ignored} sequence(s) showed differences in targets the project ignores "

@@ -138,6 +138,9 @@ class Difference:
     reproduced: bool | None = None  # pytest reproduced both flavours in fresh processes (None: not checked)
     minimized: bool = True  # False when the minimization time bound cut shrinking short
     side: str | None = None  # "head" or "base": the commit whose file `path`:`line` refers to
+    # "minor": only the message of an exception whose class comes from outside the project (the
+    # standard library or a dependency) differs, e.g. a position inside a `re.error` message
+    severity: str = "major"
 
     @property
     def pin_base(self) -> str:

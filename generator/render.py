@@ -75,12 +75,28 @@ class Unpinnable(ValueError):
 
 
 def render_findings(findings: list[Finding], operations: dict[str, Operation],
-                    floats: FloatPolicy = EXACT_ENOUGH) -> list[Difference]:
-    """Each finding as a reported difference with its two tests (`pin_base`, `pin_head`)."""
-    return [_difference(finding, operations, floats) for finding in findings]
+                    floats: FloatPolicy = EXACT_ENOUGH,
+                    project: frozenset[str] = frozenset()) -> list[Difference]:
+    """Each finding as a reported difference with its two tests (`pin_base`, `pin_head`);
+    `project`: the project's top-level package names, for the severity."""
+    return [_difference(finding, operations, floats, project) for finding in findings]
 
 
-def _difference(finding: Finding, operations: dict[str, Operation], floats: FloatPolicy) -> Difference:
+def severity(mismatch: Mismatch, project: frozenset[str]) -> str:
+    """"minor" when only the message of an exception differs and its class is defined outside the
+    project, neither builtin nor the project's own: the standard library or a dependency raised
+    it, and its wording (a position in a `re.error`) is not the project's behaviour."""
+    base, head = mismatch.base, mismatch.head
+    if not (base and head and base[0] == head[0] == "E" and len(base) > 3 and len(head) > 3):
+        return "major"
+    same_class = base[1] == head[1] and base[3] == head[3]
+    module = str(base[3])
+    outside = module != "builtins" and module.split(".")[0] not in project
+    return "minor" if same_class and outside and base[2] != head[2] else "major"
+
+
+def _difference(finding: Finding, operations: dict[str, Operation], floats: FloatPolicy,
+                project: frozenset[str]) -> Difference:
     mismatch, target = finding.shown.mismatch, finding.shown.target
     kind = kind_of(mismatch)
     statements = list(finding.case.statements)
@@ -92,7 +108,7 @@ def _difference(finding: Finding, operations: dict[str, Operation], floats: Floa
         base=leaf_text(mismatch.base, mismatch.head), head=leaf_text(mismatch.head, mismatch.base),
         test=tests["base"] or UNPINNABLE, key=mismatch.key,
         statements=[Statement.from_json(s) for s in statements], count=finding.count,
-        pin_head=tests["head"], minimized=finding.minimized)
+        pin_head=tests["head"], minimized=finding.minimized, severity=severity(mismatch, project))
 
 
 def import_difference(module: str, error: str, changes: ChangeSet) -> Difference:

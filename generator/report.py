@@ -62,6 +62,7 @@ def _difference_to_json(difference: Difference) -> dict:
         "pin_head": difference.pin_head,
         "reproduced": difference.reproduced,
         "minimized": difference.minimized,
+        "severity": difference.severity,
     }
 
 
@@ -152,13 +153,16 @@ def write_atomic(path: Path, text: str, mode: int = 0o666) -> None:
 
 def render_markdown(report: Report) -> str:
     """A human-readable report for a PR comment or job summary; deterministic for the same report."""
+    major = [d for d in report.differences if d.severity != "minor"]
+    minor = [d for d in report.differences if d.severity == "minor"]
     blocks = [
         f"## difforacle: {_short_sha(report.base)}..{_short_sha(report.head)}",
-        verdict(len(report.differences), report.coverage.changed_lines, report.coverage.changed_lines_covered,
-                measured=report.coverage.measured_by != NOT_MEASURED),
+        verdict(len(major), report.coverage.changed_lines, report.coverage.changed_lines_covered,
+                measured=report.coverage.measured_by != NOT_MEASURED, minor=len(minor)),
         _coverage_markdown(report.coverage),
         unreached_markdown([asdict(unit) for unit in report.reach]),
-        *(_difference_markdown(d) for d in report.differences),
+        *(_difference_markdown(d) for d in major),
+        *([MINOR_SECTION, *(_difference_markdown(d) for d in minor)] if minor else []),
         _stats_markdown(report.stats),
     ]
     if report.notes:
@@ -176,9 +180,23 @@ def _short_sha(sha: str) -> str:
     return sha[:7] if re.fullmatch(r"[0-9a-f]{8,}", sha) else sha
 
 
-def verdict(differences: int, changed: int, run: int, *, measured: bool = True, emphasis: bool = True) -> str:
+MINOR_SECTION = ("### Minor differences\n\nOnly the message of an exception raised by the standard library "
+                 "or a dependency differs (`fail-on: regression` ignores these).")
+
+
+def verdict(differences: int, changed: int, run: int, *, measured: bool = True, emphasis: bool = True,
+            minor: int = 0) -> str:
     """The headline: what was found, and how much of the change the finding speaks for. A clean run
-    whose changed lines never ran says "nothing could be checked", never "no difference"."""
+    whose changed lines never ran says "nothing could be checked", never "no difference". `minor`:
+    differences only in the message of an exception from outside the project, counted apart."""
+    text = _verdict(differences, changed, run, measured=measured, emphasis=emphasis)
+    if minor:
+        noun = "difference" if minor == 1 else "differences"
+        text += f" {minor} minor {noun} in exception messages from outside the project."
+    return text
+
+
+def _verdict(differences: int, changed: int, run: int, *, measured: bool, emphasis: bool) -> str:
     unrun = changed - run
     if differences:
         noun = "difference" if differences == 1 else "differences"

@@ -1,0 +1,56 @@
+"""Severity: a difference only in the wording of an exception the standard library or a dependency
+raised is minor, reported in its own section, and never a regression."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import RepoBuilder, make_pr, run_analyze
+
+from difforacle.bot.summary import headline, is_regression, summary_markdown
+from difforacle.generator import render_markdown, report_to_json, validate_report
+from difforacle.generator.compare import Mismatch
+from difforacle.generator.render import severity
+
+PATTERNS = '''\
+import re
+
+
+def matches(pattern: str, text: str) -> bool:
+    return bool(re.compile("(?:" + pattern + ")").match(text))
+'''
+
+
+def test_a_moved_position_in_a_standard_library_message_is_minor(builder: RepoBuilder) -> None:
+    """The change wraps the pattern in one more group: matching is the same, only the position in
+    `re.error`'s message moves."""
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/pat.py": PATTERNS},
+            {"pkg/pat.py": PATTERNS.replace('"(?:" + pattern + ")"', '"(?:(?:" + pattern + "))"')})
+    report = run_analyze(builder, max_sequences=500)
+    assert report.differences and {d.severity for d in report.differences} == {"minor"}
+    [difference] = report.differences
+    assert difference.base.startswith("raises error: ") and difference.head.startswith("raises error: ")
+    data = report_to_json(report)
+    validate_report(data)
+    markdown = render_markdown(report)
+    assert markdown.splitlines()[2] == ("No behavioural difference in the 1 changed line, all of which ran. "
+                                        "1 minor difference in exception messages from outside the project.")
+    assert "### Minor differences" in markdown
+    assert not is_regression(data["differences"][0])
+    assert headline(data).startswith("difforacle: no behavioural difference in the 1 changed line, all of "
+                                     "which ran. 1 minor difference")
+    assert "| exception (minor) |" in summary_markdown(data)
+
+
+@pytest.mark.parametrize(("base", "head", "expected"), [
+    (["E", "error", "bad at position 4", "re"], ["E", "error", "bad at position 8", "re"], "minor"),
+    (["E", "JSONDecodeError", "x: line 1", "json.decoder"], ["E", "JSONDecodeError", "y", "json.decoder"],
+     "minor"),
+    (["E", "ParseError", "bad at 4", "pkg.errors"], ["E", "ParseError", "bad at 8", "pkg.errors"], "major"),
+    (["E", "ValueError", "bad at 4", "builtins"], ["E", "ValueError", "bad at 8", "builtins"], "major"),
+    (["E", "error", "bad", "re"], ["E", "KeyError", "bad", "builtins"], "major"),  # another exception
+    (["i", 1], ["E", "error", "bad", "re"], "major"),  # head now raises
+    (["E", "error", "bad", "re"], ["E", "error", "bad", "re"], "major"),  # nothing to call minor
+])
+def test_what_is_minor(base: list, head: list, expected: str) -> None:
+    """Builtin exceptions stay major: the project's own `raise ValueError(...)` shares their class."""
+    assert severity(Mismatch("0!", base, head), frozenset({"pkg"})) == expected
