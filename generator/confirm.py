@@ -33,6 +33,9 @@ class Confirmation:
     findings: list[Finding] = field(default_factory=list)  # one per difference, in the order confirmed
     notes: list[str] = field(default_factory=list)
     ignored: int = 0  # confirmed in a function the project's scope ignores (reached through another)
+    # groups no representative confirmed, by why: "alone" (no difference when run alone in fresh
+    # processes) or "values" (a difference, but with other values: nondeterministic)
+    dropped: dict[str, int] = field(default_factory=dict)
 
 
 class Locator:
@@ -53,11 +56,22 @@ class Locator:
         module, _, qualname = shown.target.partition(":")
         for unit in self.changes.units:
             if unit.module == module and unit.qualname == qualname:
-                return Location(unit.path, unit.start, "base" if unit.status == "removed" else "head")
+                side = "base" if unit.status == "removed" else "head"
+                line = self._first_changed(side, unit.path, unit.start, unit.end)
+                return Location(unit.path, line, side, self._hunk(side, unit.path, line) if line else None)
         op = self.operations.get(shown.target)
-        if op and op.file:
-            return Location(relative(op.file, self.base), op.line, "base")
+        if op and op.file:  # an unchanged function that reached the change: its file, no line of it
+            return Location(relative(op.file, self.base), None, "base")
         return Location()
+
+    def _first_changed(self, side: str, path: str, start: int, end: int) -> int | None:
+        """The first line of `path` between `start` and `end` that the change touched on `side`: a
+        difference's line is always a changed line (never the `def` above it)."""
+        for change in self.changes.files:
+            if (change.head_path if side == "head" else change.base_path) == path:
+                lines = change.head_lines if side == "head" else change.base_lines
+                return min((line for line in lines if start <= line <= end), default=None)
+        return None
 
     def _hunk(self, side: str, path: str, line: int) -> int | None:
         for change in self.changes.files:
@@ -80,9 +94,11 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
                 "differences were confirmed; a larger --budget checks them.")
             break
         members.sort(key=lambda member: (statement_of(member[1].key), repr(member[0].statements)))
+        failures = []
         for kept, mismatch in members[:REPRESENTATIVES]:
             finding = _confirm_one(kept, mismatch, check, locate, policy)
-            if finding is None:
+            if isinstance(finding, str):
+                failures.append(finding)
                 continue
             if scope.ignores(finding.shown.target):
                 confirmation.ignored += len(members)
@@ -94,18 +110,37 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
                 findings[finding.identity] = finding
             on_progress(len(findings))
             break
+        else:
+            why = "values" if "values" in failures else "alone"
+            confirmation.dropped[why] = confirmation.dropped.get(why, 0) + 1
     confirmation.findings = list(findings.values())
+    if confirmation.dropped:
+        confirmation.notes.append(_dropped_note(confirmation.dropped))
     return confirmation
 
 
+def _dropped_note(dropped: dict[str, int]) -> str:
+    """Candidates that did not confirm are said, with why, never dropped without a word."""
+    reasons = {"alone": "showed no difference when run alone in fresh processes (the difference came from "
+                        "state that earlier sequences of the same batch left, or from timing)",
+               "values": "showed other values when run again (nondeterministic)"}
+    parts = [f"{count} {reasons[why]}" for why, count in sorted(dropped.items())]
+    total = sum(dropped.values())
+    return (f"{total} group(s) of candidate differences seen while exploring did not confirm and are not "
+            f"reported: {'; '.join(parts)}.")
+
+
 def _confirm_one(kept: KeptSequence, mismatch: Mismatch, check: DifferenceCheck, locate: Locator,
-                 policy: FloatPolicy) -> Finding | None:
-    """The mismatch again, alone in fresh processes on both commits; None if it does not reproduce."""
+                 policy: FloatPolicy) -> Finding | str:
+    """The mismatch again, alone in fresh processes on both commits; if it does not reproduce, why:
+    "alone" (no difference there) or "values" (other values: nondeterministic or merely slow)."""
     case = Case.of(kept.statements, mismatch.key)
     shown = check.observe(case, observed_path(mismatch.key), lines=True)
-    if shown is None or not (reproduces(shown.mismatch.base, mismatch.base, policy)
-                             and reproduces(shown.mismatch.head, mismatch.head, policy)):
-        return None  # does not reproduce in a fresh process: nondeterministic or merely slow
+    if shown is None:
+        return "alone"
+    if not (reproduces(shown.mismatch.base, mismatch.base, policy)
+            and reproduces(shown.mismatch.head, mismatch.head, policy)):
+        return "values"
     return Finding(case, shown, locate(case.target, shown))
 
 
