@@ -842,7 +842,7 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
             save_results(settings.out, results)
             continue
         try:
-            clone = _clone(mirror, settings.work / "repos" / name.replace("/", "+"))
+            clone = clone_mirror(mirror, settings.work / "repos" / name.replace("/", "+"))
         except BenchError as error:
             print(f"skip {name}: {error}", flush=True)
             continue
@@ -903,7 +903,7 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
         if mirror is None:
             print(f"skip {case.id}: no mirror of {case.repository} under {settings.mirrors}", flush=True)
             continue
-        clone = _clone(mirror, settings.work / "repos" / case.repository.replace("/", "+"))
+        clone = clone_mirror(mirror, settings.work / "repos" / case.repository.replace("/", "+"))
         base = git(clone, "rev-parse", f"{case.commit}^").strip()
         changes = change_map(clone, base, case.commit, manifest.repositories[case.repository])
         kept = settings.reports / f"{case.id}.json" if settings.reports else None
@@ -954,7 +954,7 @@ def _entry(case: Case, **extra: Any) -> dict[str, Any]:
     }
 
 
-def _clone(mirror: Path, target: Path) -> Path:
+def clone_mirror(mirror: Path, target: Path) -> Path:
     """A working clone of the mirror (hard-linked objects, no checkout): difforacle adds worktrees to it."""
     if not (target / ".git").is_dir():
         shutil.rmtree(target, ignore_errors=True)
