@@ -3,6 +3,7 @@
 `analyze` runs the stages in order, each a call with a typed result:
 
     changes    the diff merge-base..head mapped onto modules and units      changes.py
+               (and whether compiled extensions or their fallback are tested) extensions.py
     impact     which code reaches the changed units (static, parsed once)   impact.py
     plan       units in two tiers, their shares by defect score            plan.py, risk.py, allocation.py
     catalog    what the changed modules offer, listed by a base worker     catalog.py
@@ -37,6 +38,7 @@ from .deadline import Deadline
 from .differential import DifferenceCheck
 from .executor import WorkerOptions, WorkerPool
 from .explore import Exploration, explore
+from .extensions import extension_note
 from .impact import Impact, analyze_impact
 from .minimize import minimize_findings
 from .model import NOT_MEASURED, ChangeSet, Checkout, Difference, Report, SetupError
@@ -71,6 +73,8 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         if not changes.modules:
             report.notes.append("No change to importable Python code between the two commits.")
             return report
+        if note := extension_note(changes, head):
+            report.notes.append(note)
         impact = analyze_impact(changes, base, head)
         history = HistoryOptions(window=options.history_window, title=options.pr_title)
         plan = plan_change(repo, base_sha, head_sha, head_ref, changes, impact, options.allocation, history,
