@@ -59,6 +59,7 @@ def _args(repo: Path) -> argparse.Namespace:
     return argparse.Namespace(event=None, repo=repo, json=None, python=None)
 
 
+@pytest.mark.slow
 def test_action_publishes_the_demo_regressions_once_per_push(
         demo: tuple, fake: FakeGitHub, tmp_path: Path) -> None:
     repo, base, head = demo
@@ -105,6 +106,7 @@ def test_action_publishes_the_demo_regressions_once_per_push(
     assert fake.violations == []
 
 
+@pytest.mark.slow
 def test_without_a_token_the_step_summary_and_annotations_still_appear(
         demo: tuple, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo, base, head = demo

@@ -64,6 +64,7 @@ def bubblewrap() -> None:
         service_unavailable("the bubblewrap sandbox", exc)
 
 
+@pytest.mark.slow
 def test_a_pull_request_is_tested_published_once_and_updated_on_push(tmp_path: Path,
                                                                       bubblewrap: None) -> None:
     builder = RepoBuilder(tmp_path / "origin")

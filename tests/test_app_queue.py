@@ -405,6 +405,7 @@ def redis_queue_name() -> Iterator[str]:
     make_huey(REDIS_URL, name).storage.flush_all()
 
 
+@pytest.mark.slow
 def test_two_consumer_processes_share_the_jobs_of_a_redis_queue(tmp_path: Path,
                                                                 redis_queue_name: str) -> None:
     env = {"DIFFORACLE_DATA_DIR": str(tmp_path), "DIFFORACLE_QUEUE_URL": REDIS_URL,

@@ -169,6 +169,7 @@ def _files_under(folder: Path) -> Iterator[bytes]:
             yield path.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once(
         tmp_path: Path, fake: FakeGitHub, any_sandbox: object, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
@@ -233,6 +234,7 @@ def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once
     assert fake.violations == []
 
 
+@pytest.mark.slow
 def test_no_secret_is_visible_inside_the_sandbox(tmp_path: Path, fake: FakeGitHub, any_sandbox: object,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     secrets_dir = tmp_path / "secrets"
@@ -273,6 +275,7 @@ def test_no_secret_is_visible_inside_the_sandbox(tmp_path: Path, fake: FakeGitHu
     assert list((world.settings.data_dir / "work").iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["queue", "github"])
 def test_a_head_superseded_before_publishing_gets_nothing_published(
         tmp_path: Path, fake: FakeGitHub, bubblewrap: object, where: str) -> None:
@@ -298,6 +301,7 @@ def test_a_head_superseded_before_publishing_gets_nothing_published(
     assert fake.requests_to("GET", "/repos/*/pulls/*/files") == []  # not even prepared
 
 
+@pytest.mark.slow
 def test_a_job_that_outlives_its_token_publishes_with_a_renewed_one(
         tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
     world = _world(tmp_path, fake, bubblewrap)
@@ -341,6 +345,7 @@ def test_a_job_already_superseded_does_not_start(tmp_path: Path, fake: FakeGitHu
     assert fake.requests == [] and world.sandbox.calls == []
 
 
+@pytest.mark.slow
 def test_github_failures_are_retried_or_degraded_never_lost_never_duplicated(
         tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
     world = _world(tmp_path, fake, bubblewrap)
@@ -375,6 +380,7 @@ def test_github_failures_are_retried_or_degraded_never_lost_never_duplicated(
     assert fake.violations == []
 
 
+@pytest.mark.slow
 def test_a_head_in_a_fork_is_fetched_as_the_pull_requests_ref(
         tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
     world = _world(tmp_path, fake, bubblewrap)
@@ -402,6 +408,7 @@ def test_a_bad_configuration_on_base_fails_the_check_run_with_one_line(
     assert world.sandbox.calls == []
 
 
+@pytest.mark.slow
 def test_the_engine_judges_by_the_base_commits_settings_not_the_heads(
         tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
     """The base ignores the regression's target; the pull request's own pyproject.toml would
@@ -441,6 +448,7 @@ def test_the_job_timeout_bounds_the_sandboxed_steps(tmp_path: Path, fake: FakeGi
     assert [r.conclusion for r in world.ours()[0]] == ["timed_out"]
 
 
+@pytest.mark.slow
 def test_a_head_that_breaks_its_own_installation_is_tested_with_the_bases_dependencies(
         tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
     """As a setup.py importing the package does: the head's install fails because of the very

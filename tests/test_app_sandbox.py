@@ -106,6 +106,7 @@ def _cmdline(pid: str) -> bytes:
         return b""
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_held_to_the_pids_limit_and_killed_at_the_wall_clock(sandbox: Sandbox,
                                                                           project: Path) -> None:
     limits = Limits(**{**HOSTILE.__dict__, "wall_seconds": 5.0})
@@ -331,6 +332,7 @@ PACKAGE_BASE = {"shapes/__init__.py": "",
 PACKAGE_HEAD = {"shapes/area.py": "def area(w: int, h: int) -> int:\n    return w * h + (w > 3)\n"}
 
 
+@pytest.mark.slow
 def test_the_engine_runs_inside_the_sandbox(sandbox: Sandbox, tmp_path: Path) -> None:
     builder = RepoBuilder(tmp_path / "repo")
     base, head = make_pr(builder, PACKAGE_BASE, PACKAGE_HEAD)
@@ -415,6 +417,7 @@ print(json.dumps(results))
 """
 
 
+@pytest.mark.slow
 def test_bubblewrap_for_a_non_root_worker(tmp_path: Path, listener: tuple[int, list],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Without root, bwrap runs in a user namespace of the worker's own uid: the same containment."""

@@ -89,6 +89,7 @@ def test_json_markdown_and_tests_dir(pr: RepoBuilder, tmp_path: Path) -> None:
     assert difference["reproduced"] is True and difference["statements"] == 1
 
 
+@pytest.mark.slow
 def test_written_tests_pass_on_base_and_fail_on_head(tmp_path: Path) -> None:
     repo = tmp_path / "durations"
     build_demo_repo(repo)
@@ -164,6 +165,7 @@ def test_head_that_does_not_import_exits_1(builder: RepoBuilder, tmp_path: Path,
 # ---------------------------------------------------------------- 11. reproducibility
 
 
+@pytest.mark.slow
 def test_same_seed_and_max_sequences_give_the_same_report(tmp_path: Path) -> None:
     repo = tmp_path / "durations"
     build_demo_repo(repo)
@@ -283,6 +285,7 @@ def test_missing_required_arguments() -> None:
 # ---------------------------------------------------------------- 13. demo
 
 
+@pytest.mark.slow
 def test_demo_reports_the_hour_regression(tmp_path: Path) -> None:
     report = tmp_path / "demo.json"
     # bound by a count of sequences, not by time: what a run finds must not depend on the machine's load

@@ -410,6 +410,7 @@ def reply(text):
 '''
 
 
+@pytest.mark.slow
 def test_project_packages_named_generator_and_bot(builder: RepoBuilder, tmp_path: Path) -> None:
     make_pr(
         builder,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from conftest import RepoBuilder, export_commit, make_pr, run_analyze, run_pytest_file
 
 from difforacle.generator.model import FileChange
@@ -67,6 +68,7 @@ def test_minimized_test_keeps_only_the_calls_the_difference_needs(builder: RepoB
         "assert ledger.audit() == 'quiet', \"head: 'busy'\""]
 
 
+@pytest.mark.slow
 def test_both_flavours_pass_and_fail_where_they_should(builder: RepoBuilder, tmp_path: Path) -> None:
     head = LEDGER.replace("return sum(self.entries)", "return sum(self.entries) + 1")
     make_pr(builder, {"pkg/__init__.py": "", "pkg/ledger.py": LEDGER}, {"pkg/ledger.py": head})

@@ -140,6 +140,7 @@ def test_the_scope_and_the_float_policy_apply_before_and_during_the_run(project:
     assert "vendor/c.py" not in report.coverage.sides["head"].uncovered  # not measured either
 
 
+@pytest.mark.slow
 def test_diff_reads_the_projects_settings_and_its_flags_override_them(project: RepoBuilder,
                                                                       tmp_path: Path) -> None:
     (project.root / "pyproject.toml").write_text(SETTINGS)  # the working tree's, as a user edits it

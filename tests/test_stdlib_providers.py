@@ -55,6 +55,7 @@ def analyzed(tmp_path_factory: pytest.TempPathFactory) -> tuple[RepoBuilder, dic
     return builder, found
 
 
+@pytest.mark.slow
 def test_regressions_behind_stdlib_parameters_are_found_and_reproduced(
         analyzed: tuple[RepoBuilder, dict[str, Difference]], tmp_path: Path) -> None:
     builder, found = analyzed
