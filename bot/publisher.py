@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from difforacle.generator import NOT_MEASURED
+from difforacle.generator import NOT_MEASURED, checked_lines
 
 from .anchors import DiffAnchors
 from .config import FAIL_ON
@@ -90,11 +90,10 @@ def _check_settings(settings: PublishSettings) -> None:
 def reached_enough(report: dict, min_reach: float) -> bool:
     """Whether the run ran at least `min_reach` of the changed lines (a run without any is vacuously
     complete); unmeasured coverage never counts as reached."""
-    coverage = report.get("coverage", {})
-    if coverage.get("measured_by") == NOT_MEASURED:
+    if report.get("coverage", {}).get("measured_by") == NOT_MEASURED:
         return False
-    total = coverage.get("changed_lines", 0)
-    return not total or coverage.get("changed_lines_covered", 0) >= min_reach * total
+    total, checked = checked_lines(report)
+    return not total or checked >= min_reach * total
 
 
 def wanted_failure(report: dict, fail_on: str, min_reach: float = 0.8) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from difforacle.generator import (
     NOT_MEASURED,
+    checked_lines,
     compress_lines,
     fenced,
     inline_code,
@@ -45,9 +46,8 @@ def headline(report: dict) -> str:
     count = len(differences) - minor
     span = f"{report['base'][:7]}..{report['head'][:7]}"
     if count == 0:
-        coverage = report.get("coverage", {})
-        text = verdict(0, coverage.get("changed_lines", 0), coverage.get("changed_lines_covered", 0),
-                       measured=coverage.get("measured_by") != NOT_MEASURED, emphasis=False, minor=minor)
+        measured = report.get("coverage", {}).get("measured_by") != NOT_MEASURED
+        text = verdict(0, *checked_lines(report), measured=measured, emphasis=False, minor=minor)
         return f"difforacle: {text[:1].lower()}{text[1:].rstrip('.')} ({span})"
     regressions = sum(is_regression(d) for d in differences)
     noun = "difference" if count == 1 else "differences"

@@ -15,6 +15,7 @@ from .model import NOT_MEASURED, Report, SetupError
 from .options import Options, Progress
 from .plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository
 from .report import (
+    checked_lines,
     compress_lines,
     fenced,
     inline_code,
@@ -39,7 +40,8 @@ __all__ = [
     "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "NOT_MEASURED",
     "TIER1_SHARE", "WINDOW",
     "Components", "FloatPolicy", "HistoryOptions", "Options", "PlannedChange", "Progress", "Report",
-    "RiskTable", "Scope", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "compress_lines", "fenced",
+    "RiskTable", "Scope", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "checked_lines",
+    "compress_lines", "fenced",
     "inline_code", "inline_value", "longest_backtick_run", "open_repo", "plan_pull_request",
     "plan_repository", "render_markdown", "report_to_json", "schema_validator", "unreached_markdown",
     "validate_report", "verdict",

@@ -144,7 +144,8 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         report.coverage.measured_by = (NOT_MEASURED if not measured else f"coverage.py {version}" if version
                                        else "nothing to measure")
         if measured:
-            report.reach = assess_reach(impact, catalog, lines, exploration.attempts)
+            report.reach = assess_reach(impact, catalog, lines, exploration.attempts,
+                                        compared=exploration.replayed > 0)
         ignored = exploration.candidates.ignored
         if exploration.candidates.groups:
             progress("confirming")

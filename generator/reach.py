@@ -21,10 +21,17 @@ from .generate import Attempts
 from .impact import Impact, UnitKey
 from .model import UnitReach
 
+ONLY_AT_IMPORT = ("it ran only while its module was imported: no generated sequence was compared on both "
+                  "commits, so nothing checked what it does")
 
-def assess_reach(impact: Impact, catalog: Catalog, lines: ChangedLines,
-                 attempts: Mapping[str, Attempts]) -> list[UnitReach]:
-    """The reach of every changed unit that has executable changed lines, in file and line order."""
+
+def assess_reach(impact: Impact, catalog: Catalog, lines: ChangedLines, attempts: Mapping[str, Attempts],
+                 *, compared: bool = True) -> list[UnitReach]:
+    """The reach of every changed unit that has executable changed lines, in file and line order.
+
+    `compared`: some sequence was replayed and compared on both commits. Without one, lines that
+    ran did so only at import (a table filled at import, a class body), and nothing checked them:
+    they count as not run."""
     counts: dict[tuple[str, str, UnitKey], list[int]] = {}  # (side, path, unit) -> [lines, run]
     for side, path, line, run in lines.primary_lines():
         unit = impact.unit_at(side, path, line)
@@ -33,9 +40,14 @@ def assess_reach(impact: Impact, catalog: Catalog, lines: ChangedLines,
             count[0] += 1
             count[1] += run
     explain = Reasons(impact, catalog, attempts)
-    return [UnitReach(f"{unit[0]}:{unit[1]}", path, side, total, run,
-                      explain(unit, partly=run > 0) if run < total else "")
-            for (side, path, unit), (total, run) in counts.items()]
+    found = []
+    for (side, path, unit), (total, run) in counts.items():
+        if not compared and run:
+            found.append(UnitReach(f"{unit[0]}:{unit[1]}", path, side, total, 0, ONLY_AT_IMPORT))
+        else:
+            reason = explain(unit, partly=run > 0) if run < total else ""
+            found.append(UnitReach(f"{unit[0]}:{unit[1]}", path, side, total, run, reason))
+    return found
 
 
 class Reasons:
@@ -68,6 +80,8 @@ class Reasons:
             return self._never_built(operations, tried)
         if not sum(a.ran + a.raised for a in tried):
             return f"its {executed} call(s) all crashed or timed out"
+        if not sum(a.ran for a in tried):
+            return f"its {executed} call(s) all raised, never along its changed lines"
         some = "some of its changed lines" if partly else "its changed lines"
         raised = sum(a.raised for a in tried)
         return (f"called {executed} time(s) ({raised} raised), but never along {some}: a branch "

@@ -157,7 +157,7 @@ def render_markdown(report: Report) -> str:
     minor = [d for d in report.differences if d.severity == "minor"]
     blocks = [
         f"## difforacle: {_short_sha(report.base)}..{_short_sha(report.head)}",
-        verdict(len(major), report.coverage.changed_lines, report.coverage.changed_lines_covered,
+        verdict(len(major), *checked_lines(report_to_json(report)),
                 measured=report.coverage.measured_by != NOT_MEASURED, minor=len(minor)),
         _coverage_markdown(report.coverage),
         unreached_markdown([asdict(unit) for unit in report.reach]),
@@ -182,6 +182,16 @@ def _short_sha(sha: str) -> str:
 
 MINOR_SECTION = ("### Minor differences\n\nOnly the message of an exception raised by the standard library "
                  "or a dependency differs (`fail-on: regression` ignores these).")
+
+
+def checked_lines(data: dict) -> tuple[int, int]:
+    """(changed lines, of them checked) of a JSON report: by unit when it has its reach (lines that
+    ran only at import count as unchecked when no sequence was compared), else by its coverage."""
+    reach = data.get("reach") or []
+    if reach:
+        return sum(unit["lines"] for unit in reach), sum(unit["run"] for unit in reach)
+    coverage = data.get("coverage", {})
+    return coverage.get("changed_lines", 0), coverage.get("changed_lines_covered", 0)
 
 
 def verdict(differences: int, changed: int, run: int, *, measured: bool = True, emphasis: bool = True,

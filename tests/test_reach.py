@@ -96,6 +96,21 @@ def test_a_clean_run_over_unrun_code_says_nothing_could_be_checked(builder: Repo
     assert headline == "Nothing could be checked: none of the 1 changed line ran."
 
 
+def test_a_table_that_only_ran_at_import_was_not_checked(builder: RepoBuilder) -> None:
+    """A module of data alone offers no operation: no sequence runs, and the import that ran its
+    changed line compared nothing, so the run must not read as a clean pass."""
+    use = "from pkg.table import KEYWORDS\n\n\ndef lookup(key: str) -> int:\n    return KEYWORDS[key]\n"
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/table.py": "KEYWORDS = {'a': 1}\n", "pkg/use.py": use},
+            {"pkg/table.py": "KEYWORDS = {'a': 2}\n"})
+    report = run_analyze(builder, max_sequences=100)
+    assert report.coverage.changed_lines_covered == 1  # it did run, at import
+    [unit] = report.reach
+    assert (unit.unit, unit.lines, unit.run) == ("pkg.table:<module>", 1, 0)
+    assert unit.reason.startswith("it ran only while its module was imported")
+    headline = render_markdown(report).splitlines()[2]
+    assert headline == "Nothing could be checked: none of the 1 changed line ran."
+
+
 @pytest.mark.parametrize(("differences", "changed", "run", "measured", "expected"), [
     (0, 4, 4, True, "No behavioural difference in the 4 changed lines, all of which ran."),
     (0, 4, 3, True, "No behavioural difference in the 3 changed lines that ran; nothing could be checked "
@@ -127,6 +142,7 @@ SEND = "class Handle:\n    def __init__(self, stream):\n        self.stream = st
      "no value could be built for its argument 'data'"),
     (Attempts(chosen=5, unprepared=5), "building its receiver or arguments always raised before the call"),
     (Attempts(chosen=5, lost=3), "its 3 call(s) all crashed or timed out"),
+    (Attempts(chosen=5, raised=4, lost=1), "its 5 call(s) all raised, never along its changed lines"),
     (Attempts(chosen=5, ran=2, raised=1), "called 3 time(s) (1 raised), but never along its changed lines: "
                                           "a branch those calls did not take"),
 ])

@@ -139,7 +139,7 @@ def test_bad_values_fail_validation(report: Report, where: tuple, value: object)
 def test_unknown_fields_are_allowed_at_top_level_and_on_differences(report: Report) -> None:
     data = report_to_json(report)
     data["future"] = {"anything": True}
-    data["differences"][0]["severity"] = "high"
+    data["differences"][0]["confidence"] = "high"
     data["stats"]["workers"] = 4
     validate_report(data)
 
