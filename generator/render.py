@@ -25,6 +25,7 @@ Every module is formatted with black (line length 100); the names come from gene
 
 from __future__ import annotations
 
+import keyword
 import re
 import sys
 from dataclasses import dataclass, field
@@ -367,12 +368,20 @@ def _expression(name: str, tokens: tuple[Step, ...]) -> tuple[str, str]:
         if token.kind == "wrap":
             expression = WRAPPERS[token.text].format(expression)
         elif token.kind == "call":
-            expression += f".{token.text}()"
+            expression = _attribute(expression, token.text) + "()"
         elif token.kind == "item":
             expression += f"[{token.text}]"
         else:
-            expression += f".{token.text}"
+            expression = _attribute(expression, token.text)
     return expression, owner
+
+
+def _attribute(owner: str, name: str) -> str:
+    """`owner.name`, or `getattr(owner, ' .encoding')` for a name no attribute reference spells
+    (set with setattr or through `__dict__`; non-ASCII names too, which Python would normalize)."""
+    if name.isascii() and name.isidentifier() and not keyword.iskeyword(name):
+        return f"{owner}.{name}"
+    return f"getattr({owner}, {name!r})"
 
 
 def _absent(owner: str, last: Step | None, note: str) -> str:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from difforacle.generator.worker.protocol import (
     ExecutedLines,
+    MalformedKey,
     ObservationKey,
     SequenceResult,
     Status,
@@ -18,6 +23,7 @@ from difforacle.generator.worker.protocol import (
     lost_record,
     parse_steps,
     property_step,
+    statement_of,
     value_key,
     wrap_step,
 )
@@ -68,6 +74,95 @@ def test_dict_keys_that_look_like_observers_are_items_not_observers() -> None:
 def test_unparseable_path_is_an_error() -> None:
     with pytest.raises(ValueError, match="cannot parse"):
         parse_steps("[unterminated")
+
+
+# ---------------------------------------------------------------- any name round-trips
+
+BUILDERS = {"attr": attribute_step, "property": property_step, "call": call_step}
+
+
+@pytest.mark.parametrize(("name", "path"), [
+    (" .encoding", ".' .encoding'"),  # a progress-bar library's attribute: the first crash
+    ("{0:3", ".'{0:3'"),  # the second one
+    ("", ".''"),
+    ("it's", '."it\'s"'),
+    ("a.b[0]", ".'a.b[0]'"),
+    ("x()", ".'x()'"),
+    ("é", ".'é'"),
+    ("class", ".class"),  # a keyword is an identifier: bare in a key (the renderer uses getattr)
+    ("_private1", "._private1"),
+])
+def test_attribute_names_that_are_no_identifiers_are_quoted(name: str, path: str) -> None:
+    assert attribute_step(name) == path
+    assert parse_steps(path) == [Step("attr", name)]
+    assert parse_steps(path + "@len") == [Step("attr", name), Step("wrap", "len")]
+    assert parse_steps(call_step(name)) == [Step("call", name)]
+    assert parse_steps(property_step(name) + ".size()") == [Step("property", name), Step("call", "size")]
+
+
+@pytest.mark.parametrize("path", [
+    ".'abc'",  # an identifier is written bare: the quoted form is no key of ours
+    ".'it\\'s'",  # repr writes "it's": another quoting of the same name
+    ".'unterminated",
+    ".'a'b",
+    ". .encoding",  # what the old grammar choked on, written without quotes
+    ".{0:3",
+    ":()",
+    "@'len'",
+    "['a'",
+    "[]",
+])
+def test_every_accepted_path_is_the_one_form_the_builders_write(path: str) -> None:
+    with pytest.raises(MalformedKey, match="cannot parse"):
+        parse_steps(path)
+
+
+@pytest.mark.parametrize("text", ["", "3", "/0", "a/0", "3/", "3/x", "-1/0", "3/0.", "3/0:"])
+def test_malformed_keys_are_malformed_key_errors(text: str) -> None:
+    with pytest.raises(MalformedKey):
+        ObservationKey.parse(text)
+
+
+def test_statement_of_a_malformed_key_is_a_malformed_key_error() -> None:
+    assert statement_of("12/0.' a'") == 12
+    with pytest.raises(MalformedKey):
+        statement_of("x/0")
+
+
+# Names include lone surrogates (a name from C code or `setattr` may hold one) and quotes.
+NAMES = st.one_of(st.text(), st.text(st.characters(codec=None, categories=None), max_size=8),
+                  st.text(st.characters(categories=["Cs"]), max_size=3),
+                  st.text("'\"\\.:[]()@{} !0aZ_", max_size=8))
+ITEM_KEYS = st.one_of(st.text(), st.integers(), st.booleans(),
+                      st.text("'\"\\]", max_size=6))
+
+
+@st.composite
+def steps(draw: st.DrawFn) -> tuple[str, Step]:
+    """A step as the worker's builders write it, and the step the host must read back."""
+    kind = draw(st.sampled_from(["attr", "property", "call", "item", "wrap"]))
+    if kind == "item":
+        key = draw(ITEM_KEYS)
+        return item_step(key), Step("item", repr(key))
+    if kind == "wrap":
+        name = draw(st.sampled_from(["len", "list", "str", "repr"]))
+        return wrap_step(name), Step("wrap", name)
+    name = draw(NAMES)
+    return BUILDERS[kind](name), Step(kind, name)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.integers(0, 10**6), st.integers(0, 10**6), st.lists(steps(), max_size=6))
+def test_any_path_of_any_names_and_item_keys_round_trips(statement: int, variable: int,
+                                                        drawn: list[tuple[str, Step]]) -> None:
+    text = value_key(statement, variable) + "".join(source for source, _ in drawn)
+    key = ObservationKey.parse(text)
+    assert (key.statement, key.variable) == (statement, variable)
+    assert list(key.steps) == [step for _, step in drawn]
+    assert key.text == text and statement_of(text) == statement
+    for step in key.steps:
+        if step.kind == "item":  # the item literal reads back as the key itself
+            assert repr(ast.literal_eval(step.text)) == step.text
 
 
 def test_a_result_record_is_decoded_once_into_its_type() -> None:

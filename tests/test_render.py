@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -911,3 +912,37 @@ def test_a_variable_never_shadows_the_fixtures() -> None:
     source = render_test([statement], {op.id: op}, Mismatch("0/0", ["i", 1], ["i", 2]), "test_g")
     assert "def test_g(monkeypatch, tmp_path):" in source and "tmp_path = " not in source, source
     compile(source, "fixtures.py", "exec")
+
+
+class _OddNames:
+    """Names no attribute reference spells, as real libraries make them (setattr, `__dict__`)."""
+
+    def __init__(self, value: int) -> None:
+        setattr(self, " .encoding", value)
+        self.__dict__["{0:3"] = value
+        setattr(self, "class", value)
+
+
+setattr(_OddNames, "a b", lambda self: self.__dict__["{0:3"])  # a method named "a b"
+setattr(_OddNames, "é", property(lambda self: self.__dict__["{0:3"]))  # noqa: B010 - Python would normalize it
+
+
+@pytest.mark.parametrize("key", ["0/0.' .encoding'", "0/0.'{0:3'", "0/0.class", "0/0.'a b'()", "0/0:'é'"])
+def test_names_no_attribute_reference_spells_are_read_with_getattr(
+        key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType(MODULE)
+    monkeypatch.setitem(sys.modules, MODULE, module)
+    op = Operation(f"{MODULE}:f", "function", None, (), (), None, None)
+    statements = [{"op": op.id, "args": [{"lit": ["int", 1]}], "kwargs": {}}]
+    source = render_test(statements, {op.id: op}, Mismatch(key, ["i", 1], ["i", 2]), "test_g")
+    assert "getattr(result, " in source, source
+
+    def run_with(factory: object) -> None:
+        module.f = factory  # type: ignore[attr-defined]
+        namespace: dict = {}
+        exec(compile(source, "odd_names.py", "exec"), namespace)
+        namespace["test_g"]()
+
+    run_with(_OddNames)  # base: the value 1 the key observed
+    with pytest.raises(AssertionError):
+        run_with(lambda value: _OddNames(value + 1))  # head

@@ -21,6 +21,14 @@ Observation keys name what was observed, as a Python access path the renderer ca
 into an assertion: `<statement>/<variable>` then steps, or `<statement>/!` for the exception
 the statement raised. `3/0:total` is the property `total` of statement 0's value observed
 after statement 3; `2/2['a:b']@len` is `len()` of the item `'a:b'` of statement 2's result.
+
+A step is `.name` (attribute), `.name()` (zero-argument observer), `:name` (property),
+`[literal]` (item) or `@name` (len, list, str, repr). A name that is not an ASCII identifier
+(an attribute set with `setattr` or through `__dict__`: `' .encoding'`, `'{0:3'`, `''`) is
+written as its `repr`, a Python string literal: `.' .encoding'`, `:'a b'`, `.'x y'()`. Keys stay
+readable Python, and every name round-trips: the parser reads a quoted name to its closing
+quote (skipping escapes), never to the next delimiter, and accepts only the form the builders
+write, so `ObservationKey.parse(text).text == text` for every key it accepts.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ import enum
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 PROTOCOL = "difforacle.worker/1"
 
@@ -111,7 +119,13 @@ class ResultRecord(TypedDict, total=False):
 EXCEPTION_MARK = "!"
 StepKind = Literal["attr", "property", "call", "item", "wrap"]
 OBSERVER_STEPS = frozenset({"property", "call", "wrap"})
-_NAME = re.compile(r"[A-Za-z_]\w*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # written bare in a key; any other name is quoted
+_ITEM = re.compile(r"(-?[0-9]+|True|False|None)]")  # the unquoted item literals the observer writes
+_QUOTES = "'\""
+
+
+class MalformedKey(ValueError):
+    """Text that no builder of this module writes: a bug or a corrupted record, never a project's value."""
 
 
 def exception_key(statement: int) -> str:
@@ -129,19 +143,25 @@ def digest_key(statement: int, variable: int) -> str:
     return str(statement) if statement == variable else f"{statement}/{variable}"
 
 
+def name_text(name: str) -> str:
+    """A name as a key writes it: bare if an ASCII identifier, else quoted (its `repr`)."""
+    return name if _NAME.fullmatch(name) else str.__repr__(name)
+
+
 def attribute_step(name: str) -> str:
-    return "." + name
+    return "." + name_text(name)
 
 
 def property_step(name: str) -> str:
-    return ":" + name
+    return ":" + name_text(name)
 
 
 def call_step(name: str) -> str:
-    return f".{name}()"
+    return f".{name_text(name)}()"
 
 
-def item_step(key: Any) -> str:
+def item_step(key: int | str) -> str:
+    """`[k]` for an int, bool or str key (the repr of other values need not read back)."""
     return f"[{key!r}]"
 
 
@@ -153,12 +173,15 @@ def wrap_step(name: str) -> str:
 @dataclass(frozen=True)
 class Step:
     kind: StepKind
-    text: str  # attribute, property or method name; item literal source; wrapper name
+    text: str  # attribute, property or method name (as Python has it); item literal source; wrapper name
 
     @property
     def source(self) -> str:
+        """The step as a key writes it."""
+        if self.kind == "item":
+            return f"[{self.text}]"
         return {"attr": attribute_step, "property": property_step, "call": call_step,
-                "wrap": wrap_step}[self.kind](self.text) if self.kind != "item" else f"[{self.text}]"
+                "wrap": wrap_step}[self.kind](self.text)
 
 
 @dataclass(frozen=True)
@@ -169,6 +192,7 @@ class ObservationKey:
 
     @staticmethod
     def parse(text: str) -> ObservationKey:
+        """The key `text` stands for; MalformedKey (a ValueError) if no builder writes such text."""
         return _parse_key(text)
 
     @property
@@ -205,52 +229,111 @@ class ObservationKey:
 
 def statement_of(key: str) -> int:
     """The statement of a key without parsing the rest (a hot path)."""
-    return int(key.split("/", 1)[0])
+    try:
+        return int(key.split("/", 1)[0])
+    except ValueError:
+        raise MalformedKey(f"not an observation key: {key!r}") from None
 
 
 @lru_cache(maxsize=1 << 16)
 def _parse_key(text: str) -> ObservationKey:
-    statement, _, rest = text.partition("/")
+    statement, slash, rest = text.partition("/")
+    if not slash or not statement.isascii() or not statement.isdigit():
+        raise MalformedKey(f"not an observation key: {text!r}")
     if rest == EXCEPTION_MARK:
         return ObservationKey(int(statement), None)
     digits = len(rest) - len(rest.lstrip("0123456789"))
+    if not digits:
+        raise MalformedKey(f"not an observation key: {text!r}")
     return ObservationKey(int(statement), int(rest[:digits]), tuple(parse_steps(rest[digits:])))
 
 
 def parse_steps(path: str) -> list[Step]:
-    """The steps of a key's path. Item literals may contain any character, so paths are
-    tokenized, never matched with one regex."""
+    """The steps of a key's path. Quoted names and item literals may contain any character, so
+    paths are tokenized, never matched with one regex."""
     steps, position = [], 0
     while position < len(path):
-        step, length = _next_step(path[position:])
+        step, position = _next_step(path, position)
         steps.append(step)
-        position += length
     return steps
 
 
-def _next_step(text: str) -> tuple[Step, int]:
-    head = text[0]
+def _next_step(text: str, start: int) -> tuple[Step, int]:
+    """The step at `text[start:]` and where the next one starts."""
+    head = text[start]
     if head == "@":
-        name = _NAME.match(text, 1)
+        name = _NAME.match(text, start + 1)
         if name:
             return Step("wrap", name.group(0)), name.end()
     elif head in ".:":
-        name = _NAME.match(text, 1)
-        if name:
+        found = _name_at(text, start + 1)
+        if found is not None:
+            name, end = found
             if head == ":":
-                return Step("property", name.group(0)), name.end()
-            if text.startswith("()", name.end()):
-                return Step("call", name.group(0)), name.end() + 2
-            return Step("attr", name.group(0)), name.end()
+                return Step("property", name), end
+            if text.startswith("()", end):
+                return Step("call", name), end + 2
+            return Step("attr", name), end
     elif head == "[":
-        for end in range(2, len(text) + 1):
-            if text[end - 1] == "]":
-                try:
-                    ast.literal_eval(text[1:end - 1])
-                except (ValueError, SyntaxError):
-                    continue
-                return Step("item", text[1:end - 1]), end
-    raise ValueError(f"cannot parse observation key suffix {text!r}")
+        found = _item_at(text, start + 1)
+        if found is not None:
+            literal, end = found
+            return Step("item", literal), end
+    raise MalformedKey(f"cannot parse observation key suffix {text[start:]!r}")
+
+
+def _name_at(text: str, start: int) -> tuple[str, int] | None:
+    """A bare or quoted name at `text[start:]` in the one form `name_text` writes, and its end."""
+    if start < len(text) and text[start] in _QUOTES:
+        end = _string_end(text, start)
+        if end is None:
+            return None
+        literal = text[start:end]
+        try:
+            name = ast.literal_eval(literal)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+        if not isinstance(name, str) or name_text(name) != literal:
+            return None  # not the canonical form: the same name would print differently
+        return name, end
+    bare = _NAME.match(text, start)
+    return (bare.group(0), bare.end()) if bare else None
+
+
+def _item_at(text: str, start: int) -> tuple[str, int] | None:
+    """An item literal at `text[start:]` (up to its closing bracket), and the end of the step."""
+    if start < len(text) and text[start] in _QUOTES:
+        end = _string_end(text, start)
+        if end is not None and text.startswith("]", end):
+            return text[start:end], end + 1
+        return None
+    simple = _ITEM.match(text, start)
+    if simple:
+        return simple.group(1), simple.end()
+    end = text.find("]", start)
+    while end != -1:  # another literal: the shortest that parses
+        try:
+            ast.literal_eval(text[start:end])
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            end = text.find("]", end + 1)
+            continue
+        return text[start:end], end + 1
+    return None
+
+
+def _string_end(text: str, start: int) -> int | None:
+    """The end of the string literal that opens with the quote at `text[start]` (backslash
+    escapes skipped, as `repr` writes them), or None if it never closes."""
+    quote, position = text[start], start + 1
+    while position < len(text):
+        char = text[position]
+        if char == "\\":
+            position += 2
+        elif char == quote:
+            return position + 1
+        else:
+            position += 1
+    return None
 
 
 # ---------------------------------------------------------------- results
