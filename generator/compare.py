@@ -152,6 +152,8 @@ def leaf_text(leaf: list | None, other: list | None = None) -> str:
         return f"raises {leaf[1]}: {leaf[2]}" if leaf[2] else f"raises {leaf[1]}"
     if tag == "API":
         return f"API change ({leaf[1]}): {leaf[2]}"
+    if tag == "unobservable":  # observing the value raised (see generator.worker.observe)
+        return f"cannot be observed: {leaf_text(['E', *leaf[1:]])}"
     if tag == "T":
         return f"<{leaf[1]} object>"
     if tag in ("list", "tuple", "gen"):

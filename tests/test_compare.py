@@ -211,6 +211,7 @@ def test_kind_of_dict_keys_that_look_like_observers_is_state(key: str) -> None:
     (["fn", "builtins.len"], "builtins.len"),
     (["cycle"], "cycle"),
     (["unstable"], "unstable"),
+    (["unobservable", "RuntimeError", "no len"], "cannot be observed: raises RuntimeError: no len"),
     (["i~", 16610, 123], "i~ 16610 123"),
 ], ids=repr)
 def test_leaf_text(leaf: list, text: str) -> None:

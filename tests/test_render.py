@@ -946,3 +946,11 @@ def test_names_no_attribute_reference_spells_are_read_with_getattr(
     run_with(_OddNames)  # base: the value 1 the key observed
     with pytest.raises(AssertionError):
         run_with(lambda value: _OddNames(value + 1))  # head
+
+
+def test_a_value_that_could_not_be_observed_is_never_asserted() -> None:
+    """Its `__len__` or `__iter__` raised while the worker looked: no check stands for that."""
+    mismatch = Mismatch("0/0", ["unobservable", "RuntimeError", "no len"], ["list", 2])
+    assert not can_pin(mismatch, "base") and can_pin(mismatch, "head")
+    with pytest.raises(Unpinnable):
+        render_test([{"op": f"{MODULE}:f", "args": [], "kwargs": {}}], F, mismatch, "test_g")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import json
 import time
 from typing import Any
 
@@ -17,6 +18,7 @@ from difforacle.generator.worker.observe import (
     clean_text,
     primitive_leaf,
 )
+from difforacle.generator.worker.protocol import ObservationKey
 
 
 def snap(value: Any, key: str = "0/0", observer: Observer | None = None) -> tuple[dict, str]:
@@ -444,3 +446,130 @@ def test_different_object_states_have_different_digests() -> None:
 def test_objects_differing_only_in_attribute_names_have_different_digests() -> None:
     """Point(x=1) and Point(y=1) are different states: the digest must not collapse them."""
     assert snap(Point(x=1))[1] != snap(Point(y=1))[1]
+
+
+# ---------------------------------------------------------------- hostile values: a failure costs one leaf
+
+
+class OddNames:
+    """Attribute names no identifier spells, as real libraries make them (setattr, __dict__)."""
+
+    def __init__(self) -> None:
+        setattr(self, " .encoding", 1)  # a name `self.x` cannot spell
+        self.__dict__["{0:3"] = 2
+        self.__dict__[3] = "not a name"  # a key no attribute access can reach
+        self.plain = 4
+
+
+class LenRaises(list):
+    def __len__(self) -> int:
+        raise RuntimeError("no len")
+
+
+class SecondItemRaises(dict):
+    def __getitem__(self, key: object) -> object:
+        if key == "b":
+            raise LookupError("lost b")
+        return super().__getitem__(key)
+
+
+def lazily_failing():
+    yield 1
+    raise ValueError("lazy")
+
+
+class GuardedAttribute:
+    def __init__(self) -> None:
+        self.secret, self.value = 1, 2
+
+    def __getattribute__(self, name: str) -> object:
+        if name == "secret":
+            raise PermissionError("hidden")
+        return object.__getattribute__(self, name)
+
+
+class NoHash(type):
+    def __hash__(cls) -> int:
+        raise TypeError("no hash")
+
+
+class HashlessType(metaclass=NoHash):
+    pass
+
+
+class NoDir(type):
+    def __dir__(cls) -> list[str]:
+        raise RuntimeError("no dir")
+
+
+class Undirectable(metaclass=NoDir):
+    def __init__(self) -> None:
+        self.x = 1
+
+    @property
+    def total(self) -> int:
+        return 1
+
+
+class BadRepr:
+    def __init__(self) -> None:
+        self._items = LenRaises([1])  # private: only the digest's shape reads it
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no eq")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class OddModule:
+    __module__ = 42  # type: ignore[assignment]
+
+
+def _hostile_snapshot(value: Any) -> dict:
+    out, digest = snap(value)
+    assert digest and json.loads(json.dumps(out)) == out, "leaves are plain JSON"
+    for key in out:
+        assert ObservationKey.parse(key).text == key
+    return out
+
+
+def test_odd_attribute_names_are_quoted_in_keys_that_read_back() -> None:
+    out = _hostile_snapshot(OddNames())
+    assert out == {"0/0": ["T", f"{__name__}.OddNames"], "0/0.' .encoding'": ["i", 1],
+                   "0/0.'{0:3'": ["i", 2], "0/0.plain": ["i", 4]}
+    assert ObservationKey.parse("0/0.' .encoding'").steps[0].text == " .encoding"
+
+
+def test_a_container_that_cannot_be_walked_is_unobservable_and_the_rest_is_kept() -> None:
+    out = _hostile_snapshot([1, LenRaises([5]), SecondItemRaises(a=[7], b=2), lazily_failing()])
+    assert out == {"0/0": ["list", 4], "0/0[0]": ["i", 1],
+                   "0/0[1]": ["unobservable", "RuntimeError", "no len"],
+                   "0/0[2]": ["unobservable", "LookupError", "lost b"],  # and its item 'a' is gone
+                   "0/0[3]": ["unobservable", "ValueError", "lazy"]}
+
+
+def test_an_attribute_whose_access_raises_is_an_exception_leaf() -> None:
+    out = _hostile_snapshot(GuardedAttribute())
+    assert out["0/0.secret"] == ["E", "PermissionError", "hidden", "builtins"]
+    assert out["0/0.value"] == ["i", 2]
+
+
+def test_a_type_that_cannot_be_hashed_or_listed_costs_its_own_snapshot_only() -> None:
+    out = _hostile_snapshot([HashlessType(), Undirectable()])
+    assert out["0/0[0]"] == ["unobservable", "TypeError", "no hash"]
+    assert out["0/0[1]"] == ["T", f"{__name__}.Undirectable"] and out["0/0[1].x"] == ["i", 1]
+    out = _hostile_snapshot(Undirectable())  # the top level: no observers, since dir() raised
+    assert out == {"0/0": ["T", f"{__name__}.Undirectable"], "0/0.x": ["i", 1]}
+
+
+def test_raising_repr_eq_hash_and_private_len_are_observations() -> None:
+    out = _hostile_snapshot(BadRepr())
+    assert out == {"0/0": ["T", f"{__name__}.BadRepr"],
+                   "0/0@repr": ["E", "RuntimeError", "no repr", "builtins"]}
+
+
+def test_a_module_name_that_is_no_string_is_never_formatted() -> None:
+    assert _hostile_snapshot(OddModule()) == {"0/0": ["T", "?.OddModule"]}

@@ -10,9 +10,16 @@ access paths so the renderer can turn one back into an assertion (their grammar 
     "@len" "@list" "@str" "@repr"                  len(x), list(x), str(x), repr(x)
     "<stmt>/!"         the exception statement <stmt> raised
 
-Leaves are JSON lists led by a tag (see `leaf`): no memory addresses, no id(), set
-elements sorted, floats as repr text (compared with a tolerance by the host, see
-generator.compare). Standard library only.
+(a name that is not an identifier is quoted: `.' .encoding'`). Leaves are JSON lists led by a
+tag (see `leaf`): no memory addresses, no id(), set elements sorted, floats as repr text
+(compared with a tolerance by the host, see generator.compare).
+
+Observing runs the project's code (`__len__`, `__iter__`, `__getitem__`, properties, a
+metaclass's `__dir__`), and any of it may raise. What raises is recorded where it happened,
+and the rest of the snapshot goes on: an attribute or observer that raises is an exception
+leaf (a test can assert it), a value whose contents cannot be walked is an `unobservable`
+leaf (`["unobservable", exception type, message]`, which no test asserts). Only the
+per-statement alarm (`StatementTimeout`) passes through. Standard library only.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import hashlib
 import inspect
 import re
 import types
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
@@ -45,7 +52,8 @@ class StatementTimeout(BaseException):
 
 
 def type_name(t: type) -> str:
-    return f"{t.__module__}.{t.__qualname__}"
+    module = t.__module__  # any object a class body assigned: never formatted unless a str
+    return f"{module if type(module) is str else '?'}.{t.__qualname__}"
 
 
 def clean_text(text: str, limit: int = 300) -> str:
@@ -63,7 +71,15 @@ def exception_leaf(exc: BaseException) -> list:
         # The suffix (" in comparison", " while calling a Python object") names the frame
         # where the limit struck, which any change in stack depth moves: not behaviour.
         message = message.split(" in comparison")[0].split(" while ")[0]
-    return ["E", type(exc).__qualname__, clean_text(message), type(exc).__module__]
+    module = type(exc).__module__
+    return ["E", type(exc).__qualname__, clean_text(message), module if type(module) is str else "?"]
+
+
+def unobservable_leaf(exc: BaseException) -> list:
+    """A value whose snapshot raised part way (its `__len__`, `__iter__`, ... failed): the
+    exception's type and message, which tell the two commits apart but make no assertion."""
+    _, name, message, _ = exception_leaf(exc)
+    return ["unobservable", name, message]
 
 
 def primitive_leaf(value: Any) -> list | None:
@@ -126,28 +142,37 @@ class Observer:
         if leaf is not None:
             out[key] = leaf
             return
+        if id(value) in seen:
+            out[key] = ["cycle"]
+            return
+        mark = len(out)
+        seen.add(id(value))
+        try:
+            self._snap_object(out, key, value, depth, with_observers, seen)
+        except StatementTimeout:
+            raise
+        except BaseException as exc:  # the project's code raised while we looked: this value only
+            for recorded in list(islice(out, mark, None)):  # what its walk wrote before it failed
+                del out[recorded]
+            out[key] = unobservable_leaf(exc)
+        finally:
+            seen.discard(id(value))
+
+    def _snap_object(self, out: dict, key: str, value: Any, depth: int, with_observers: bool,
+                     seen: set) -> None:
         t = type(value)
         kind = self._kinds.get(t)
         if kind is None:
             kind = self._kinds[t] = _kind_of(t)
         if kind == "enum":
-            out[key] = ["enum", f"{t.__qualname__}.{value.name}"]
-            return
-        if kind == "callable":
+            out[key] = ["enum", f"{t.__qualname__}.{_text(value.name)}"]
+        elif kind == "callable":
             name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
-            out[key] = ["fn", f"{getattr(value, '__module__', '')}.{name}"]
-            return
-        if id(value) in seen:
-            out[key] = ["cycle"]
-            return
-        if depth <= 0:
+            out[key] = ["fn", f"{_text(getattr(value, '__module__', ''))}.{_text(name)}"]
+        elif depth <= 0:
             out[key] = ["T", type_name(t)]
-            return
-        seen.add(id(value))
-        try:
+        else:
             self._snap_composite(out, key, value, kind, depth, with_observers, seen)
-        finally:
-            seen.discard(id(value))
 
     def _snap_composite(self, out: dict, key: str, value: Any, kind: str, depth: int,
                         with_observers: bool, seen: set) -> None:
@@ -180,16 +205,22 @@ class Observer:
 
     def _snap_attributes(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
         attributes = getattr(value, "__dict__", None)
-        names = [n for n in attributes if not n.startswith("_")] if isinstance(attributes, dict) else []
+        names = _public_names(attributes) if isinstance(attributes, dict) else []
         for klass in type(value).__mro__:
             slots = klass.__dict__.get("__slots__", ())
-            names.extend(s for s in ((slots,) if isinstance(slots, str) else slots) if not s.startswith("_"))
+            names.extend(_public_names((slots,) if isinstance(slots, str) else slots))
         for name in sorted(set(names))[:MAX_ITEMS]:
+            step = key + attribute_step(name)
             try:
                 attr = getattr(value, name)
             except AttributeError:
                 continue
-            self._snap(out, key + attribute_step(name), attr, depth - 1, False, seen)
+            except StatementTimeout:
+                raise
+            except BaseException as exc:  # a descriptor or __getattribute__ that raises: assertable
+                out[step] = exception_leaf(exc)
+                continue
+            self._snap(out, step, attr, depth - 1, False, seen)
 
     def _snap_observers(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
         t = type(value)
@@ -221,20 +252,49 @@ class Observer:
         return result
 
     def observers_of(self, t: type) -> list[tuple[str, str]]:
-        """(key suffix, name) of each observer of type `t`, decided once per type."""
+        """(key suffix, name) of each observer of type `t`, decided once per type (none if
+        looking raised: a metaclass's `__dir__`, an ABC's subclass hook)."""
         if t not in self._observers:
-            self._observers[t] = _find_observers(t)
+            try:
+                found = _find_observers(t)
+            except StatementTimeout:
+                raise
+            except BaseException:
+                found = []
+            self._observers[t] = found
         return self._observers[t]
 
 
+def _text(value: Any) -> str:
+    """A name the project gave (`__qualname__`, `__module__`, an enum member's `name`) as text,
+    without running its code: a str or None as such, anything else `?`."""
+    return value if type(value) is str else "None" if value is None else "?"
+
+
+def _public_names(names: Iterable) -> list[str]:
+    """The public attribute names among `names` (an instance `__dict__`'s keys or `__slots__`);
+    keys that are not plain `str` (`obj.__dict__[1] = ...`) are no attribute a test could read."""
+    return [n for n in names if type(n) is str and not n.startswith("_")]
+
+
 def _private_shape(value: Any) -> list:
-    """Private attributes, shallowly: primitives by value, containers by type and length."""
+    """Private attributes, shallowly: primitives by value, containers by type and length. Only the
+    redundancy filter's digest reads it: a shape that raises is the `["?"]` shape."""
+    try:
+        return _private_attributes(value)
+    except StatementTimeout:
+        raise
+    except BaseException:
+        return ["?"]
+
+
+def _private_attributes(value: Any) -> list:
     attributes = getattr(value, "__dict__", None)
     if not isinstance(attributes, dict):
         return []
     shape = []
     for name, attr in attributes.items():
-        if name.startswith("_"):
+        if type(name) is str and name.startswith("_"):
             leaf = primitive_leaf(attr)
             if leaf is None:
                 size = len(attr) if isinstance(attr, (list, tuple, dict, set, frozenset)) else None
