@@ -146,6 +146,9 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         if measured:
             report.reach = assess_reach(impact, catalog, lines, exploration.attempts,
                                         compared=exploration.replayed > 0)
+        if exploration.candidates.unreadable:
+            report.notes.append(f"{exploration.candidates.unreadable} sequence(s) were not compared: an "
+                                "observation key of theirs could not be read (a bug of difforacle's).")
         ignored = exploration.candidates.ignored
         if exploration.candidates.groups:
             progress("confirming")

@@ -18,7 +18,7 @@ from .compare import FloatPolicy, Mismatch, first_mismatch, unstable_keys
 from .difference import DifferenceKey
 from .executor import Worker
 from .scope import Scope
-from .worker.protocol import ObservationKey, SequenceResult
+from .worker.protocol import MalformedKey, ObservationKey, SequenceResult, Status
 
 REPLAY_RANDOM_SEED = 1  # the exploring run used 0: what depends on the random seed is masked
 
@@ -40,6 +40,7 @@ class Candidates:
     groups: dict[DifferenceKey, list[tuple[KeptSequence, Mismatch]]] = field(default_factory=dict)
     masked_keys: int = 0  # observations that varied between the two runs on base
     ignored: int = 0  # mismatches in targets the project ignores, left out
+    unreadable: int = 0  # sequences left out because an observation key could not be read
 
     def __len__(self) -> int:
         return sum(len(members) for members in self.groups.values())
@@ -48,22 +49,40 @@ class Candidates:
         """Mask what varied between the two base runs, then group what differs on head (unless in a
         target the scope ignores).
 
-        Observations are dropped afterwards: only the mismatching sequences keep theirs.
+        Observations are dropped afterwards: only the mismatching sequences keep theirs. A
+        sequence that could not be compared costs itself, never the run: one a replay skipped
+        (it calls an operation that hung earlier in that batch) has nothing to compare, and
+        one with a key no builder writes (a bug of ours) is counted in `unreadable`.
         """
         for kept in replayed:
-            assert kept.replayed_base is not None and kept.replayed_head is not None
-            masked = unstable_keys(kept.explored.observations, kept.replayed_base.observations, policy)
-            self.masked_keys += len(masked)
-            mismatch = first_mismatch(kept.replayed_base, kept.replayed_head, masked, policy)
-            if mismatch is None:
-                for result in (kept.explored, kept.replayed_base, kept.replayed_head):
+            base, head = kept.replayed_base, kept.replayed_head
+            assert base is not None and head is not None
+            try:
+                found = self._difference(kept, base, head, policy)
+            except MalformedKey:
+                self.unreadable += 1
+                found = None
+            if found is None:
+                for result in (kept.explored, base, head):
                     result.forget_observations()
                 continue
-            operation = kept.statements[ObservationKey.parse(mismatch.key).statement]["op"]
+            mismatch, operation = found
             if scope.ignores(operation):
                 self.ignored += 1
                 continue
             self.groups.setdefault(DifferenceKey.of(mismatch, operation), []).append((kept, mismatch))
+
+    def _difference(self, kept: KeptSequence, base: SequenceResult, head: SequenceResult,
+                    policy: FloatPolicy) -> tuple[Mismatch, str] | None:
+        """The first mismatch on head and the operation its statement calls, or None."""
+        if Status.SKIPPED in (base.status, head.status):
+            return None
+        masked = unstable_keys(kept.explored.observations, base.observations, policy)
+        self.masked_keys += len(masked)
+        mismatch = first_mismatch(base, head, masked, policy)
+        if mismatch is None:
+            return None
+        return mismatch, kept.statements[ObservationKey.parse(mismatch.key).statement]["op"]
 
 
 class Replayer:
