@@ -3,7 +3,9 @@
 
 `diff` and `risk` read `[tool.difforacle]` from the repository's pyproject.toml (or `--config
 FILE`); their flags override it. Exit status: 0 no behavioural difference, 1 differences
-found, 2 usage or setup error (one line on stderr saying what to do, never a traceback).
+found, 2 usage or setup error (one line on stderr saying what to do, never a traceback) or
+internal error (one line too; the traceback before it with DIFFORACLE_DEBUG=1). A run that
+fails once exploring has begun still writes its partial report, marked as such.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import math
 import os
 import sys
 import tempfile
+import traceback
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from difforacle.generator import (
     DEMO_DESCRIPTION,
     WINDOW,
     Components,
+    InternalError,
     Progress,
     Report,
     SetupError,
@@ -205,13 +209,29 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Con
                           minimize_share=args.minimize_share, show_unreproduced=args.show_unreproduced,
                           history_window=args.window, components=Components.without(args.disable),
                           progress=report_progress)
+    stopped: InternalError | None = None
     try:
         report = analyze(repo, base, head, options)
+    except InternalError as exc:
+        stopped = exc
     finally:
         progress.done()
+    if stopped is not None:
+        return _internal_error(stopped, _write_partial(stopped.report, args))
     _write_outputs(report, args)
     print(render_markdown(report))
     return EXIT_DIFFERENT if report.differences else EXIT_SAME
+
+
+def _write_partial(report: Report, args: argparse.Namespace) -> str:
+    """Write the partial report wherever the run was asked to write one; what happened, for the
+    error line (writing must not hide the error that stopped the run)."""
+    try:
+        _write_outputs(report, args)
+        print(render_markdown(report))
+    except Exception as exc:
+        return f"the partial report could not be written: {type(exc).__name__}: {exc}"
+    return "the partial report was written" if args.json or args.markdown or args.tests_dir else ""
 
 
 def _write_outputs(report: Report, args: argparse.Namespace) -> None:
@@ -249,11 +269,24 @@ def main(argv: list[str] | None = None) -> int:
         print("difforacle: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug of ours: one line, and the traceback only on request
-        if os.environ.get("DIFFORACLE_DEBUG"):
-            raise
-        print(f"difforacle: internal error: {type(exc).__name__}: {exc}".splitlines()[0]
-              + " (set DIFFORACLE_DEBUG=1 for the traceback)", file=sys.stderr)
-        return EXIT_SETUP
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception, outcome: str = "") -> int:
+    """Exit status 2 and one line on stderr, after the traceback when DIFFORACLE_DEBUG is set
+    (an uncaught exception would exit 1, which means "differences found")."""
+    debug = bool(os.environ.get("DIFFORACLE_DEBUG"))
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    where, cause = "", exc
+    if isinstance(exc, InternalError):
+        where, cause = f" while {exc.phase}", exc.__cause__ or exc
+    detail = f"{type(cause).__name__}: {cause}".splitlines()[0]
+    remarks = [remark for remark in (outcome, "" if debug else "set DIFFORACLE_DEBUG=1 for the traceback")
+               if remark]
+    suffix = f" ({'; '.join(remarks)})" if remarks else ""
+    print(f"difforacle: internal error{where}: {detail}{suffix}", file=sys.stderr)
+    return EXIT_SETUP
 
 
 if __name__ == "__main__":

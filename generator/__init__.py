@@ -11,7 +11,7 @@ from .components import NAMES as COMPONENTS
 from .components import Components
 from .demo import DEMO_DESCRIPTION, build_demo_repo
 from .engine import analyze
-from .model import NOT_MEASURED, Report, SetupError
+from .model import NOT_MEASURED, InternalError, Report, SetupError
 from .options import Options, Progress
 from .plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository
 from .report import (
@@ -39,7 +39,8 @@ from .workspace import open_repo
 __all__ = [
     "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "NOT_MEASURED",
     "TIER1_SHARE", "WINDOW",
-    "Components", "FloatPolicy", "HistoryOptions", "Options", "PlannedChange", "Progress", "Report",
+    "Components", "FloatPolicy", "HistoryOptions", "InternalError", "Options", "PlannedChange", "Progress",
+    "Report",
     "RiskTable", "Scope", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "checked_lines",
     "compress_lines", "fenced",
     "inline_code", "inline_value", "longest_backtick_run", "open_repo", "plan_pull_request",

@@ -20,7 +20,8 @@
     report     the Report, with coverage, allocation and notes              model.py (report.py: its forms)
 
 One `Deadline` (deadline.py) decides when each phase stops: by time, or by a count of
-sequences in a reproducible run.
+sequences in a reproducible run. A failure of ours once exploring has begun raises
+`InternalError` with the partial report: what was found by then, and where the run stopped.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from .explore import Exploration, explore
 from .extensions import extension_note
 from .impact import Impact, analyze_impact
 from .minimize import minimize_findings
-from .model import NOT_MEASURED, ChangeSet, Checkout, Difference, Report, SetupError
+from .model import NOT_MEASURED, ChangeSet, Checkout, Difference, InternalError, Report, RunError, SetupError
 from .options import Options, Progress
 from .plan import HistoryOptions, Plan, plan_change
 from .reach import assess_reach
@@ -56,7 +57,11 @@ __all__ = ["Options", "Progress", "analyze"]
 
 
 def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Options) -> Report:
-    """Find the behavioural differences head introduces over base, within `options.budget` seconds."""
+    """Find the behavioural differences head introduces over base, within `options.budget` seconds.
+
+    Raises SetupError for what the user must fix; InternalError, holding the partial report, for
+    an error of ours once exploring has begun (before that there is nothing worth reporting).
+    """
     deadline = Deadline(options.budget, options.max_sequences, options.minimize_share)
     repo = open_repo(repo_path)
     base_sha, head_sha = resolve(repo, base_ref), resolve(repo, head_ref)
@@ -80,32 +85,77 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         plan = plan_change(repo, base_sha, head_sha, head_ref, changes, impact, options.allocation, history,
                            options.scope)
         report.notes.extend(plan.notes)
-        differences = _test_change(changes, impact, plan, base, head, options, deadline, report)
-        reproduced = reproduce(differences.found, base, head, options.python,
-                               show_unreproduced=options.show_unreproduced)
+        known = _Known(_Progress(options, deadline))
+        try:
+            _test_change(changes, impact, plan, base, head, options, deadline, report, known)
+            reproduced = reproduce(known.found, base, head, options.python,
+                                   show_unreproduced=options.show_unreproduced)
+        except SetupError:
+            raise
+        except Exception as exc:
+            if known.progress.phase in ("", "importing"):
+                raise
+            raise _stopped(report, known, deadline, exc) from exc
         report.differences = reproduced.differences
-        report.notes.extend([*reproduced.notes, *differences.minimization_notes])
+        report.notes.extend([*reproduced.notes, *known.minimization_notes])
+    _finish(report, deadline)
+    return report
+
+
+def _finish(report: Report, deadline: Deadline) -> None:
+    """Number the differences; the run's time and rate."""
     for number, difference in enumerate(report.differences, 1):
         difference.id = f"D{number}"
     report.stats.seconds = deadline.elapsed()
     if report.stats.seconds > 0:
         report.stats.sequences_per_second = report.stats.sequences / report.stats.seconds
-    return report
 
 
-class _Found:
-    """What the stages that run the project's code found, before the reproduction check."""
+class _Known:
+    """What the stages that run the project's code found so far: the differences before the
+    reproduction check, and what a partial report needs if a later stage fails."""
 
-    def __init__(self) -> None:
+    def __init__(self, progress: _Progress) -> None:
+        self.progress = progress  # its phase is where the run is; its exploration, how far it got
         self.found: list[Difference] = []
         self.minimization_notes: list[str] = []
+        self.lines: ChangedLines | None = None
+        self.measured_by = NOT_MEASURED
+        self.rendered = False  # the confirmed findings are in `found`
+
+
+def _stopped(report: Report, known: _Known, deadline: Deadline, exc: Exception) -> InternalError:
+    """The partial report of a run that failed in `known.progress.phase`, in an InternalError."""
+    phase = known.progress.phase
+    message = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    report.error = RunError(phase, message)
+    exploration = known.progress.exploration
+    if exploration is not None and not report.stats.sequences:
+        _record(report, exploration)
+    if known.lines is not None and not report.coverage.measured_by:
+        try:
+            report.coverage = known.lines.report()
+            report.coverage.measured_by = known.measured_by
+        except Exception:  # the coverage may be what failed: the report goes without it
+            report.notes.append("Changed-line coverage is missing: it could not be computed.")
+    report.differences = known.found
+    if known.rendered:
+        report.notes.extend(known.minimization_notes)
+    report.notes.append(f"The run stopped on an internal error while {phase} ({message}): this report is "
+                        "partial. It shows what was found until then; its tests were not checked by "
+                        "pytest unless marked reproduced.")
+    if exploration is not None and exploration.candidates.groups and not known.rendered:
+        report.notes.append(f"{len(exploration.candidates.groups)} group(s) of candidate differences were "
+                            "found but not confirmed.")
+    _finish(report, deadline)
+    return InternalError(report, phase, exc)
 
 
 def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout, head: Checkout,
-                 options: Options, deadline: Deadline, report: Report) -> _Found:
-    """Catalog, explore, confirm, minimize and render: everything that needs worker processes."""
-    result = _Found()
-    progress = _Progress(options, deadline)
+                 options: Options, deadline: Deadline, report: Report, known: _Known) -> None:
+    """Catalog, explore, confirm, minimize and render: everything that needs worker processes.
+    What they find goes into `known` as soon as it is known."""
+    progress = known.progress
     progress("importing")
     worker_options = _worker_options(options)
     with WorkerPool(changes) as workers:
@@ -114,12 +164,12 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
             (base, "base", 1, worker_options))
         catalog = Catalog.from_json(explorer_worker.catalog, head_worker.catalog)
         report.notes.extend(_check_imports(catalog, changes, options.python))
-        result.found = [import_difference(m, e, changes) for m, e in catalog.broken_on_head().items()]
-        progress.imports = progress.differences = len(result.found)
+        known.found = [import_difference(m, e, changes) for m, e in catalog.broken_on_head().items()]
+        progress.imports = progress.differences = len(known.found)
         if not catalog.importable_on_both(changes.modules):
             report.notes.append("No changed module imports on both commits: nothing to replay.")
-            return result
-        lines = ChangedLines(changes, base, head)
+            return
+        lines = known.lines = ChangedLines(changes, base, head)
         lines.add("base", [explorer_worker.at_import])
         lines.add("head", [head_worker.at_import])
         # A worker without changed lines on its side measures nothing and reports no error.
@@ -127,6 +177,9 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         measured = error is None
         if not measured:
             report.notes.append(f"Changed-line coverage was not measured: {error}.")
+        version = head_worker.coverage_version or replay_worker.coverage_version
+        known.measured_by = (NOT_MEASURED if not measured else f"coverage.py {version}" if version
+                             else "nothing to measure")
         aim = aim_at(plan, catalog, impact, lines)
         report.allocation = plan.allocation()
         report.stats.history_seconds = plan.history_seconds
@@ -138,11 +191,10 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
             exploration = explore(explorer_worker, replayer, catalog, aim, constants, options, deadline,
                                   replay_all=replay_all, uncovered=lines.uncovered,
                                   on_progress=progress.explored)
+        progress.exploration = exploration
         _record(report, exploration)
         report.coverage = lines.report()
-        version = head_worker.coverage_version or replay_worker.coverage_version
-        report.coverage.measured_by = (NOT_MEASURED if not measured else f"coverage.py {version}" if version
-                                       else "nothing to measure")
+        report.coverage.measured_by = known.measured_by
         if measured:
             report.reach = assess_reach(impact, catalog, lines, exploration.attempts,
                                         compared=exploration.replayed > 0)
@@ -156,17 +208,17 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
                 exploration, workers, changes, (base, head), catalog, worker_options, options, deadline,
                 progress)
             report.notes.extend(confirmation.notes)
-            result.minimization_notes = minimization_notes
+            known.minimization_notes = minimization_notes
             project = frozenset(module.split(".")[0] for module in changes.modules)
-            result.found += render_findings(confirmation.findings, catalog.by_id, options.floats, project)
+            known.found += render_findings(confirmation.findings, catalog.by_id, options.floats, project)
+            known.rendered = True
             ignored += confirmation.ignored
         if ignored:
             report.notes.append(f"{ignored} sequence(s) showed differences in targets the project ignores "
                                 "(ignore-targets); they were left out.")
-    if result.found:
-        progress.differences = len(result.found)
+    if known.found:
+        progress.differences = len(known.found)
         progress("reproducing")
-    return result
 
 
 def _confirm_and_minimize(exploration: Exploration, workers: WorkerPool, changes: ChangeSet,
@@ -235,6 +287,7 @@ class _Progress:
         self.phase, self.sequences, self.differences = "", 0, 0
         self.imports = 0  # changed modules that no longer import on head: found before exploring
         self.candidates = 0  # groups of candidate differences while exploring
+        self.exploration: Exploration | None = None  # the latest progress of exploring
 
     def __call__(self, phase: str) -> None:
         self.phase = phase
@@ -243,6 +296,7 @@ class _Progress:
             self.callback(Progress(phase, self.sequences, shown, self.deadline.elapsed()))
 
     def explored(self, exploration: Exploration) -> None:
+        self.exploration = exploration
         self.sequences, self.candidates = exploration.sequences, len(exploration.candidates.groups)
         self("exploring")
 

@@ -15,6 +15,19 @@ class SetupError(Exception):
     """A usage or setup problem the user must fix (exit status 2, one-line message)."""
 
 
+class InternalError(Exception):
+    """The engine failed (a bug of ours) after it had started running the project's code.
+
+    `report` holds what was known by then, with `report.error` saying where the run stopped,
+    so a front end can still write it (marked partial) before it exits with status 2. The
+    original exception is the `__cause__`.
+    """
+
+    def __init__(self, report: Report, phase: str, cause: BaseException) -> None:
+        super().__init__(f"while {phase}: {type(cause).__name__}: {cause}")
+        self.report, self.phase = report, phase
+
+
 # ---------------------------------------------------------------- workspace
 
 
@@ -218,6 +231,14 @@ class UnitReach:
     reason: str = ""  # why the others did not run ("" when all ran)
 
 
+@dataclass(frozen=True)
+class RunError:
+    """Where a run stopped on an internal error: its report is partial."""
+
+    phase: str  # the phase the run was in: "exploring", "confirming", "reproducing", ...
+    message: str  # the error, on one line: "ValueError: ..."
+
+
 @dataclass
 class Report:
     base: str
@@ -228,3 +249,4 @@ class Report:
     allocation: Allocation | None = None
     notes: list[str] = field(default_factory=list)
     reach: list[UnitReach] = field(default_factory=list)  # per changed unit; empty when not measured
+    error: RunError | None = None  # set only on the partial report of a run that stopped early

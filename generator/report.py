@@ -41,6 +41,7 @@ def report_to_json(report: Report) -> dict:
         "stats": _stats_to_json(report.stats),
         "notes": list(report.notes),
         "reach": [asdict(unit) for unit in report.reach],
+        **({"error": asdict(report.error)} if report.error else {}),
     }
 
 
@@ -157,6 +158,8 @@ def render_markdown(report: Report) -> str:
     minor = [d for d in report.differences if d.severity == "minor"]
     blocks = [
         f"## difforacle: {_short_sha(report.base)}..{_short_sha(report.head)}",
+        *([f"**Partial report:** the run stopped on an internal error while {report.error.phase} "
+           f"({inline_value(report.error.message)}); see the notes."] if report.error else []),
         verdict(len(major), *checked_lines(report_to_json(report)),
                 measured=report.coverage.measured_by != NOT_MEASURED, minor=len(minor)),
         _coverage_markdown(report.coverage),

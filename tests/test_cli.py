@@ -11,12 +11,15 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from conftest import RepoBuilder, assert_one_line_error, export_commit, make_pr, run_cli
 
 from difforacle.bot import cli
+from difforacle.generator import engine
 from difforacle.generator.demo import build_demo_repo
 from difforacle.generator.report import validate_report
 
@@ -280,6 +283,92 @@ def test_missing_required_arguments() -> None:
     result = run_cli("diff", "--base", "main")
     assert_one_line_error(result, "--head")
     assert run_cli().returncode == 2
+
+
+# ---------------------------------------------------------------- 12b. internal errors
+
+
+DIFF = ("diff", "--base", "main", "--head", "feature", "--repo")
+
+
+def _failing(stage: str) -> Callable[..., NoReturn]:
+    def fail(*args: object, **kwargs: object) -> NoReturn:
+        raise RuntimeError(f"injected failure in {stage}\nwith a second line")
+    return fail
+
+
+def _outputs(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
+    json_path, markdown_path, tests = tmp_path / "report.json", tmp_path / "report.md", tmp_path / "tests"
+    return json_path, markdown_path, tests, ["--json", str(json_path), "--markdown", str(markdown_path),
+                                             "--tests-dir", str(tests)]
+
+
+def test_an_internal_error_after_exploring_writes_the_partial_report_and_exits_2(
+        pr: RepoBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("DIFFORACLE_DEBUG", raising=False)
+    monkeypatch.setattr(engine, "reproduce", _failing("reproduce"))
+    json_path, markdown_path, tests, outputs = _outputs(tmp_path)
+
+    status = cli.main([*DIFF, str(pr.root), *FAST, *outputs])
+
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.err.splitlines() == [
+        "difforacle: internal error while reproducing: RuntimeError: injected failure in reproduce "
+        "(the partial report was written; set DIFFORACLE_DEBUG=1 for the traceback)"]
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    validate_report(data)
+    assert data["error"] == {"phase": "reproducing", "message": "RuntimeError: injected failure in reproduce"}
+    [difference] = data["differences"]  # found and rendered before the failure, never checked by pytest
+    assert (difference["id"], difference["target"], difference["base"], difference["head"]) == \
+        ("D1", "pkg.mod:convert", "3600", "3660")
+    assert difference["reproduced"] is None
+    assert data["stats"]["sequences"] > 0 and data["coverage"]["changed_lines"] == 1
+    assert any("stopped on an internal error while reproducing" in note for note in data["notes"])
+    markdown = markdown_path.read_text(encoding="utf-8")
+    assert "**Partial report:** the run stopped on an internal error while reproducing" in markdown
+    assert markdown in captured.out
+    assert len(list(tests.glob("test_difforacle_001_*.py"))) == 2
+
+
+def test_with_difforacle_debug_the_traceback_is_printed_and_the_status_is_still_2(
+        pr: RepoBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DIFFORACLE_DEBUG", "1")
+    monkeypatch.setattr(engine, "confirm", _failing("confirm"))
+    json_path, _, _, outputs = _outputs(tmp_path)
+
+    status = cli.main([*DIFF, str(pr.root), *FAST, *outputs])
+
+    captured = capsys.readouterr()
+    assert status == 2
+    assert "Traceback" in captured.err and "injected failure in confirm" in captured.err
+    assert captured.err.splitlines()[-1] == ("difforacle: internal error while confirming: RuntimeError: "
+                                             "injected failure in confirm (the partial report was written)")
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    validate_report(data)
+    assert data["error"]["phase"] == "confirming" and data["differences"] == []
+    assert "1 group(s) of candidate differences were found but not confirmed." in data["notes"]
+
+
+@pytest.mark.parametrize("debug", ["", "1"])
+def test_an_internal_error_before_exploring_exits_2_without_a_report(
+        pr: RepoBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], debug: str) -> None:
+    """Nothing ran yet: no report to write, but never exit status 1 (which means differences)."""
+    monkeypatch.setenv("DIFFORACLE_DEBUG", debug)
+    monkeypatch.setattr(engine, "compute_changes", _failing("changes"))
+    json_path, _, _, outputs = _outputs(tmp_path)
+
+    status = cli.main([*DIFF, str(pr.root), *FAST, *outputs])
+
+    captured = capsys.readouterr()
+    assert status == 2 and not json_path.exists() and captured.out == ""
+    assert ("Traceback" in captured.err) is bool(debug)
+    hint = "" if debug else " (set DIFFORACLE_DEBUG=1 for the traceback)"
+    assert captured.err.splitlines()[-1] == ("difforacle: internal error: RuntimeError: injected failure in "
+                                             f"changes{hint}")
 
 
 # ---------------------------------------------------------------- 13. demo

@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from difforacle.generator.model import Coverage, Difference, Report, Statement, Stats
+from difforacle.generator.model import Coverage, Difference, Report, RunError, Statement, Stats
 from difforacle.generator.report import (
     SCHEMA_ID,
     compress_lines,
@@ -134,6 +134,21 @@ def test_bad_values_fail_validation(report: Report, where: tuple, value: object)
     container[where[-1]] = value
     with pytest.raises(jsonschema.ValidationError):
         validate_report(data)
+
+
+def test_a_partial_report_says_where_the_run_stopped(report: Report) -> None:
+    report.error = RunError("confirming", "RuntimeError: boom")
+    data = report_to_json(report)
+    validate_report(data)
+    assert data["error"] == {"phase": "confirming", "message": "RuntimeError: boom"}
+    assert "error" not in report_to_json(Report(base=BASE, head=HEAD))
+    for bad in ({"phase": "confirming"}, {"phase": "x", "message": "y", "extra": 1}, "boom"):
+        with pytest.raises(jsonschema.ValidationError):
+            validate_report({**data, "error": bad})
+    markdown = render_markdown(report)
+    assert ("**Partial report:** the run stopped on an internal error while confirming "
+            "(`RuntimeError: boom`); see the notes.") in markdown
+    assert "Partial report" not in render_markdown(Report(base=BASE, head=HEAD))
 
 
 def test_unknown_fields_are_allowed_at_top_level_and_on_differences(report: Report) -> None:
