@@ -627,3 +627,112 @@ def test_project_writing_files_at_import_leaves_the_work_tree_clean(
     assert builder.repo.active_branch.name == "main"
     assert sorted(h.name for h in builder.repo.heads) == branches
     assert not (tmp_path / "written-at-import.txt").exists()
+
+
+# ---------------------------------------------------------------- 13. project values that stopped runs
+
+ODD_NAMES_BASE = '''\
+class Bar:
+    """A progress bar that keeps state under names no attribute reference spells."""
+
+    def __init__(self, total=10):
+        self.total = total
+        setattr(self, " .encoding", "utf-8")
+        self.__dict__["{0:3"] = 0
+
+    def advance(self, n):
+        self.__dict__["{0:3"] = self.__dict__["{0:3"] + n
+'''
+ODD_NAMES_HEAD = ODD_NAMES_BASE.replace('] + n\n', '] + n + n\n')  # the same TypeError for n=None
+
+
+def test_attribute_names_that_are_no_identifiers_are_observed_and_asserted(builder: RepoBuilder) -> None:
+    """The run once died on `cannot parse observation key suffix '. .encoding'` (and '.{0:3')."""
+    assert ODD_NAMES_HEAD != ODD_NAMES_BASE
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/bar.py": ODD_NAMES_BASE}, {"pkg/bar.py": ODD_NAMES_HEAD})
+
+    report = run_analyze(builder, budget=5, max_sequences=100)
+
+    assert report.error is None, report.notes
+    found = _only(report, "pkg.bar:Bar.advance")
+    assert [(d.kind, d.key.split("/", 1)[1]) for d in found] == [("state", "0.'{0:3'")], \
+        differences_summary(report)
+    assert "getattr(bar, '{0:3')" in found[0].test or 'getattr(bar, "{0:3")' in found[0].test, found[0].test
+    assert found[0].reproduced is True, found[0].test  # pytest ran it: passes on base, fails on head
+
+
+HOSTILE_VALUES_BASE = '''\
+class Sticky(list):
+    """A list whose every protocol raises."""
+
+    def __len__(self):
+        raise RuntimeError("no len")
+
+    def __iter__(self):
+        raise RuntimeError("no iter")
+
+    def __getitem__(self, index):
+        raise RuntimeError("no item")
+
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+    def __eq__(self, other):
+        raise RuntimeError("no eq")
+
+    def __hash__(self):
+        raise RuntimeError("no hash")
+
+
+class Gauge:
+    def __init__(self, level=0):
+        self.level = level
+        self.items = Sticky()
+        self.__dict__[7] = "a key that is no name"
+
+    @property
+    def broken(self):
+        raise RuntimeError("broken getter")
+
+    def __len__(self):
+        raise RuntimeError("no len")
+
+    def __iter__(self):
+        raise RuntimeError("no iter")
+
+    def __contains__(self, item):
+        raise RuntimeError("no contains")
+
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+    def __eq__(self, other):
+        raise RuntimeError("no eq")
+
+    def __hash__(self):
+        raise RuntimeError("no hash")
+
+    def reading(self, scale):
+        return self.level * scale
+
+
+def gauge(level):
+    return Gauge(level)
+'''
+HOSTILE_VALUES_HEAD = HOSTILE_VALUES_BASE.replace("* scale\n", "* scale + 1\n")
+
+
+def test_values_whose_protocols_raise_cost_their_observation_not_the_run(builder: RepoBuilder) -> None:
+    """Every object the sequences make raises from len, iter, repr, eq, hash and a property: the
+    run still observes the rest (the `level`) and finds the changed reading."""
+    assert HOSTILE_VALUES_HEAD != HOSTILE_VALUES_BASE
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/gauge.py": HOSTILE_VALUES_BASE},
+            {"pkg/gauge.py": HOSTILE_VALUES_HEAD})
+
+    report = run_analyze(builder, budget=5, max_sequences=100)
+
+    assert report.error is None, report.notes
+    assert ("return", "pkg.gauge:Gauge.reading") in {(d.kind, d.target) for d in report.differences}, \
+        (differences_summary(report), report.notes, report.stats)
+    assert {d.target for d in report.differences} == {"pkg.gauge:Gauge.reading"}, differences_summary(report)
+    assert report.stats.crashed == 0, "observing never costs a process"
