@@ -136,6 +136,26 @@ def test_bad_values_fail_validation(report: Report, where: tuple, value: object)
         validate_report(data)
 
 
+@pytest.mark.parametrize("target", [
+    "pkg.mod:make.<locals>.Local.value",  # a method of a class made by a function: dispatch finds it
+    "pkg.mod:outer.<locals>.<lambda>",
+    "paquet.données:Café.prix",  # Python's identifiers are not only ASCII
+    "pkg.util:<module>",
+])
+def test_any_python_qualname_is_a_valid_target(report: Report, target: str) -> None:
+    report.differences[0].target = target
+    validate_report(report_to_json(report))
+
+
+@pytest.mark.parametrize("target", ["pkg.mod", "pkg mod:f", "pkg.mod:f g", "pkg..mod:f", "pkg.mod:f.",
+                                    ":f", "pkg.mod:", "<pkg>:f"])
+def test_malformed_targets_fail_validation(report: Report, target: str) -> None:
+    data = report_to_json(report)
+    data["differences"][0]["target"] = target
+    with pytest.raises(jsonschema.ValidationError):
+        validate_report(data)
+
+
 def test_a_partial_report_says_where_the_run_stopped(report: Report) -> None:
     report.error = RunError("confirming", "RuntimeError: boom")
     data = report_to_json(report)
