@@ -131,3 +131,38 @@ def test_import_errors_on_each_side() -> None:
     catalog = Catalog.from_json(CATALOG, {"import_errors": {"broken": "x", "gone": "ImportError: y"}})
     assert catalog.broken_on_head() == {"gone": "ImportError: y"}  # broken on base already: not head's doing
     assert catalog.importable_on_both(("broken", "gone", MOD)) == {MOD}
+
+
+HOSTILE_MODULE = '''\
+class NoDir(type):
+    def __dir__(cls):
+        raise RuntimeError("no dir")
+
+
+class Shy(metaclass=NoDir):
+    def hidden(self):
+        return 1
+
+
+def __getattr__(name):
+    if name == "lazy":
+        raise RuntimeError("lazy attribute")
+    raise AttributeError(name)
+
+
+def kept(x: int) -> int:
+    return x
+
+
+__all__ = ["Shy", "kept", "lazy", 3]
+'''
+
+
+def test_members_whose_listing_raises_are_left_out_not_the_module(tmp_path: Path) -> None:
+    """A metaclass's __dir__, a module __getattr__ and a name that is no str in __all__ once
+    made the worker's start fail, so the run ended with "could not be imported"."""
+    name = "dor_catalog_hostile"
+    catalog = real_catalog(tmp_path, name, HOSTILE_MODULE)
+    assert catalog.import_errors == {}
+    ids = {op.id for op in catalog.operations}
+    assert f"{name}:kept" in ids and f"{name}:Shy.hidden" not in ids, ids

@@ -26,7 +26,9 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 
 def build_catalog(modules: list[str]) -> dict:
-    """Import `modules`; return {"operations", "classes", "import_errors"}."""
+    """Import `modules`; return {"operations", "classes", "import_errors"}. Listing runs the
+    project's code too (`dir`, `__getattr__`, signatures): a member whose listing raises is left
+    out, never the module or the run."""
     operations: dict[str, dict] = {}
     classes: dict[str, dict] = {}
     errors: dict[str, str] = {}
@@ -38,10 +40,13 @@ def build_catalog(modules: list[str]) -> dict:
             errors[name] = clean_text(f"{type(exc).__name__}: {exc}")
             continue
         for obj in _public_members(module):
-            if isinstance(obj, type):
-                _add_class(obj, operations, classes, wanted)
-            elif inspect.isfunction(obj) or inspect.isbuiltin(obj):
-                _add_operation(operations, f"{name}:{obj.__qualname__}", "function", obj, None, wanted)
+            try:
+                if isinstance(obj, type):
+                    _add_class(obj, operations, classes, wanted)
+                elif inspect.isfunction(obj) or inspect.isbuiltin(obj):
+                    _add_operation(operations, f"{name}:{obj.__qualname__}", "function", obj, None, wanted)
+            except BaseException:  # a metaclass's __dir__, a signature that raises: that member only
+                continue
     _add_builders(wanted, operations, classes, _project_roots(modules))
     return {"operations": list(operations.values()), "classes": classes, "import_errors": errors}
 
@@ -51,14 +56,24 @@ def _project_roots(modules: list[str]) -> set[str]:
 
 
 def _public_members(module: types.ModuleType) -> list[Any]:
+    """The module's own public objects; a name that is no str or whose lookup raises (a module
+    `__getattr__`, a lazy attribute) is left out, not the module."""
     names = getattr(module, "__all__", None)
     if not isinstance(names, (list, tuple)):
-        names = [n for n in dir(module) if not n.startswith("_")]
+        try:
+            names = [n for n in dir(module) if not n.startswith("_")]
+        except BaseException:  # a module-level __dir__ that raises
+            names = []
     members = []
     for name in names:
-        obj = getattr(module, name, None)
-        if getattr(obj, "__module__", None) == module.__name__:
-            members.append(obj)
+        if type(name) is not str:
+            continue
+        try:
+            obj = getattr(module, name, None)
+            if getattr(obj, "__module__", None) == module.__name__:
+                members.append(obj)
+        except BaseException:
+            continue
     return members
 
 
@@ -103,9 +118,12 @@ def _add_builders(wanted: set[type], operations: dict, classes: dict, roots: set
     values as choices, so building a member needs no more than a literal.
     """
     for klass in sorted(wanted, key=type_name):
-        buildable = _in_project(klass, roots) or isinstance(klass, enum.EnumMeta)
-        if buildable and type_name(klass) not in classes:
-            _add_class(klass, operations, classes, set(), constructor_only=True)
+        try:
+            buildable = _in_project(klass, roots) or isinstance(klass, enum.EnumMeta)
+            if buildable and type_name(klass) not in classes:
+                _add_class(klass, operations, classes, set(), constructor_only=True)
+        except BaseException:  # as in build_catalog: that class only
+            continue
 
 
 def _add_operation(operations: dict, op_id: str, kind: str, func: Any, owner: type | None,
