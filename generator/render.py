@@ -84,16 +84,18 @@ def render_findings(findings: list[Finding], operations: dict[str, Operation],
 
 
 def severity(mismatch: Mismatch, project: frozenset[str]) -> str:
-    """"minor" when only the message of an exception differs and its class is defined outside the
-    project, neither builtin nor the project's own: the standard library or a dependency raised
-    it, and its wording (a position in a `re.error`) is not the project's behaviour."""
+    """"minor" when only the message of an exception differs and the project's own code did not
+    raise it: the exception's class is defined outside the project (neither builtin nor the
+    project's), or the worker saw the interpreter, the standard library or a dependency raise it
+    on both commits (`len(None)` in the project's code: CPython's wording, not the project's)."""
     base, head = mismatch.base, mismatch.head
     if not (base and head and base[0] == head[0] == "E" and len(base) > 3 and len(head) > 3):
         return "major"
     same_class = base[1] == head[1] and base[3] == head[3]
     module = str(base[3])
-    outside = module != "builtins" and module.split(".")[0] not in project
-    return "minor" if same_class and outside and base[2] != head[2] else "major"
+    foreign_class = module != "builtins" and module.split(".")[0] not in project
+    raised_outside = base[4:5] == head[4:5] == ["outside"]
+    return "minor" if same_class and (foreign_class or raised_outside) and base[2] != head[2] else "major"
 
 
 def _difference(finding: Finding, operations: dict[str, Operation], floats: FloatPolicy,

@@ -8,7 +8,7 @@ from conftest import RepoBuilder, make_pr, run_analyze
 
 from difforacle.bot.summary import headline, is_regression, summary_markdown
 from difforacle.generator import render_markdown, report_to_json, validate_report
-from difforacle.generator.compare import Mismatch
+from difforacle.generator.compare import Mismatch, leaves_equal
 from difforacle.generator.render import severity
 
 PATTERNS = '''\
@@ -50,7 +50,44 @@ def test_a_moved_position_in_a_standard_library_message_is_minor(builder: RepoBu
     (["E", "error", "bad", "re"], ["E", "KeyError", "bad", "builtins"], "major"),  # another exception
     (["i", 1], ["E", "error", "bad", "re"], "major"),  # head now raises
     (["E", "error", "bad", "re"], ["E", "error", "bad", "re"], "major"),  # nothing to call minor
+    (["E", "TypeError", "object of type 'NoneType' has no len()", "builtins", "outside"],
+     ["E", "TypeError", "argument of type 'NoneType' is not iterable", "builtins", "outside"], "minor"),
+    (["E", "ValueError", "bad at 4", "builtins", "raise"],
+     ["E", "ValueError", "bad at 8", "builtins", "raise"], "major"),  # the project's own `raise`
+    (["E", "ValueError", "bad at 4", "builtins", "outside"],
+     ["E", "ValueError", "bad at 8", "builtins", "raise"], "major"),  # head raises it itself now
 ])
 def test_what_is_minor(base: list, head: list, expected: str) -> None:
-    """Builtin exceptions stay major: the project's own `raise ValueError(...)` shares their class."""
+    """A builtin exception is minor only when the worker saw something other than the project's own
+    `raise` raise it on both commits (a 5th field): the project's `raise ValueError(...)` shares the class."""
     assert severity(Mismatch("0!", base, head), frozenset({"pkg"})) == expected
+
+
+NONE_SIZE = '''\
+def size(text: str) -> int:
+    return len(text)
+
+
+def check(text: str) -> int:
+    if not isinstance(text, str):
+        raise TypeError("text must be a string")
+    return 1
+'''
+
+
+def test_who_raised_a_builtin_exception_decides_its_severity(builder: RepoBuilder) -> None:
+    """`len(None)` turned into `None in ...` changes CPython's wording (minor); the project's own
+    `raise TypeError(...)` with a new message is its behaviour (major)."""
+    after = NONE_SIZE.replace("return len(text)", "return sum(1 for _ in text)").replace(
+        "text must be a string", "a string is needed")
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/size.py": NONE_SIZE}, {"pkg/size.py": after})
+    report = run_analyze(builder, max_sequences=400)
+    by_target = {d.target: d for d in report.differences if d.kind == "exception" and "TypeError" in d.base}
+    assert by_target["pkg.size:size"].severity == "minor"
+    assert by_target["pkg.size:check"].severity == "major"
+
+
+def test_who_raised_an_exception_is_never_compared() -> None:
+    same = ["E", "KeyError", "'a'", "builtins"]
+    assert leaves_equal([*same, "raise"], [*same, "outside"]) and leaves_equal(same, [*same, "raise"])
+    assert not leaves_equal([*same, "raise"], ["E", "KeyError", "'b'", "builtins", "raise"])

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import literals
 from .fields import graph_triples
-from .observe import Observer, StatementTimeout, exception_leaf, primitive_leaf, type_name
+from .observe import Observer, StatementTimeout, exception_leaf, primitive_leaf, raised_by, type_name
 from .protocol import ResultRecord, Status, digest_key, exception_key, value_key
 from .resolve import Missing, Resolver, Unbindable
 from .tracer import ChangeTracer
@@ -100,7 +100,7 @@ class SequenceRunner:
             except StatementTimeout:
                 raise
             except BaseException as exc:  # SystemExit and KeyboardInterrupt from the SUT included
-                obs[exception_key(index)] = exception_leaf(exc)
+                obs[exception_key(index)] = [*exception_leaf(exc), raised_by(exc)]
                 return Status.EXCEPTION
             values.append(value)
             with literals.clocks_rewound():

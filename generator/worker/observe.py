@@ -27,6 +27,8 @@ from __future__ import annotations
 import enum
 import hashlib
 import inspect
+import linecache
+import os
 import re
 import types
 from collections.abc import Collection, Iterable, Iterator
@@ -62,6 +64,24 @@ def clean_text(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+PROJECT_ROOTS: list[str] = []  # the project's import roots (set at init): whose code a `raise` is
+
+
+def raised_by(exc: BaseException) -> str:
+    """"raise" when a `raise` statement in the project's own files raised `exc` (its innermost
+    frame); "outside" when the interpreter (`len(None)`), the standard library or a dependency
+    did: then its message is their wording, not the project's. Metadata, never compared."""
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    if frame is None:
+        return "outside"
+    filename = frame.tb_frame.f_code.co_filename
+    if not any(filename.startswith(root + os.sep) for root in PROJECT_ROOTS):
+        return "outside"
+    return "raise" if linecache.getline(filename, frame.tb_lineno).lstrip().startswith("raise") else "outside"
+
+
 def exception_leaf(exc: BaseException) -> list:
     try:
         message = str(exc)
@@ -78,7 +98,7 @@ def exception_leaf(exc: BaseException) -> list:
 def unobservable_leaf(exc: BaseException) -> list:
     """A value whose snapshot raised part way (its `__len__`, `__iter__`, ... failed): the
     exception's type and message, which tell the two commits apart but make no assertion."""
-    _, name, message, _ = exception_leaf(exc)
+    _, name, message = exception_leaf(exc)[:3]
     return ["unobservable", name, message]
 
 

@@ -13,6 +13,7 @@ import sys
 import traceback
 from typing import Any
 
+from . import observe
 from .execute import SequenceRunner
 from .introspect import build_catalog
 from .observe import Observer
@@ -64,6 +65,9 @@ class Worker:
                     "error": f"the host speaks {request.get('protocol')!r}, this worker {PROTOCOL!r}"}
         for root in reversed(request["roots"]):
             sys.path.insert(0, root)
+        # as given (how modules' files are named) and resolved (a symlinked temporary folder)
+        observe.PROJECT_ROOTS[:] = sorted({form for root in request["roots"]
+                                           for form in (os.path.abspath(root), os.path.realpath(root))})
         probe = self.probe = CoverageProbe(request.get("lines", {}), request.get("coverage_path"))
         # Module and class bodies run only here: their changed lines are covered by the import.
         catalog, at_import = probe.measure(lambda: build_catalog(request["modules"]))
