@@ -486,3 +486,26 @@ def test_changed_lines_of_a_zero_context_diff() -> None:
     old, new = bench.changed_lines(diff)
     assert old == {3, 4, 10, 20}
     assert new == {3, 8, 9, 10, 21, 22}
+
+
+class _Related:
+    """A ChangeMap stand-in: every target is at the change."""
+
+    @staticmethod
+    def counts(target: str) -> bool:
+        return True
+
+
+def test_a_minor_difference_neither_detects_nor_alarms() -> None:
+    """Only the wording of an exception the project did not raise: the report's "no difference"."""
+    minor = {"kind": "exception", "target": "pkg.m:f", "base": "raises TypeError: a",
+             "head": "raises TypeError: b", "severity": "minor"}
+    report = {"differences": [minor], "coverage": {}, "stats": {}, "notes": []}
+    for label, verdict in (("change", "detected"), ("same", "false_alarm")):
+        entry = {"exit": 1, **bench.summarize_report(report, _Related())}
+        bench.judge(entry, bench.Case("c", "o/r", "0" * 40, label, "note"))
+        assert entry[verdict] is False and entry["differences"][0]["minor"] is True
+    major = {"exit": 1, **bench.summarize_report({**report, "differences": [{**minor, "severity": "major"}]},
+                                                 _Related())}
+    bench.judge(major, bench.Case("c", "o/r", "0" * 40, "same", "note"))
+    assert major["false_alarm"] is True
