@@ -6,20 +6,29 @@ Each test bounds the exploration with a small budget and/or `max_sequences`.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from conftest import (
+    GIT_ENV,
     RepoBuilder,
     differences_summary,
     export_commit,
     make_pr,
     run_analyze,
     run_pytest_file,
+    service_unavailable,
 )
 
 from difforacle.generator import Options, Report, analyze
+from difforacle.generator.executor import BOOT
 from difforacle.generator.model import Difference
 
 # ---------------------------------------------------------------- helpers
@@ -542,6 +551,161 @@ def test_instrumentation_does_not_change_a_recursion_error(builder: RepoBuilder)
     report = run_analyze(builder, budget=4, max_sequences=100)
 
     assert report.differences == [], differences_summary(report)
+
+
+HOSTILE_FILES = '''\
+import os
+import shutil
+
+VICTIMS = @VICTIMS@  # the user's files, far from the run's folder
+NOTES = os.path.join(VICTIMS, "notes.txt")
+
+
+def delete():  # a path from the environment, as a cleanup helper might read it
+    os.remove(os.environ["HOSTILE_VICTIM"])
+
+
+def write_home():
+    with open(os.path.join(VICTIMS, "home", ".profile"), "a") as profile:
+        profile.write("planted\\n")
+
+
+def rename():
+    os.rename(NOTES, os.path.join(VICTIMS, "renamed.txt"))
+
+
+def chmod():
+    os.chmod(NOTES, 0o777)
+
+
+def symlink():
+    os.symlink(NOTES, os.path.join(VICTIMS, "home", ".bashrc"))
+
+
+def hard_link():  # into the working folder, where writing to it would change the user's file
+    os.link(NOTES, "notes-link")
+
+
+def through_a_link():
+    if os.path.lexists("escape"):
+        os.remove("escape")
+    os.symlink(VICTIMS, "escape")
+    os.remove(os.path.join("escape", "notes.txt"))
+
+
+def rmtree():
+    shutil.rmtree(os.path.join(VICTIMS, "tree"))
+
+
+def truncate():
+    os.truncate(NOTES, 0)
+
+
+def remove(path):  # fed with the paths above, mined from this module
+    os.remove(path)
+
+
+def rate(unit):
+    if unit == "h":
+        return 3600
+    if unit == "m":
+        return 60
+    return 1
+'''
+
+
+def _hostile_files(victims: Path) -> str:
+    return HOSTILE_FILES.replace("@VICTIMS@", repr(str(victims)))
+
+
+def _victims(folder: Path) -> Path:
+    """The user's files that HOSTILE_FILES goes for: notes, a home folder, a tree."""
+    (folder / "home").mkdir(parents=True)
+    (folder / "home" / ".profile").write_text("export EDITOR=vi\n")
+    (folder / "tree" / "deep").mkdir(parents=True)
+    (folder / "tree" / "deep" / "leaf.txt").write_text("leaf")
+    (folder / "notes.txt").write_text("the user's notes")
+    return folder
+
+
+def _files(folder: Path) -> dict[str, tuple]:
+    """Name, mode, link count and content (or link target) of everything under `folder`."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        info = path.lstat()
+        content = os.readlink(path) if path.is_symlink() else path.read_bytes() if path.is_file() else None
+        found[str(path.relative_to(folder))] = (info.st_mode, info.st_nlink, content)
+    return found
+
+
+def test_hostile_file_system_calls_change_nothing_outside_the_run(builder: RepoBuilder, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    victims = _victims(tmp_path / "victims")
+    monkeypatch.setenv("HOSTILE_VICTIM", str(victims / "notes.txt"))
+    before = _files(victims)
+    _hostile_pr(builder, _hostile_files(victims))
+
+    _assert_finds_rate_within_budget(builder, budget=6.0)
+
+    assert _files(victims) == before
+
+
+NON_ROOT_UID = 10003  # no user of this machine: owns only what the test gives it
+NON_ROOT_ENGINE = """
+import json, os, sys
+from checkout_code import use_this_checkout
+use_this_checkout()
+from difforacle.generator import Options, analyze
+import black, coverage  # imported by the engine on first use: loaded while this interpreter can read them
+repo, python, uid, budget = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+os.setgroups([])
+os.setgid(uid)
+os.setuid(uid)
+report = analyze(repo, "main", "feature", Options(budget=budget, python=python, show_unreproduced=True))
+print(json.dumps([[d.kind, d.target, d.base, d.head] for d in report.differences]))
+"""
+
+
+def _can_run_a_worker(uid: int, python: str) -> bool:
+    """`python` runs as `uid`, is a Python 3.11+, and can read the worker's code."""
+    check = f"import sys; open({str(BOOT)!r}).close(); sys.exit(sys.version_info < (3, 11))"
+    try:
+        return subprocess.run([python, "-c", check], user=uid, group=uid, extra_groups=[], env={},
+                              capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def test_hostile_file_system_calls_as_a_non_root_user() -> None:
+    """The test above with the engine and its workers running as a user who owns the files at stake:
+    only the sandbox stands between the hostile module and them (root could be stopped by nothing else)."""
+    if os.geteuid() != 0:
+        pytest.skip("runs as a non-root user already: the test above is this one")
+    candidates = (sys.executable, "/usr/bin/python3")
+    python = next((p for p in candidates if _can_run_a_worker(NON_ROOT_UID, p)), None)
+    if python is None:
+        service_unavailable("a Python 3.11+ that another user can run and that can read this checkout",
+                            f"neither {sys.executable} nor /usr/bin/python3")
+    folder = Path(tempfile.mkdtemp(prefix="difforacle-nonroot-"))
+    try:
+        builder = RepoBuilder(folder / "repo")
+        victims = _victims(folder / "victims")
+        _hostile_pr(builder, _hostile_files(victims))
+        before = _files(victims)
+        for path in (folder, *folder.rglob("*")):
+            os.lchown(path, NON_ROOT_UID, NON_ROOT_UID)
+        tests = Path(__file__).parent
+        env = {**GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder),
+               "PYTHONPATH": str(tests), "HOSTILE_VICTIM": str(victims / "notes.txt")}
+        done = subprocess.run([sys.executable, "-c", NON_ROOT_ENGINE, str(builder.root), python,
+                               str(NON_ROOT_UID), "6"], env=env, cwd=folder, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.splitlines()[-1]) == [["return", "pkg.hostile:rate", "3600", "3660"]]
+        assert _files(victims) == before
+        assert all(path.stat().st_uid == NON_ROOT_UID for path in victims.rglob("*"))  # theirs to delete
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- 8. head does not import

@@ -56,12 +56,25 @@ class Shared:
     results: dict[str, Reproduction]
     seconds: float
     pids: list[str]
+    outside: Path  # a file the tests' calls may not remove (module bodies, as in the worker, may write)
+
+
+TMP_PATH_MODULE = """from pkg.mod import seconds
+
+
+def test_it(tmp_path):
+    (tmp_path / "made.txt").write_text("in pytest's own temporary folder")
+    assert (tmp_path / "made.txt").read_text() == "in pytest's own temporary folder"
+    assert seconds(1) == 3600
+"""
 
 
 @pytest.fixture(scope="module")
 def shared(pr: tuple[Checkout, Checkout], tmp_path_factory: pytest.TempPathFactory) -> Shared:
     pid_file = tmp_path_factory.mktemp("pids") / "pids.txt"
     record_pid = f"import os\nwith open({str(pid_file)!r}, 'a') as f: f.write(f'{{os.getpid()}}\\n')\n"
+    outside = tmp_path_factory.mktemp("outside") / "outside.txt"
+    outside.write_text("kept")
     hash_zero = _seed_zero_hash()
     tests = [
         SuggestedTests("regression", record_pid + _module("assert seconds(1) == 3600"),
@@ -83,6 +96,10 @@ def shared(pr: tuple[Checkout, Checkout], tmp_path_factory: pytest.TempPathFacto
             "connection = socket.socket()\n"
             "with pytest.raises(PermissionError, match='difforacle sandbox'):\n"
             "    connection.connect(('127.0.0.1', 9))\nassert seconds(1) == 3600", "import socket\n"), None),
+        SuggestedTests("sandbox_file_system", _module(
+            "with pytest.raises(PermissionError, match='difforacle sandbox: os.remove'):\n"
+            f"    os.remove({str(outside)!r})\nassert seconds(1) == 3600", "import os\n"), None),
+        SuggestedTests("tmp_path", TMP_PATH_MODULE, None),
         SuggestedTests("sandbox_unguarded", _module("subprocess.run(['true'])", "import subprocess\n"), None),
         SuggestedTests("skipped", _module("pytest.skip('not today')"), None),
         SuggestedTests("no_test_function", "from pkg.mod import seconds\n\n\ndef helper():\n    pass\n",
@@ -94,14 +111,14 @@ def shared(pr: tuple[Checkout, Checkout], tmp_path_factory: pytest.TempPathFacto
         start = time.monotonic()
         results = check_reproduction(tests, *pr, sys.executable, test_timeout=TEST_TIMEOUT, run_timeout=60)
         elapsed = time.monotonic() - start
-    return Shared(results, elapsed, pid_file.read_text().split() if pid_file.exists() else [])
+    return Shared(results, elapsed, pid_file.read_text().split() if pid_file.exists() else [], outside)
 
 
 def test_results_are_keyed_by_name_in_input_order(shared: Shared) -> None:
     assert list(shared.results) == ["regression", "no_pin_head", "same_on_both", "hash_order",
                                     "wrong_on_base", "syntax_error", "hang", "hang_at_import",
-                                    "sandbox_process", "sandbox_network", "sandbox_unguarded", "skipped",
-                                    "no_test_function"]
+                                    "sandbox_process", "sandbox_network", "sandbox_file_system", "tmp_path",
+                                    "sandbox_unguarded", "skipped", "no_test_function"]
 
 
 def test_genuine_regression_reproduces(shared: Shared) -> None:
@@ -162,10 +179,16 @@ def test_hanging_test_module_import_fails_by_the_timeout(shared: Shared) -> None
                f"TestTimeout: the test ran longer than {TEST_TIMEOUT:g} s")
 
 
-@pytest.mark.parametrize("finding", ["sandbox_process", "sandbox_network"])
-def test_sandbox_refuses_processes_and_connections(shared: Shared, finding: str) -> None:
+@pytest.mark.parametrize("finding", ["sandbox_process", "sandbox_network", "sandbox_file_system"])
+def test_sandbox_refuses_processes_connections_and_changes_outside(shared: Shared, finding: str) -> None:
     # the pytest.raises(PermissionError) blocks passed on base (and on head, which fails on the value)
     result = shared.results[finding]
+    assert result.reproduced, result.detail
+    assert shared.outside.read_text() == "kept"
+
+
+def test_pytest_tmp_path_is_writable_in_the_sandbox(shared: Shared) -> None:
+    result = shared.results["tmp_path"]
     assert result.reproduced, result.detail
 
 
@@ -191,7 +214,7 @@ def test_projects_pytest_configuration_and_conftests_do_not_interfere(shared: Sh
     # pytest.ini has `addopts = -x --bogus-option`, both conftest.py files raise at import and the
     # environment sets PYTEST_ADDOPTS/PYTEST_PLUGINS: any of them would have failed every finding
     assert all(shared.results[name].reproduced
-               for name in ("regression", "no_pin_head", "sandbox_process", "sandbox_network"))
+               for name in ("regression", "no_pin_head", "sandbox_process", "sandbox_network", "tmp_path"))
 
 
 def test_run_timeout_stops_the_whole_run(pr: tuple[Checkout, Checkout]) -> None:

@@ -4,10 +4,14 @@ The reproduction check (generator/reproduce.py) starts this script as
 `python pytest_boot.py OPTIONS_JSON PYTEST_ARGS...`. The suggested tests import project
 code, so the whole pytest process gets the sandbox's limits and audit hook (no new
 processes, no network), and every test (and every test module's import) gets a timer that
-turns a hang into a failure of that test instead of a hung run. If this interpreter has no
-pytest, difforacle's own is used: the folder named by DIFFORACLE_PYTEST_FALLBACK holds
-links to just pytest and its dependencies, and is appended to `sys.path` so the project's
-own packages always win. Standard library only (plus the pytest it imports).
+turns a hang into a failure of that test instead of a hung run. Once the test modules are
+imported, the hook also refuses changes to the file system outside the run's folder (which
+holds pytest's report and, as $TMPDIR, its `tmp_path`): the tests' calls are judged as the
+worker judged them, and module bodies, which the worker ran before it forked, are not. If
+this interpreter has no pytest, difforacle's own is used: the folder named by
+DIFFORACLE_PYTEST_FALLBACK holds links to just pytest and its dependencies, and is appended
+to `sys.path` so the project's own packages always win. Standard library only (plus the
+pytest it imports).
 """
 
 import contextlib
@@ -81,15 +85,26 @@ def _timeouts_plugin(pytest: ModuleType, seconds: float) -> object:
     return Timeouts()
 
 
+class _FileSystemGuard:
+    """A pytest plugin that guards the file system once collection (the modules' imports) is over."""
+
+    def __init__(self, sandbox: ModuleType, writable: tuple[str, ...]) -> None:
+        self.sandbox, self.writable = sandbox, writable
+
+    def pytest_collection_finish(self, session: object) -> None:
+        self.sandbox.guard_file_system(self.writable)
+
+
 def main(argv: list[str]) -> int:
     options = json.loads(argv[0])
     sandbox = _load_sandbox()
+    writable = sandbox.run_folders()  # the run's folder and, inside it, $TMPDIR (pytest's tmp_path)
     pytest = _import_pytest()
     plugin = _timeouts_plugin(pytest, float(options["test_timeout"]))
     sandbox.apply_limits(int(options["memory_mb"]), int(options["cpu_seconds"]))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the file size limit fails, not the run
-    sandbox.install_audit_hook()
-    return int(pytest.main(argv[1:], plugins=[plugin]))
+    sandbox.install_audit_hook(None)
+    return int(pytest.main(argv[1:], plugins=[plugin, _FileSystemGuard(sandbox, writable)]))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from .observe import Observer
 from .probe import CoverageProbe
 from .protocol import PROTOCOL, InitReply, InitRequest, RunRequest
 from .resolve import Resolver
-from .sandbox import ChildHooks, ForkRunner
+from .sandbox import ChildHooks, ForkRunner, run_folders
 from .tracer import ChangeTracer, install_hit_wrappers
 
 
@@ -45,8 +45,10 @@ class _Measured(ChildHooks):
 
 
 class Worker:
-    def __init__(self, out_fd: int) -> None:
+    def __init__(self, out_fd: int, writable: tuple[str, ...]) -> None:
+        """`writable`: the run's folders, the only ones the forked children may change."""
         self.out_fd = out_fd
+        self.writable = writable
         self.runner: SequenceRunner | None = None
         self.forks: ForkRunner | None = None
         self.probe: CoverageProbe | None = None
@@ -74,7 +76,8 @@ class Worker:
         tracer = ChangeTracer()
         unwrapped = install_hit_wrappers(request.get("units", []), tracer)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0)
-        forks = self.forks = ForkRunner(request.get("memory_mb", 2048), request.get("sequence_timeout", 10.0))
+        forks = self.forks = ForkRunner(request.get("memory_mb", 2048), request.get("sequence_timeout", 10.0),
+                                       self.writable)
 
         def on_statement(index: int) -> None:
             forks.set_statement(index)
@@ -117,11 +120,12 @@ class Worker:
 
 def serve() -> None:
     """Keep the protocol channel private: the project's prints go to /dev/null, not to the host."""
+    writable = run_folders()  # before the project's imports can move them
     out_fd = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)
     sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the process's stdout
-    worker = Worker(out_fd)
+    worker = Worker(out_fd, writable)
     for line in sys.stdin:
         if not line.strip():
             continue
