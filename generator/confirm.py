@@ -26,6 +26,7 @@ from .scope import Scope
 from .worker.protocol import statement_of
 
 REPRESENTATIVES = 3
+MAX_HISTORY = 400  # statements of earlier sequences a difference may need to show (then minimized away)
 
 
 @dataclass
@@ -95,8 +96,12 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
             break
         members.sort(key=lambda member: (statement_of(member[1].key), repr(member[0].statements)))
         failures = []
-        for kept, mismatch in members[:REPRESENTATIVES]:
-            finding = _confirm_one(kept, mismatch, check, locate, policy)
+        tries = [(kept, mismatch, False) for kept, mismatch in members[:REPRESENTATIVES]]
+        tries.append((*members[0], True))  # alone it did not show: after what ran before it in replay
+        for kept, mismatch, with_history in tries:
+            if with_history and ("values" in failures or not kept.history()):
+                continue
+            finding = _confirm_one(kept, mismatch, check, locate, policy, with_history)
             if isinstance(finding, str):
                 failures.append(finding)
                 continue
@@ -121,8 +126,8 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
 
 def _dropped_note(dropped: dict[str, int]) -> str:
     """Candidates that did not confirm are said, with why, never dropped without a word."""
-    reasons = {"alone": "showed no difference when run alone in fresh processes (the difference came from "
-                        "state that earlier sequences of the same batch left, or from timing)",
+    reasons = {"alone": "showed no difference when run again in fresh processes, alone or after the "
+                        "sequences that ran before them (timing, or state left by sequences that raised)",
                "values": "showed other values when run again (nondeterministic)"}
     parts = [f"{count} {reasons[why]}" for why, count in sorted(dropped.items())]
     total = sum(dropped.values())
@@ -131,17 +136,54 @@ def _dropped_note(dropped: dict[str, int]) -> str:
 
 
 def _confirm_one(kept: KeptSequence, mismatch: Mismatch, check: DifferenceCheck, locate: Locator,
-                 policy: FloatPolicy) -> Finding | str:
-    """The mismatch again, alone in fresh processes on both commits; if it does not reproduce, why:
-    "alone" (no difference there) or "values" (other values: nondeterministic or merely slow)."""
-    case = Case.of(kept.statements, mismatch.key)
-    shown = check.observe(case, observed_path(mismatch.key), lines=True)
+                 policy: FloatPolicy, with_history: bool = False) -> Finding | str:
+    """The mismatch again, alone in fresh processes on both commits (`with_history`: as one
+    sequence after the ones that ran before it in its replay round, which may have left the state
+    it needs); if it does not reproduce, why: "alone" (no difference there) or "values" (other
+    values: nondeterministic or merely slow)."""
+    path = observed_path(mismatch.key)
+    alone = Case.of(kept.statements, mismatch.key)
+    history = _bounded(kept.history()) if with_history else []
+    case = alone.after(history)
+    shown = check.observe(case, path, lines=True)
     if shown is None:
         return "alone"
     if not (reproduces(shown.mismatch.base, mismatch.base, policy)
             and reproduces(shown.mismatch.head, mismatch.head, policy)):
         return "values"
+    if history:
+        case, shown = _shortest_history(alone, history, path, check, policy, (case, shown))
     return Finding(case, shown, locate(case.target, shown))
+
+
+def _bounded(history: list[list[dict]]) -> list[list[dict]]:
+    """The nearest earlier sequences, at most MAX_HISTORY statements in all."""
+    kept: list[list[dict]] = []
+    size = 0
+    for statements in reversed(history):
+        size += len(statements)
+        if size > MAX_HISTORY:
+            break
+        kept.insert(0, statements)
+    return kept
+
+
+def _shortest_history(alone: Case, history: list[list[dict]], path: str, check: DifferenceCheck,
+                      policy: FloatPolicy, found: tuple[Case, Shown]) -> tuple[Case, Shown]:
+    """The fewest nearest earlier sequences the difference still shows after (a binary search, a
+    handful of runs), so that minimization starts from a short case rather than the whole round."""
+    wanted = found[1].mismatch
+    low, high = 1, len(history)  # `high` nearest sequences are known to be enough
+    while low < high:
+        middle = (low + high) // 2
+        case = alone.after(history[-middle:])
+        shown = check.observe(case, path, lines=True)
+        if shown is not None and reproduces(shown.mismatch.base, wanted.base, policy) \
+                and reproduces(shown.mismatch.head, wanted.head, policy):
+            high, found = middle, (case, shown)
+        else:
+            low = middle + 1
+    return found
 
 
 def relative(file: str, checkout: Checkout) -> str:

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from .compare import Mismatch, kind_of
 from .model import DifferenceKind
+from .pools import shift
 from .worker.protocol import EXCEPTION_MARK, Leaf, ObservationKey, SequenceResult, exception_key, value_key
 
 RESULT, ARGUMENT = "result", "argument"  # the roles an observed value can have in its statement
@@ -56,6 +57,16 @@ class Case:
         if path == EXCEPTION_MARK:
             return exception_key(self.target)
         return value_key(self.target, self.target if self.var is None else self.var) + path
+
+    def after(self, history: list[list[dict]]) -> Case:
+        """This case run after `history` in the same process, as one sequence: the earlier
+        sequences' statements first, this case's references moved past them."""
+        joined: list[dict] = []
+        for statements in [*history, list(self.statements)]:
+            start = len(joined)
+            joined.extend([shift(statement, start) for statement in statements])
+        offset = len(joined) - len(self.statements)
+        return Case(tuple(joined), None if self.var is None else self.var + offset)
 
     @staticmethod
     def of(statements: list[dict] | tuple[dict, ...], key: str) -> Case:

@@ -87,7 +87,7 @@ class SequenceBuilder:
         if offset is None:
             offset = len(self.statements)
             self._included.append((entry, offset))
-            self.statements.extend(_shift(s, offset) for s in entry.statements)
+            self.statements.extend(shift(s, offset) for s in entry.statements)
         return {"ref": entry.index + offset}
 
     def entry(self, cost: float = 1.0) -> PoolEntry:
@@ -95,7 +95,8 @@ class SequenceBuilder:
         return PoolEntry(tuple(self.statements), len(self.statements) - 1, cost)
 
 
-def _shift(statement: dict, offset: int) -> dict:
+def shift(statement: dict, offset: int) -> dict:
+    """`statement` with its references moved `offset` statements later (spliced after others)."""
     if offset == 0:
         return statement
 

@@ -31,6 +31,17 @@ class KeptSequence:
     explored: SequenceResult
     replayed_base: SequenceResult | None = None
     replayed_head: SequenceResult | None = None
+    # The replay runs a round's sequences one after the other in one process: what ran before this
+    # one there (`round[:position]`) may have left state (a cache, a registry) that it shows.
+    round: list[KeptSequence] = field(default_factory=list, repr=False)
+    position: int = 0
+
+    def history(self) -> list[list[dict]]:
+        """The sequences that ran before this one in its replay round and ended normally on both
+        commits (one that raised stopped part way, and would stop a joined sequence too)."""
+        return [k.statements for k in self.round[:self.position]
+                if k.replayed_base is not None and k.replayed_base.status == Status.OK
+                and k.replayed_head is not None and k.replayed_head.status == Status.OK]
 
 
 @dataclass
@@ -101,6 +112,8 @@ class Replayer:
         if not kept:
             return
         batch = [k.statements for k in kept]
+        for position, item in enumerate(kept):
+            item.round, item.position = kept, position
         # coverage is measured only while something is still uncovered (tracing is slow)
         wanted = {side: self.lines is not None and self.lines.pending(side) for side in ("base", "head")}
         base = self._pool.submit(self.base.run, batch, REPLAY_RANDOM_SEED, lines=wanted["base"])

@@ -7,7 +7,7 @@ from pathlib import Path
 from difforacle.generator.compare import EXACT_ENOUGH, Mismatch
 from difforacle.generator.confirm import Locator, confirm
 from difforacle.generator.deadline import Deadline
-from difforacle.generator.difference import DifferenceKey, Shown
+from difforacle.generator.difference import Case, DifferenceKey, Shown
 from difforacle.generator.model import ChangeSet, Checkout, FileChange, Unit
 from difforacle.generator.replay import Candidates, KeptSequence
 from difforacle.generator.scope import EVERYTHING
@@ -50,8 +50,8 @@ def test_candidates_that_do_not_confirm_are_said_with_why(tmp_path: Path) -> Non
     assert confirmation.dropped == {"alone": 1, "values": 1}
     assert confirmation.notes == [
         "2 group(s) of candidate differences seen while exploring did not confirm and are not reported: "
-        "1 showed no difference when run alone in fresh processes (the difference came from state that "
-        "earlier sequences of the same batch left, or from timing); 1 showed other values when run again "
+        "1 showed no difference when run again in fresh processes, alone or after the sequences that ran "
+        "before them (timing, or state left by sequences that raised); 1 showed other values when run again "
         "(nondeterministic)."]
 
 
@@ -64,3 +64,16 @@ def test_without_a_traced_line_a_difference_points_at_its_units_first_changed_li
     shown = Shown(Mismatch(KEY, ["i", 1], ["i", 2]), "pkg.mod:f", _result(1), _result(2))
     location = locate(0, shown)
     assert (location.path, location.line, location.side, location.hunk) == ("pkg/mod.py", 7, "head", 0)
+
+
+def test_a_case_after_its_history_is_one_sequence_with_references_moved() -> None:
+    first = [{"op": "m:A", "args": [], "kwargs": {}}, {"op": "m:A.put", "args": [{"ref": 0}], "kwargs": {}}]
+    second = [{"op": "m:f", "args": [{"lit": ["i", 1]}], "kwargs": {}}]
+    case = Case(({"op": "m:B", "args": [], "kwargs": {}},
+                 {"op": "m:B.get", "args": [{"ref": 0}], "kwargs": {"k": {"ref": 0}}}), var=0)
+    joined = case.after([first, second])
+    assert [s["op"] for s in joined.statements] == ["m:A", "m:A.put", "m:f", "m:B", "m:B.get"]
+    assert joined.statements[1]["args"] == [{"ref": 0}]
+    assert joined.statements[4]["args"] == [{"ref": 3}]
+    assert joined.statements[4]["kwargs"] == {"k": {"ref": 3}}
+    assert (joined.target, joined.var) == (4, 3)

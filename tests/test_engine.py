@@ -900,3 +900,30 @@ def test_values_whose_protocols_raise_cost_their_observation_not_the_run(builder
         (differences_summary(report), report.notes, report.stats)
     assert {d.target for d in report.differences} == {"pkg.gauge:Gauge.reading"}, differences_summary(report)
     assert report.stats.crashed == 0, "observing never costs a process"
+
+
+REGISTRY = '''\
+_SEEN = {}
+
+
+def remember(key: str, value: int) -> None:
+    _SEEN[key] = value
+
+
+def recall(key: str) -> int:
+    return _SEEN.get(key, 0)
+'''
+
+
+def test_a_difference_that_needs_state_an_earlier_sequence_left_is_confirmed(builder: RepoBuilder,
+                                                                             tmp_path: Path) -> None:
+    """`recall` differs only for a key some earlier sequence stored: the replay shows it (a round
+    runs in one process), a fresh process alone does not; confirmed after its history, then
+    minimized to the calls it needs."""
+    doubled = REGISTRY.replace("_SEEN.get(key, 0)", "_SEEN.get(key, 0) * 2")
+    make_pr(builder, {"reg.py": REGISTRY}, {"reg.py": doubled})
+    report = run_analyze(builder, max_sequences=600)
+    [difference] = [d for d in report.differences if d.target == "reg:recall" and d.kind == "return"]
+    assert "remember(" in difference.test and "recall(" in difference.test
+    assert len(difference.statements) <= 4  # the earlier sequences it needed, minimized
+    _assert_test_passes_on_base_fails_on_head(builder, tmp_path, difference)
