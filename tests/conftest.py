@@ -189,3 +189,13 @@ def sandbox_image(docker_client) -> str:
     except SetupError as exc:
         pytest.fail(f"cannot build the sandbox image: {exc}", pytrace=False)
     return TEST_IMAGE
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on the Docker sandbox need the image built from this tree (minutes on a fresh machine,
+    a minute and more whenever the sources changed): they are slow, whatever they do."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        on_docker = callspec is not None and "docker" in callspec.params.values()
+        if on_docker or "sandbox_image" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
