@@ -241,14 +241,18 @@ def _confirm_and_minimize(exploration: Exploration, workers: WorkerPool, changes
 
 
 def _check_imports(catalog: Catalog, changes: ChangeSet, python: str) -> list[str]:
-    """Notes on the changed modules base cannot import; a SetupError when none imports."""
-    errors = catalog.import_errors
-    if errors and len(errors) == len(changes.modules):
+    """Notes on the changed modules base cannot import; a SetupError when none of those that exist
+    on base imports (a module the pull request adds has nothing on base to import)."""
+    new = {change.module for change in changes.files if change.module and change.base_path is None}
+    errors = {module: error for module, error in catalog.import_errors.items() if module not in new}
+    existing = set(changes.modules) - new
+    if errors and len(errors) == len(existing):
         module, error = next(iter(errors.items()))
         raise SetupError(f"{python} cannot import {module} on base ({error}); "
                          "pass --python with an interpreter that has the project's dependencies")
-    return [f"{module} does not import on base ({error}); it was not tested."
-            for module, error in errors.items()]
+    notes = [f"{module} does not import on base ({error}); it was not tested."
+             for module, error in errors.items()]
+    return notes + [f"{module} is new: base has nothing to compare it with." for module in sorted(new)]
 
 
 def _record(report: Report, exploration: Exploration) -> None:

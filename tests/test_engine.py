@@ -927,3 +927,12 @@ def test_a_difference_that_needs_state_an_earlier_sequence_left_is_confirmed(bui
     assert "remember(" in difference.test and "recall(" in difference.test
     assert len(difference.statements) <= 4  # the earlier sequences it needed, minimized
     _assert_test_passes_on_base_fails_on_head(builder, tmp_path, difference)
+
+
+def test_a_pull_request_that_only_adds_a_module_is_no_setup_error(builder: RepoBuilder) -> None:
+    """Base cannot import a module that does not exist there yet: that is no missing dependency."""
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/core.py": "X = 1\n"},
+            {"pkg/warnings.py": "class PkgWarning(UserWarning):\n    pass\n"})
+    report = run_analyze(builder)
+    assert "pkg.warnings is new: base has nothing to compare it with." in report.notes
+    assert report.differences == []
