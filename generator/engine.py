@@ -243,7 +243,7 @@ def _confirm_and_minimize(exploration: Exploration, workers: WorkerPool, changes
 def _check_imports(catalog: Catalog, changes: ChangeSet, python: str) -> list[str]:
     """Notes on the changed modules base cannot import; a SetupError when none of those that exist
     on base imports (a module the pull request adds has nothing on base to import)."""
-    new = {change.module for change in changes.files if change.module and change.base_path is None}
+    new = changes.added_modules
     errors = {module: error for module, error in catalog.import_errors.items() if module not in new}
     existing = set(changes.modules) - new
     if errors and len(errors) == len(existing):

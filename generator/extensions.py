@@ -28,8 +28,10 @@ MAX_FILES = 20_000  # a walk of a huge checkout stops here: the answer is a note
 def extension_note(changes: ChangeSet, checkout: Checkout) -> str | None:
     """A note when the project builds extensions: whether the changed packages' compiled modules
     are in the checkout (tested) or not (their pure-Python fallback, if any, was tested)."""
+    if not _declares_a_build(checkout.root):  # a few small files read: before walking the whole tree
+        return None
     sources = _extension_sources(checkout.root)
-    if not sources or not _declares_a_build(checkout.root):
+    if not sources:
         return None
     languages = ", ".join(sorted({SOURCE_SUFFIXES[Path(path).suffix] for path in sources}))
     shown = ", ".join(sources[:3]) + (", ..." if len(sources) > 3 else "")

@@ -103,6 +103,11 @@ class ChangeSet:
     def modules(self) -> tuple[str, ...]:
         return tuple(sorted({f.module for f in self.files if f.module}))
 
+    @property
+    def added_modules(self) -> frozenset[str]:
+        """Modules the change adds: base has nothing to import or compare them with."""
+        return frozenset(f.module for f in self.files if f.module and f.base_path is None)
+
 
 # ---------------------------------------------------------------- sequences
 

@@ -59,6 +59,8 @@ class Reasons:
 
     def __call__(self, unit: UnitKey, *, partly: bool) -> str:
         module, qualname = unit
+        if module in self.impact.changes.added_modules:
+            return "its module is new: base has nothing to compare it with"
         for side, errors in (("base", self.catalog.import_errors), ("head", self.catalog.head_import_errors)):
             if module in errors:
                 return f"its module does not import on {side}"

@@ -156,14 +156,15 @@ def render_markdown(report: Report) -> str:
     """A human-readable report for a PR comment or job summary; deterministic for the same report."""
     major = [d for d in report.differences if d.severity != "minor"]
     minor = [d for d in report.differences if d.severity == "minor"]
+    reach = {"reach": [asdict(unit) for unit in report.reach], "coverage": _coverage_to_json(report.coverage)}
     blocks = [
         f"## difforacle: {_short_sha(report.base)}..{_short_sha(report.head)}",
         *([f"**Partial report:** the run stopped on an internal error while {report.error.phase} "
            f"({inline_value(report.error.message)}); see the notes."] if report.error else []),
-        verdict(len(major), *checked_lines(report_to_json(report)),
-                measured=report.coverage.measured_by != NOT_MEASURED, minor=len(minor)),
+        verdict(len(major), *checked_lines(reach), measured=report.coverage.measured_by != NOT_MEASURED,
+                minor=len(minor)),
         _coverage_markdown(report.coverage),
-        unreached_markdown([asdict(unit) for unit in report.reach]),
+        unreached_markdown(reach["reach"]),
         *(_difference_markdown(d) for d in major),
         *([MINOR_SECTION, *(_difference_markdown(d) for d in minor)] if minor else []),
         _stats_markdown(report.stats),

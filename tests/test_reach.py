@@ -156,3 +156,12 @@ def test_why_a_method_did_not_run(attempts: Attempts, expected: str) -> None:
     assert reasons(("lib", "Handle.send"), partly=False) == expected
     elsewhere = Reasons(impact, Catalog([send], {}, {"lib": "ImportError: no"}), {send.id: attempts})
     assert elsewhere(("lib", "Handle.send"), partly=False) == "its module does not import on base"
+
+
+def test_a_new_module_is_said_to_be_new_not_broken() -> None:
+    change = FileChange(None, "lib.py", "lib", frozenset(), frozenset({6}))
+    unit = Unit("lib", "Handle.send", "method", "added", "lib.py", 5, 6)
+    impact = Impact.of(ChangeSet("c" * 40, (change,), (unit,)), {})
+    reasons = Reasons(impact, Catalog([], {}, {"lib": "ModuleNotFoundError: No module named 'lib'"}), {})
+    expected = "its module is new: base has nothing to compare it with"
+    assert reasons(("lib", "Handle.send"), partly=False) == expected
