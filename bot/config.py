@@ -55,6 +55,7 @@ _EXPECTED = {
     "max-comments": "an integer >= 0",
     "min-reach": "a number from 0 to 1 (the share of changed lines that must run)",
     "install": "a list of shell commands (non-empty strings)",
+    "build": "a list of shell commands (non-empty strings)",
 }
 
 
@@ -77,6 +78,7 @@ class Config:
     min_reach: float = 0.8  # a clean run passes only when this share of the changed lines ran
     allocation: str = "defect"
     install: tuple[str, ...] = ()  # the App's dependency step; empty: `pip install .` when there is a project
+    build: tuple[str, ...] = ()  # builds compiled extensions in each checkout before the run; empty: none
 
 
 def load_config(project_root: Path) -> Config:
@@ -147,7 +149,7 @@ def scope_of(config: Config) -> Scope:
 def run_options(config: Config, **more: Any) -> Options:
     """The engine's options for these settings; `more` adds the caller's own (python, progress, ...)."""
     return Options(budget=config.budget, seed=config.seed, allocation=config.allocation,
-                   scope=scope_of(config), floats=config.float_policy, **more)
+                   scope=scope_of(config), floats=config.float_policy, build=config.build, **more)
 
 
 @cache
@@ -193,7 +195,7 @@ def _apply(config: Config, data: Mapping[str, Any]) -> Config:
     changes: dict[str, Any] = {}
     for key, value in data.items():
         attribute = key.replace("-", "_")
-        if key in ("include", "exclude", "ignore-targets", "install"):
+        if key in ("include", "exclude", "ignore-targets", "install", "build"):
             changes[attribute] = tuple(value)
         elif key == "float-policy":
             changes[attribute] = replace(config.float_policy, **{k: float(v) for k, v in value.items()})

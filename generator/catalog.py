@@ -60,13 +60,15 @@ class Catalog:
     classes: dict[str, dict]  # type name -> {"mro": [...], "abstract": bool}
     import_errors: dict[str, str]  # changed module -> why it does not import on base
     head_import_errors: dict[str, str] = field(default_factory=dict)  # the same, on head
+    compiled: dict[str, list[str]] = field(default_factory=dict)  # side -> the project's loaded extensions
 
     @staticmethod
     def from_json(data: dict, head: dict | None = None) -> Catalog:
         """The catalog a base worker listed; `head`, the head worker's, for its import errors."""
         return Catalog([Operation.from_json(o) for o in data["operations"]], data["classes"],
                        data.get("import_errors", {}),
-                       head_import_errors=(head or {}).get("import_errors", {}))
+                       head_import_errors=(head or {}).get("import_errors", {}),
+                       compiled={"base": data.get("compiled", []), "head": (head or {}).get("compiled", [])})
 
     @property
     def by_id(self) -> dict[str, Operation]:

@@ -3,7 +3,7 @@
 `analyze` runs the stages in order, each a call with a typed result:
 
     changes    the diff merge-base..head mapped onto modules and units      changes.py
-               (and whether compiled extensions or their fallback are tested) extensions.py
+               (compiled extensions declared, built when configured)           extensions.py
     impact     which code reaches the changed units (static, parsed once)   impact.py
     plan       units in two tiers, their shares by defect score            plan.py, risk.py, allocation.py
     catalog    what the changed modules offer, listed by a base worker     catalog.py
@@ -39,7 +39,7 @@ from .deadline import Deadline
 from .differential import DifferenceCheck
 from .executor import WorkerOptions, WorkerPool
 from .explore import Exploration, explore
-from .extensions import extension_note
+from .extensions import Extensions, build_extensions, declared_extensions, extension_note
 from .impact import Impact, analyze_impact
 from .minimize import minimize_findings
 from .model import NOT_MEASURED, ChangeSet, Checkout, Difference, InternalError, Report, RunError, SetupError
@@ -78,8 +78,7 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         if not changes.modules:
             report.notes.append("No change to importable Python code between the two commits.")
             return report
-        if note := extension_note(changes, head):
-            report.notes.append(note)
+        extensions = _prepare_extensions(base, head, options, deadline, report)
         impact = analyze_impact(changes, base, head)
         history = HistoryOptions(window=options.history_window, title=options.pr_title)
         plan = plan_change(repo, base_sha, head_sha, head_ref, changes, impact, options.allocation, history,
@@ -87,7 +86,7 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         report.notes.extend(plan.notes)
         known = _Known(_Progress(options, deadline))
         try:
-            _test_change(changes, impact, plan, base, head, options, deadline, report, known)
+            _test_change(changes, impact, plan, base, head, options, deadline, report, known, extensions)
             reproduced = reproduce(known.found, base, head, options.python,
                                    show_unreproduced=options.show_unreproduced)
         except SetupError:
@@ -151,8 +150,20 @@ def _stopped(report: Report, known: _Known, deadline: Deadline, exc: Exception) 
     return InternalError(report, phase, exc)
 
 
+def _prepare_extensions(base: Checkout, head: Checkout, options: Options, deadline: Deadline,
+                        report: Report) -> Extensions | None:
+    """The extensions head's build declares; built in both checkouts when the project says how."""
+    extensions = declared_extensions(head)
+    if options.build:
+        outcome = build_extensions(options.build, (("base", base), ("head", head)), options.python)
+        deadline.set_aside(outcome.seconds)
+        report.notes.append(outcome.note)
+    return extensions
+
+
 def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout, head: Checkout,
-                 options: Options, deadline: Deadline, report: Report, known: _Known) -> None:
+                 options: Options, deadline: Deadline, report: Report, known: _Known,
+                 extensions: Extensions | None = None) -> None:
     """Catalog, explore, confirm, minimize and render: everything that needs worker processes.
     What they find goes into `known` as soon as it is known."""
     progress = known.progress
@@ -164,6 +175,8 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
             (base, "base", 1, worker_options))
         catalog = Catalog.from_json(explorer_worker.catalog, head_worker.catalog)
         report.notes.extend(_check_imports(catalog, changes, options.python))
+        if extensions is not None:
+            report.notes.append(extension_note(extensions, catalog.compiled, bool(options.build)))
         known.found = [import_difference(m, e, changes) for m, e in catalog.broken_on_head().items()]
         progress.imports = progress.differences = len(known.found)
         if not catalog.importable_on_both(changes.modules):

@@ -3,18 +3,22 @@
 A git checkout holds the sources of C, Cython or Rust extensions, never their build. Many
 libraries then import a pure-Python fallback (`try: from ._speedups import f / except
 ImportError: ...`), so the run silently tests code that users of the built package do not run.
-This stage looks at the checkout of each side: extension sources that a build declares
-(setup.py's `Extension`/`ext_modules`, pyproject's maturin, setuptools-rust or Cython), and
-compiled modules inside the changed packages; the report says which of the two was tested.
+This stage finds extension sources that a build declares (setup.py's `Extension`/`ext_modules`,
+pyproject's maturin, setuptools-rust or Cython), runs the project's configured build commands
+in both checkouts (`[tool.difforacle] build`), and says in the report which code was tested: the
+compiled modules the workers actually imported (the catalog lists them), or the fallback.
 """
 
 from __future__ import annotations
 
 import os
-from importlib.machinery import EXTENSION_SUFFIXES
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from .model import ChangeSet, Checkout
+from .model import Checkout
 
 SOURCE_SUFFIXES = {".c": "C", ".cc": "C++", ".cpp": "C++", ".pyx": "Cython", ".rs": "Rust"}
 BUILD_SIGNS = ("Extension(", "ext_modules", "cythonize", "[tool.maturin]", "setuptools-rust",
@@ -23,25 +27,95 @@ BUILD_FILES = ("setup.py", "pyproject.toml", "Cargo.toml", "setup.cfg")
 SKIPPED_FOLDERS = frozenset({"tests", "test", "docs", "examples", "benchmarks", "node_modules", "target",
                              "build", "dist", "venv"})  # and every hidden folder
 MAX_FILES = 20_000  # a walk of a huge checkout stops here: the answer is a note, not worth minutes
+BUILD_TIMEOUT = 600.0  # seconds per build command: a Rust crate's first build takes minutes
 
 
-def extension_note(changes: ChangeSet, checkout: Checkout) -> str | None:
-    """A note when the project builds extensions: whether the changed packages' compiled modules
-    are in the checkout (tested) or not (their pure-Python fallback, if any, was tested)."""
+@dataclass(frozen=True)
+class Extensions:
+    """The compiled extensions a checkout's build declares: their languages and source files."""
+
+    languages: tuple[str, ...]
+    sources: tuple[str, ...]
+
+    def describe(self) -> str:
+        shown = ", ".join(self.sources[:3]) + (", ..." if len(self.sources) > 3 else "")
+        return f"{', '.join(self.languages)}: {shown}"
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    """What the configured build did: built on both sides, or neither (a failure undoes both)."""
+
+    built: bool
+    seconds: float
+    note: str
+
+
+def declared_extensions(checkout: Checkout) -> Extensions | None:
+    """The extensions the checkout's build files declare, or None (no build names any)."""
     if not _declares_a_build(checkout.root):  # a few small files read: before walking the whole tree
         return None
     sources = _extension_sources(checkout.root)
     if not sources:
         return None
-    languages = ", ".join(sorted({SOURCE_SUFFIXES[Path(path).suffix] for path in sources}))
-    shown = ", ".join(sources[:3]) + (", ..." if len(sources) > 3 else "")
-    compiled = _compiled_modules(changes, checkout)
-    if compiled:
-        return (f"The project builds compiled extensions ({languages}: {shown}); the checkout holds built "
-                f"modules ({', '.join(compiled[:3])}), so the compiled code was tested.")
-    return (f"The project builds compiled extensions ({languages}: {shown}), but the checkouts hold no built "
-            "module: where the package falls back to pure Python when its extension is missing, that "
-            "fallback was tested, not the compiled code.")
+    languages = tuple(sorted({SOURCE_SUFFIXES[Path(path).suffix] for path in sources}))
+    return Extensions(languages, tuple(sources))
+
+
+def build_extensions(commands: Sequence[str], sides: Sequence[tuple[str, Checkout]], python: str,
+                     timeout: float = BUILD_TIMEOUT) -> BuildOutcome:
+    """Run the build `commands` in each checkout's root, the project's interpreter first on PATH.
+
+    Both commits must be tested alike: when a command fails on one side, every side is cleaned
+    back to its commit (`git clean`), so neither compiled code is compared with a fallback.
+    """
+    started = time.monotonic()
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])}
+    for name, checkout in sides:
+        for command in commands:
+            failure = _run_build(command, checkout.root, env, timeout)
+            if failure is not None:
+                for _, other in sides:
+                    subprocess.run(["git", "-C", str(other.root), "clean", "-ffdxq"], capture_output=True)
+                return BuildOutcome(False, time.monotonic() - started,
+                                    f"The build command `{command}` failed on {name} ({failure}); "
+                                    "both commits were tested without their builds.")
+    seconds = time.monotonic() - started
+    shown = "; ".join(f"`{command}`" for command in commands)
+    return BuildOutcome(True, seconds, f"Built both checkouts with {shown} in {seconds:.1f} s (not charged "
+                        "to the budget).")
+
+
+def extension_note(extensions: Extensions, compiled: dict[str, list[str]], build_configured: bool) -> str:
+    """Which code the run tested, from the compiled modules each side's worker imported."""
+    base, head = compiled.get("base", []), compiled.get("head", [])
+    declared = f"The project builds compiled extensions ({extensions.describe()})"
+    if base and head:
+        shown = ", ".join(sorted(set(base) | set(head))[:3])
+        return (f"{declared}; both commits imported their compiled modules ({shown}), so the compiled "
+                "code was tested.")
+    if base or head:
+        side, other = ("base", "head") if base else ("head", "base")
+        return (f"{declared}; only {side} imported compiled modules ({', '.join(sorted(base or head)[:3])}), "
+                f"{other} its pure-Python fallback: a difference may come from that, not from the change.")
+    hint = ("" if build_configured else
+            " Set `build` in [tool.difforacle] (for example `python setup.py build_ext --inplace`) "
+            "to test it.")
+    return (f"{declared}, but no compiled module was imported: where the package falls back to pure Python "
+            f"when its extension is missing, that fallback was tested, not the compiled code.{hint}")
+
+
+def _run_build(command: str, root: Path, env: dict[str, str], timeout: float) -> str | None:
+    """None when `command` succeeds; else why, in a few words (its last line of output)."""
+    try:
+        done = subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True, text=True,
+                              errors="replace", timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"no end after {timeout:g} s"
+    if done.returncode == 0:
+        return None
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return f"exit {done.returncode}" + (f": {lines[-1][:200]}" if lines else "")
 
 
 def _extension_sources(root: Path) -> list[str]:
@@ -68,19 +142,3 @@ def _declares_a_build(root: Path) -> bool:
         if any(sign in text for sign in BUILD_SIGNS):
             return True
     return False
-
-
-def _compiled_modules(changes: ChangeSet, checkout: Checkout) -> list[str]:
-    """Compiled modules in the checkout: inside the top-level packages of the changed modules, or
-    beside them at an import root (a top-level `_speedups` module)."""
-    packages = {module.split(".")[0] for module in changes.modules}
-    found = []
-    for root in checkout.import_roots:
-        found += sorted(path.relative_to(checkout.root).as_posix() for path in root.glob("*")
-                        if any(path.name.endswith(suffix) for suffix in EXTENSION_SUFFIXES))
-        for package in sorted(packages):
-            folder = root / package
-            if folder.is_dir():
-                found += sorted(path.relative_to(checkout.root).as_posix() for path in folder.rglob("*")
-                                if any(path.name.endswith(suffix) for suffix in EXTENSION_SUFFIXES))
-    return found

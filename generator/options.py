@@ -36,4 +36,5 @@ class Options:
     components: Components = ALL  # generation techniques on (switch one off to measure it)
     floats: FloatPolicy = EXACT_ENOUGH  # when two floats are the same value
     scope: Scope = EVERYTHING  # the files whose changes are tested, the targets whose differences are not
+    build: tuple[str, ...] = ()  # shell commands that build compiled extensions in each checkout
     progress: Callable[[Progress], None] | None = None

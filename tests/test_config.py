@@ -42,6 +42,7 @@ float-policy = { rel = 1e-6, abs = 0 }
 max-comments = 3
 fail-on = "regression"
 allocation = "uniform"
+build = ["python setup.py build_ext --inplace"]
 """
 
 
@@ -89,7 +90,8 @@ def test_full_table(tmp_path: Path) -> None:
     assert config == Config(
         budget=90.5, seed=7, include=("src/**",), exclude=("src/pkg/vendored", "**/test_*.py"),
         ignore_targets=("pkg.clock:*", "*:Timer.now"), float_policy=FloatPolicy(rel=1e-6, abs=0.0),
-        max_comments=3, fail_on="regression", allocation="uniform")
+        max_comments=3, fail_on="regression", allocation="uniform",
+        build=("python setup.py build_ext --inplace",))
     assert isinstance(config.budget, float) and isinstance(config.float_policy.abs, float)
 
 
@@ -152,6 +154,7 @@ def test_unknown_key_is_reported_before_a_wrong_type(tmp_path: Path) -> None:
     ("min-reach = 1.5",
      "'min-reach' must be a number from 0 to 1 (the share of changed lines that must run), not 1.5"),
     ("allocation = 'random'", "'allocation' must be one of 'defect', 'uniform', not 'random'"),
+    ("build = 'make'", "'build' must be a list of shell commands (non-empty strings), not 'make'"),
 ])
 def test_wrong_value_is_named(tmp_path: Path, table: str, expected: str) -> None:
     assert config_error(tmp_path, table + "\n") == expected
@@ -248,8 +251,10 @@ def test_config_is_frozen() -> None:
 
 def test_the_settings_become_the_engines_options() -> None:
     config = Config(budget=12.0, seed=3, allocation="uniform", include=("src",), exclude=("src/vendor",),
-                    ignore_targets=("pkg.clock:*",), float_policy=FloatPolicy(rel=1e-6, abs=0.0))
+                    ignore_targets=("pkg.clock:*",), float_policy=FloatPolicy(rel=1e-6, abs=0.0),
+                    build=("make ext",))
     options = run_options(config, python="python3")
+    assert options.build == ("make ext",)
     assert (options.budget, options.seed, options.allocation) == (12.0, 3, "uniform")
     assert options.python == "python3"
     assert options.scope == Scope(("src",), ("src/vendor",), ("pkg.clock:*",))

@@ -2,8 +2,9 @@
 
 Import executes project code, so discovery happens in the worker, never in the host. The
 catalog is plain JSON: operations (functions, constructors, methods, static/class
-methods) with parameters, type hints, defaults and source spans, and the classes' MROs.
-Standard library only.
+methods) with parameters, type hints, defaults and source spans, the classes' MROs, and the
+project's compiled modules that the imports loaded (so the report can say whether compiled code
+or a pure-Python fallback was tested). Standard library only.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import enum
 import functools
 import importlib
 import inspect
+import os
+import sys
 import types
 import typing
+from importlib.machinery import EXTENSION_SUFFIXES
 from typing import Any
 
 from . import literals, typeinfo
@@ -48,7 +52,27 @@ def build_catalog(modules: list[str]) -> dict:
             except BaseException:  # a metaclass's __dir__, a signature that raises: that member only
                 continue
     _add_builders(wanted, operations, classes, _project_roots(modules))
-    return {"operations": list(operations.values()), "classes": classes, "import_errors": errors}
+    return {"operations": list(operations.values()), "classes": classes, "import_errors": errors,
+            "compiled": compiled_modules(_project_roots(modules))}
+
+
+def compiled_modules(roots: set[str]) -> list[str]:
+    """The loaded extension modules of the project: inside its top-level packages, or beside them
+    at an import root (a top-level `_speedups`)."""
+    folders = set()
+    for root in roots:
+        file = getattr(sys.modules.get(root), "__file__", None)
+        if isinstance(file, str):
+            package = os.path.dirname(os.path.abspath(file))
+            folders.add(os.path.dirname(package) if file.endswith("__init__.py") else package)
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not file.endswith(tuple(EXTENSION_SUFFIXES)):
+            continue
+        if name.split(".")[0] in roots or os.path.dirname(os.path.abspath(file)) in folders:
+            found.append(name)
+    return sorted(found)
 
 
 def _project_roots(modules: list[str]) -> set[str]:

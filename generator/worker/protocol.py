@@ -77,7 +77,7 @@ class InitRequest(TypedDict):
 class InitReply(TypedDict):
     ok: bool
     protocol: str
-    catalog: dict  # {"operations", "classes", "import_errors"} (see `introspect`)
+    catalog: dict  # {"operations", "classes", "import_errors", "compiled"} (see `introspect`)
     unwrapped: list[str]  # changed units whose calls cannot be detected (every sequence is replayed)
     at_import: dict  # {"arcs", "covered"}: the changed lines the imports ran (see `ExecutedLines`)
     coverage: dict  # {"version": coverage.py's or None, "error": why not measured or None}
