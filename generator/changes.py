@@ -90,11 +90,15 @@ def compute_changes(
     files: list[FileChange] = []
     units: list[Unit] = []
     skipped: list[str] = []
+    tests: list[str] = []
     for patched in _diff(repo, merge_base, head_sha):
         change = _file_change(patched, base_roots, head_roots)
         if isinstance(change, str):
             skipped.append(change)
-        elif change.module is None:
+            continue
+        if change.head_path and is_test_file_name(PurePosixPath(change.head_path).name):
+            tests.append(change.head_path)
+        if change.module is None:
             skipped.append(f"{change.head_path or change.base_path}: {_NOT_IMPORTABLE}")
         else:
             base_source = _source(repo, merge_base, change.base_path, base_checkout)
@@ -110,7 +114,7 @@ def compute_changes(
             head = _side(change.head_path, change.head_lines, head_source)
             units.extend(_units(change.module, base, head))
     units.sort(key=lambda unit: (unit.path, unit.start, unit.end, unit.qualname))
-    return ChangeSet(merge_base, tuple(files), tuple(units), tuple(skipped))
+    return ChangeSet(merge_base, tuple(files), tuple(units), tuple(skipped), tuple(tests))
 
 
 _NOT_IMPORTABLE = "outside the import roots (tests, scripts or not importable)"
@@ -210,6 +214,11 @@ def _read(repo: git.Repo, sha: str, path: str, checkout: Checkout) -> bytes:
 
 def _source(repo: git.Repo, sha: str, path: str | None, checkout: Checkout) -> bytes | None:
     return _read(repo, sha, path, checkout) if path is not None else None
+
+
+def is_test_file_name(name: str) -> bool:
+    """pytest's default names of test files: `test_*.py` and `*_test.py`."""
+    return name.endswith(".py") and (name.startswith("test_") or name.removesuffix(".py").endswith("_test"))
 
 
 def is_test_code(source: bytes | None) -> bool:

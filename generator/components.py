@@ -1,7 +1,7 @@
 """The generation techniques that can be switched off one by one, so their effect can be measured.
 
 Each name is a technique from the literature the engine is built on (GRT, Randoop, field
-coverage criteria); `difforacle diff --disable NAME` switches one off (repeatable), and the
+coverage criteria, test carving); `difforacle diff --disable NAME` switches one off (repeatable), and the
 ablation benchmark runs with each switched off in turn. Everything is on by default.
 """
 
@@ -20,6 +20,8 @@ DESCRIPTIONS = {
     "novelty": "sequences kept only when their object graphs add field-coverage triples",
     "repetition": "an operation sometimes called several times in a row (Randoop)",
     "bloodhound": "operations weighted by their uncovered changed lines and branches (GRT bloodhound)",
+    "carving": "seed sequences recorded from the calls of the project's tests and the PR's tests "
+               "(Elbaum et al.'s test carving; Pynguin's seeding from tests)",
 }
 NAMES = tuple(DESCRIPTIONS)
 
@@ -37,6 +39,7 @@ class Switches:
     novelty: bool = True
     repetition: bool = True
     bloodhound: bool = True
+    carving: bool = True
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@
     plan       units in two tiers, their shares by defect score            plan.py, risk.py, allocation.py
     catalog    what the changed modules offer, listed by a base worker     catalog.py
     aim        the plan and impact over the catalog: focus, quotas, targets aim.py
+    carve      seed sequences from the calls of the project's own tests    carve.py (worker/carving.py)
     explore    feedback-directed generation on base, with replay on base    explore.py, generate.py
                and head and comparison in the background                   (selection.py, building.py,
                                                                             pools.py, learning.py),
@@ -30,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .aim import aim_at
+from .carve import Carving, carve
 from .catalog import Catalog
 from .changed_lines import ChangedLines
 from .changes import compute_changes
@@ -199,11 +201,12 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         constants = mine_change(changes, base, head) if options.components.switches.constants else Constants()
         replay_all = (bool(explorer_worker.unwrapped) or bool(impact.at_import)
                       or any(u.kind in ("module", "class") for u in changes.units))
+        carving = _carve(changes, base, head, options, report, progress)
         progress("exploring")
         with Replayer(replay_worker, head_worker, lines if measured else None) as replayer:
             exploration = explore(explorer_worker, replayer, catalog, aim, constants, options, deadline,
                                   replay_all=replay_all, uncovered=lines.uncovered,
-                                  on_progress=progress.explored)
+                                  on_progress=progress.explored, seeds=carving.sequences)
         progress.exploration = exploration
         _record(report, exploration)
         report.coverage = lines.report()
@@ -232,6 +235,18 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
     if known.found:
         progress.differences = len(known.found)
         progress("reproducing")
+
+
+def _carve(changes: ChangeSet, base: Checkout, head: Checkout, options: Options, report: Report,
+           progress: _Progress) -> Carving:
+    """Seed sequences from the project's tests, within their share of the budget (when switched on)."""
+    if not options.components.switches.carving:
+        return Carving()
+    progress("carving")
+    carving = carve(changes, base, head, options.python, options.budget * options.carve_share)
+    report.notes.extend(carving.notes)
+    report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
+    return carving
 
 
 def _confirm_and_minimize(exploration: Exploration, workers: WorkerPool, changes: ChangeSet,

@@ -47,12 +47,15 @@ class Exploration:
 
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
             options: Options, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
-            on_progress: Callable[[Exploration], None] = lambda exploration: None) -> Exploration:
+            on_progress: Callable[[Exploration], None] = lambda exploration: None,
+            seeds: list[list[dict]] | None = None) -> Exploration:
     """Generate on base; replay each batch's kept sequences while the next batch is generated.
 
     `replay_all`: the change cannot be detected by calls into changed functions (module-level
     code, class bodies, functions run at import), so every sequence is kept. `uncovered()`
-    gives the changed lines and branches not yet covered (for Bloodhound's weights).
+    gives the changed lines and branches not yet covered (for Bloodhound's weights). `seeds`
+    (sequences carved from the project's tests) are the first batches: run, learned from and
+    replayed like generated ones.
     """
     rng = random.Random(options.seed)
     switches = options.components.switches
@@ -62,9 +65,11 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
         timed=not deadline.reproducible)
     exploration = Exploration()
     started = time.monotonic()
+    seeds = list(seeds or ())
     while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
                                         bool(exploration.candidates.groups)):
-        batch = list(generator.candidates(deadline.batch_size(options.batch_size, exploration.sequences)))
+        size = deadline.batch_size(options.batch_size, exploration.sequences)
+        batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
         if not batch:
             break
         results = worker.run(batch, EXPLORE_RANDOM_SEED, fields=switches.novelty)

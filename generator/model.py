@@ -98,6 +98,7 @@ class ChangeSet:
     files: tuple[FileChange, ...]
     units: tuple[Unit, ...]
     skipped: tuple[str, ...] = ()  # non-Python, binary or non-importable files, for the report
+    tests: tuple[str, ...] = ()  # head paths of the test files the change adds or modifies (for carving)
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -222,6 +223,8 @@ class Stats:
     masked_keys: int = 0
     crashed: int = 0  # sequences that crashed their process or timed out while exploring
     history_seconds: float = 0.0  # reading the git history for the defect scores
+    carve_seconds: float = 0.0  # running the project's tests to carve seed sequences from them
+    carved: int = 0  # seed sequences carved from the project's tests
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from .scope import EVERYTHING, Scope
 
 @dataclass
 class Progress:
-    phase: str  # importing, exploring, confirming, reproducing
+    phase: str  # importing, carving, exploring, confirming, reproducing
     sequences: int = 0
     differences: int = 0  # candidate groups while exploring, confirmed differences after
     elapsed: float = 0.0
@@ -36,5 +36,6 @@ class Options:
     components: Components = ALL  # generation techniques on (switch one off to measure it)
     floats: FloatPolicy = EXACT_ENOUGH  # when two floats are the same value
     scope: Scope = EVERYTHING  # the files whose changes are tested, the targets whose differences are not
+    carve_share: float = 0.2  # of the budget, at most, for running the project's tests to carve seeds
     build: tuple[str, ...] = ()  # shell commands that build compiled extensions in each checkout
     progress: Callable[[Progress], None] | None = None

@@ -97,7 +97,7 @@ def check_reproduction(tests: Sequence[SuggestedTests], base: Checkout, head: Ch
             modules[_stem(test.name, "pin_head")] = test.pin_head
     fallback = Path(tempfile.mkdtemp(prefix="difforacle-pytest-"))
     try:
-        _link_pytest(fallback)
+        link_pytest(fallback)
         with ThreadPoolExecutor(max_workers=2) as pool:
             futures = {side: pool.submit(_run_commit, side, checkout, modules, python, fallback,
                                          test_timeout, run_timeout, memory_mb)
@@ -151,7 +151,7 @@ def _stem(name: str, kind: str) -> str:
     return f"test_{name}_{kind}"
 
 
-def _link_pytest(folder: Path) -> None:
+def link_pytest(folder: Path) -> None:
     """Links to difforacle's own pytest and its dependencies, and nothing else from this environment."""
     for name in PYTEST_PACKAGES:
         try:

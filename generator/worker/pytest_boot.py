@@ -1,4 +1,5 @@
-"""Runs pytest on suggested tests under the project's interpreter, inside the worker sandbox.
+"""Runs pytest under the project's interpreter, inside the worker sandbox: on the suggested tests
+(the reproduction check), or on the project's own tests with their calls recorded (carving).
 
 The reproduction check (generator/reproduce.py) starts this script as
 `python pytest_boot.py OPTIONS_JSON PYTEST_ARGS...`. The suggested tests import project
@@ -10,8 +11,9 @@ holds pytest's report and, as $TMPDIR, its `tmp_path`): the tests' calls are jud
 worker judged them, and module bodies, which the worker ran before it forked, are not. If
 this interpreter has no pytest, difforacle's own is used: the folder named by
 DIFFORACLE_PYTEST_FALLBACK holds links to just pytest and its dependencies, and is appended
-to `sys.path` so the project's own packages always win. Standard library only (plus the
-pytest it imports).
+to `sys.path` so the project's own packages always win. With `"carve"` in the options,
+carving (generator/carve.py) adds the recorder of `carving.py`. Standard library only (plus
+the pytest it imports).
 """
 
 import contextlib
@@ -100,11 +102,14 @@ def main(argv: list[str]) -> int:
     sandbox = _load_sandbox()
     writable = sandbox.run_folders()  # the run's folder and, inside it, $TMPDIR (pytest's tmp_path)
     pytest = _import_pytest()
-    plugin = _timeouts_plugin(pytest, float(options["test_timeout"]))
+    plugins = [_timeouts_plugin(pytest, float(options["test_timeout"])), _FileSystemGuard(sandbox, writable)]
+    if "carve" in options:  # the project's own tests, their calls into the catalog recorded
+        carving = importlib.import_module(sandbox.__name__.rpartition(".")[0] + ".carving")
+        plugins.append(carving.Recorder(options["carve"]["modules"], options["carve"]["out"]))
     sandbox.apply_limits(int(options["memory_mb"]), int(options["cpu_seconds"]))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the file size limit fails, not the run
     sandbox.install_audit_hook(None)
-    return int(pytest.main(argv[1:], plugins=[plugin, _FileSystemGuard(sandbox, writable)]))
+    return int(pytest.main(argv[1:], plugins=plugins))
 
 
 if __name__ == "__main__":
