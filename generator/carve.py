@@ -66,6 +66,9 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
             carving.notes.append(recorded)
             continue
         sequences, counts = recorded
+        if not counts.get("tests"):
+            carving.notes.append(f"None of the {len(files[:MAX_TEST_FILES])} test file(s) run on {side} for "
+                                 "carving ran a test (they did not collect): nothing was carved from them.")
         carving.test_files += len(files[:MAX_TEST_FILES])
         carving.tests += counts.get("tests", 0)
         carving.unbuildable += counts.get("unbuildable", 0)

@@ -162,6 +162,16 @@ def test_only_tests_that_import_a_changed_module_are_run(builder: RepoBuilder) -
     assert importing_test_files(builder.root, ["parts.codes"]) == ["tests/test_codes.py", "tests/test_pkg.py"]
 
 
+def test_tests_that_do_not_collect_cost_a_note(builder: RepoBuilder) -> None:
+    conftest = "def pytest_generate_tests(metafunc):\n    raise FileNotFoundError('a missing submodule')\n"
+    make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST, "tests/conftest.py": conftest},
+            {"parts/codes.py": CODES_BROKEN})
+    report = run_analyze(builder, budget=20.0, max_sequences=50)
+    assert "None of the 1 test file(s) run on base for carving ran a test (they did not collect): nothing " \
+           "was carved from them." in report.notes
+    assert report.stats.carved == 0
+
+
 def test_a_project_whose_tests_do_not_start_costs_a_note(builder: RepoBuilder) -> None:
     conftest = "raise SystemExit('the test environment is broken')\n"
     make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST, "conftest.py": conftest},
