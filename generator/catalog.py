@@ -34,6 +34,7 @@ class Operation:
     returns: tuple[str, ...]
     file: str | None
     line: int | None
+    dispatches: tuple[str, ...] = ()  # protocol operations: the `mod:Class.__dunder__`s they may run
 
     @property
     def module(self) -> str:
@@ -51,7 +52,8 @@ class Operation:
     def from_json(data: dict) -> Operation:
         return Operation(data["id"], data["kind"], data.get("owner"),
                          tuple(Parameter.from_json(p) for p in data["params"]),
-                         tuple(data.get("returns", ())), data.get("file"), data.get("line"))
+                         tuple(data.get("returns", ())), data.get("file"), data.get("line"),
+                         tuple(data.get("dispatches", ())))
 
 
 @dataclass
@@ -69,6 +71,11 @@ class Catalog:
                        data.get("import_errors", {}),
                        head_import_errors=(head or {}).get("import_errors", {}),
                        compiled={"base": data.get("compiled", []), "head": (head or {}).get("compiled", [])})
+
+    def without_protocols(self) -> Catalog:
+        """The catalog without its protocol operations (`copy:deepcopy`, `operator:__sub__`, ...)."""
+        return Catalog([op for op in self.operations if not op.dispatches], self.classes, self.import_errors,
+                       self.head_import_errors, self.compiled)
 
     @property
     def by_id(self) -> dict[str, Operation]:

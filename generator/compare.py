@@ -168,4 +168,6 @@ def leaf_text(leaf: list | None, other: list | None = None) -> str:
         return f"{tag} with keys [{', '.join(map(_item_text, leaf[2]))}]"
     if tag in ("enum", "fn"):
         return leaf[1]
+    if tag == "v":  # a standard value (a date, a duration, a Decimal): its repr
+        return leaf[2]
     return " ".join(str(x) for x in leaf)

@@ -20,6 +20,8 @@ DESCRIPTIONS = {
     "novelty": "sequences kept only when their object graphs add field-coverage triples",
     "repetition": "an operation sometimes called several times in a row (Randoop)",
     "bloodhound": "operations weighted by their uncovered changed lines and branches (GRT bloodhound)",
+    "protocols": "copy, deepcopy, hash, format, len, iteration, in, and arithmetic and comparisons with "
+                 "standard values (plain and reflected) for the classes that define them",
     "carving": "seed sequences recorded from the calls of the project's tests and the PR's tests "
                "(Elbaum et al.'s test carving; Pynguin's seeding from tests)",
 }
@@ -39,6 +41,7 @@ class Switches:
     novelty: bool = True
     repetition: bool = True
     bloodhound: bool = True
+    protocols: bool = True
     carving: bool = True
 
 

@@ -81,7 +81,9 @@ class Impact:
             owner = (op.module, op.qualname.rsplit(".", 1)[0]) if "." in op.qualname else None
             builds_changed = op.kind == "constructor" and any(
                 m == op.module and q.startswith(op.qualname + ".") for m, q in changed)
-            if key in reached or owner in changed_classes or op.module in whole or builds_changed:
+            dispatched = {tuple(d.split(":", 1)) for d in op.dispatches}
+            if (key in reached or owner in changed_classes or op.module in whole or builds_changed
+                    or dispatched & (reached | changed)):
                 found.add(op.id)
         return found
 
@@ -95,6 +97,9 @@ class Impact:
         by_key: dict[UnitKey, set[str]] = {}
         for op in operations:
             by_key.setdefault((op.module, op.qualname), set()).add(op.id)
+            for dunder in op.dispatches:  # `hash(x)` reaches `X.__hash__`
+                module, _, qualname = dunder.partition(":")
+                by_key.setdefault((module, qualname), set()).add(op.id)
         whole = self.whole_modules(operations)
         kinds = {(u.module, u.qualname): u.kind for u in self.changes.units}
         found: dict[UnitKey, set[str]] = {}

@@ -39,6 +39,7 @@ from .naming import BUILTIN_NAMES, Names, test_name, variable_name
 from .worker.literals import input_files, modules_used
 from .worker.literals import source as literal_source
 from .worker.protocol import ObservationKey, Step
+from .worker.resolve import ARITHMETIC, COMPARISONS
 
 __all__ = ["UNPINNABLE", "Pin", "Unpinnable", "can_pin", "import_difference", "render_findings",
            "render_test", "test_name"]
@@ -52,7 +53,16 @@ UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__flo
          "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
          "__bool__": "bool({0})", "__hash__": "hash({0})"}
 WRAPPERS = {"len": "len({})", "list": "list(iter({}))", "str": "str({})", "repr": "repr({})"}
-HELPER_MODULES = ("datetime", "hashlib", "io", "itertools", "math", "pathlib", "pytest", "re")
+HELPER_MODULES = ("copy", "datetime", "decimal", "fractions", "hashlib", "io", "itertools", "math", "pathlib",
+                  "pytest", "re")
+# Protocol operations (worker/resolve.py PROTOCOLS) written as the syntax that calls them.
+PROTOCOL_SOURCE = {
+    **{f"operator:{form}": f"{{0}} {symbol} {{1}}" for name, symbol in {**ARITHMETIC, **COMPARISONS}.items()
+       for form in (name, f"__{name}__")},
+    "operator:contains": "{1} in {0}", "builtins:hash": "hash({0})", "builtins:len": "len({0})",
+    "builtins:bool": "bool({0})", "builtins:list": "list({0})", "builtins:format": "format({0}, {1})",
+    "copy:copy": "copy.copy({0})", "copy:deepcopy": "copy.deepcopy({0})",
+}
 FIXTURES = ("monkeypatch", "tmp_path")  # the test takes them when a call reads an input file
 RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo"})
 LINE_LENGTH = 100
@@ -281,6 +291,10 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
         if method == "__contains__" and len(rest) == 1:
             return f"{rest[0]} in {receiver}"
         return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
+    if op_id in PROTOCOL_SOURCE and not kwargs:
+        if module == "copy":
+            imports.modules.add("copy")
+        return PROTOCOL_SOURCE[op_id].format(*args)
     top = qualname.split(".", 1)[0]
     callee = imports.name_for(module, top) + qualname[len(top):]
     return f"{callee}({', '.join([*args, *kwargs])})"
@@ -489,6 +503,8 @@ def _check(x: str, leaf: list, other: list | None, last: Step | None, imports: _
         return _text_check(x, leaf, imports)
     if tag == "n":
         return f"{x} is None"
+    if tag == "v":  # a standard value by its exact repr (`datetime.timedelta(days=1)`)
+        return f"repr({x}) == {leaf[2]!r}"
     if tag == "t":
         return f"{x} is {leaf[1]}"
     if tag in ("i", "s"):

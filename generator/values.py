@@ -37,6 +37,7 @@ DATETIMES = ("2000-01-01T00:00:00", "1970-01-01T00:00:00", "2024-02-29T12:30:45"
              "0001-01-01T00:00:00", "9999-12-31T23:59:59.999999")
 CENTURIES = 200 * 365 * 86400  # random instants: a second of 1900-2100
 TIMEDELTAS = ("0", "1", "60", "3600", "86400", "-1", "0.5", "604800")
+DENOMINATORS = (1, 2, 3, 7, 10)  # for fractions.Fraction operands
 MAX_DURATION = 10**12  # seconds; timedelta stops near 8.6e13
 
 
@@ -94,6 +95,8 @@ class ValueGenerator:
             "datetime.datetime": lambda: ["datetime", self.instant()],
             "datetime.date": lambda: ["date", self.instant()[:10]],
             "datetime.timedelta": self.duration,
+            "fractions.Fraction": self.fraction,
+            "decimal.Decimal": lambda: ["decimal", self.real()[1]],
             "_io.StringIO": lambda: ["textio", self.text()],  # io.StringIO's runtime name
             "_io.BytesIO": lambda: ["bytesio", self.raw()[1]],
             "pathlib.Path": lambda: ["path", self.text()],
@@ -155,6 +158,9 @@ class ValueGenerator:
         if roll < 0.92:
             return ["int", self.rng.randint(-1000, 1000)]
         return ["int", self.rng.choice(BOUNDARY_INTS)]
+
+    def fraction(self) -> list:
+        return ["fraction", f"{self.integer()[1]}/{self.rng.choice(DENOMINATORS)}"]
 
     def real(self) -> list:
         mined = self._mined("float")

@@ -22,9 +22,14 @@ from typing import Any
 
 from . import literals, typeinfo
 from .observe import clean_text, type_name
-from .resolve import OPERATION_DUNDERS, OPERATORS
+from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS
 
 SKIPPED_BASES = (BaseException,)
+# Standard values a project's class meets in arithmetic and comparisons (`timedelta - Duration`).
+STANDARD_OPERANDS = ("builtins.int", "builtins.float", "fractions.Fraction", "decimal.Decimal",
+                     "datetime.date", "datetime.datetime", "datetime.timedelta")
+# Built-in value types whose protocols a subclass inherits (an `int` subclass formats with `,d`).
+VALUE_TYPES = (int, float, complex, str, bytes, tuple, frozenset)
 CALLBACK = typeinfo.CALLBACK
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -37,6 +42,7 @@ def build_catalog(modules: list[str]) -> dict:
     classes: dict[str, dict] = {}
     errors: dict[str, str] = {}
     wanted: set[type] = set()
+    listed: list[type] = []
     for name in modules:
         try:
             module = importlib.import_module(name)
@@ -47,13 +53,68 @@ def build_catalog(modules: list[str]) -> dict:
             try:
                 if isinstance(obj, type):
                     _add_class(obj, operations, classes, wanted)
+                    listed.append(obj)
                 elif inspect.isfunction(obj) or inspect.isbuiltin(obj):
                     _add_operation(operations, f"{name}:{obj.__qualname__}", "function", obj, None, wanted)
             except BaseException:  # a metaclass's __dir__, a signature that raises: that member only
                 continue
     _add_builders(wanted, operations, classes, _project_roots(modules))
+    _add_protocols([k for k in listed if type_name(k) in classes], operations, _project_roots(modules))
     return {"operations": list(operations.values()), "classes": classes, "import_errors": errors,
             "compiled": compiled_modules(_project_roots(modules))}
+
+
+def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> None:
+    """Protocol operations for the project's classes: `copy.copy`, `copy.deepcopy`, `hash`,
+    `format`, `bool`, `len`, iteration, `in`, and arithmetic and comparisons (plain, and
+    reflected with a standard value first) where a class defines them. Each lists the dunders
+    it may run (`dispatches`), so that a change to `Duration.__rsub__` focuses `operator.__sub__`."""
+    usable = [k for k in listed if not inspect.isabstract(k) and not issubclass(k, SKIPPED_BASES)]
+
+    def having(*dunders: str) -> list[type]:
+        return [k for k in usable if any(_defines(k, dunder, roots) for dunder in dunders)]
+
+    by_name = {type_name(k): k for k in usable}
+
+    def add(op_id: str, *operands: list[str], extra: tuple[dict, ...] = ()) -> None:
+        if not all(operands) or op_id in operations:
+            return
+        classes = [by_name[hint] for hints in operands for hint in hints if hint in by_name]
+        owners = {owner for k in classes for owner in k.__mro__ if owner.__module__.split(".")[0] in roots}
+        dispatches = sorted({f"{owner.__module__}:{owner.__qualname__}.{dunder}"  # defined there or not (yet)
+                             for owner in owners for dunder in PROTOCOLS[op_id]})
+        params = [{"name": name, "kind": "POSITIONAL_ONLY", "has_default": False, "hints": hints}
+                  for name, hints in zip("ab", operands, strict=False)]
+        operations[op_id] = {"id": op_id, "kind": "function", "owner": None, "params": [*params, *extra],
+                             "returns": [], "file": None, "line": None, "end": None, "dispatches": dispatches}
+
+    names = [type_name(k) for k in usable]
+    add("copy:copy", names)
+    add("copy:deepcopy", names)
+    add("builtins:hash", [type_name(k) for k in having("__eq__", "__hash__")])
+    spec = {"name": "format_spec", "kind": "POSITIONAL_ONLY", "has_default": False, "hints": ["builtins.str"]}
+    add("builtins:format", [type_name(k) for k in having("__format__")], extra=(spec,))
+    add("builtins:bool", [type_name(k) for k in having("__bool__", "__len__")])
+    add("builtins:len", [type_name(k) for k in having("__len__")])
+    add("builtins:list", [type_name(k) for k in having("__iter__")])
+    add("operator:contains", [type_name(k) for k in having("__contains__")], ["builtins.int", "builtins.str"])
+    for name in [*ARITHMETIC, *COMPARISONS]:
+        plain, reflected = PROTOCOLS[f"operator:{name}"]
+        left = [type_name(k) for k in having(plain)]
+        right = [type_name(k) for k in having(reflected)]
+        add(f"operator:{name}", left, [*left, *STANDARD_OPERANDS])
+        add(f"operator:__{name}__", list(STANDARD_OPERANDS), right)
+
+
+def _defines(klass: type, dunder: str, roots: set[str]) -> bool:
+    """A class of the project in `klass`'s MRO defines `dunder` (None included: `__hash__ = None`
+    is a definition), or `klass` inherits it from a built-in value type."""
+    for owner in klass.__mro__:
+        if owner is object:
+            return False
+        if dunder in owner.__dict__:
+            return owner.__module__.split(".")[0] in roots or owner in VALUE_TYPES
+    return False
 
 
 def compiled_modules(roots: set[str]) -> list[str]:

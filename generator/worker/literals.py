@@ -9,8 +9,9 @@ as `timer`), and ["counter", n]: a function returning n, n+1, n+2, ... on succes
 
 Values of common standard-library types that parameters ask for (GRT's detective builds a
 needed type on demand; these it cannot build from the package): ["datetime", iso],
-["date", iso], ["timedelta", seconds-repr], ["textio", text] (an `io.StringIO`),
-["bytesio", hex] (an `io.BytesIO`) and ["path", text]: a relative `pathlib.Path` to a file in
+["date", iso], ["timedelta", seconds-repr], ["fraction", "n/d"], ["decimal", text],
+["textio", text] (an `io.StringIO`), ["bytesio", hex] (an `io.BytesIO`) and
+["path", text]: a relative `pathlib.Path` to a file in
 the current directory holding `text`, named after a digest of it (`input-1a2b3c4d.txt`), so
 the name is the same in every process and in the rendered test, which writes the file first.
 Standard library only: this module runs in the worker.
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import decimal
+import fractions
 import hashlib
 import io
 import math
@@ -67,6 +70,10 @@ def decode(lit: list) -> Any:
         return datetime.date.fromisoformat(lit[1])
     if tag == "timedelta":
         return datetime.timedelta(seconds=float(lit[1]))
+    if tag == "fraction":
+        return fractions.Fraction(lit[1])
+    if tag == "decimal":
+        return decimal.Decimal(lit[1])
     if tag == "textio":
         return io.StringIO(lit[1])
     if tag == "bytesio":
@@ -203,6 +210,10 @@ def source(lit: list) -> str:
         return f"lambda *args, _ticks=itertools.count({int(lit[1])}): next(_ticks)"
     if tag in ("datetime", "date", "timedelta"):
         return repr(decode(lit))  # datetime.datetime(2024, 2, 29, 12, 30)
+    if tag == "fraction":
+        return f"fractions.Fraction({lit[1]!r})"
+    if tag == "decimal":
+        return f"decimal.Decimal({lit[1]!r})"
     if tag == "textio":
         return f"io.StringIO({lit[1]!r})"
     if tag == "bytesio":
@@ -224,7 +235,8 @@ def modules_used(lit: list) -> set[str]:
 
 
 _MODULES = {"counter": ("itertools",), "datetime": ("datetime",), "date": ("datetime",),
-            "timedelta": ("datetime",), "textio": ("io",), "bytesio": ("io",), "path": ("pathlib",)}
+            "timedelta": ("datetime",), "textio": ("io",), "bytesio": ("io",), "path": ("pathlib",),
+            "fraction": ("fractions",), "decimal": ("decimal",)}
 
 
 def input_files(lit: list) -> dict[str, str]:

@@ -102,9 +102,18 @@ def unobservable_leaf(exc: BaseException) -> list:
     return ["unobservable", name, message]
 
 
+# Standard value types whose state lives in C (no `__dict__` to walk): observed by their repr,
+# which is exact and spells the value (`datetime.timedelta(days=1)`, `Decimal('1.50')`).
+VALUE_TYPES = frozenset({"datetime.datetime", "datetime.date", "datetime.time", "datetime.timedelta",
+                         "datetime.timezone", "decimal.Decimal", "fractions.Fraction", "uuid.UUID"})
+
+
 def primitive_leaf(value: Any) -> list | None:
-    """The leaf of a primitive value, or None for anything else."""
+    """The leaf of a primitive value (or of a standard value type), or None for anything else."""
     t = type(value)
+    name = f"{t.__module__}.{t.__qualname__}"
+    if name in VALUE_TYPES:
+        return ["v", name, clean_text(repr(value), MAX_STR)]
     if value is None:
         return ["n"]
     if t is bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import operator
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,24 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "__int__": int, "__float__": float, "__hash__": hash,
 }
 
+
+# Protocol operations: standard functions that dispatch to a class's dunders (the catalog adds
+# them for the project's classes that define those dunders; see introspect). Each names the
+# dunders that may run, looked up on the first operand, then (reflected) on the second. The
+# `operator.__mul__` aliases are the reflected forms: a standard value first (`2 * Duration`).
+ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%"}
+COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_REFLECTED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+PROTOCOLS: dict[str, tuple[str, ...]] = {
+    **{f"operator:{name}": (f"__{name}__", f"__r{name}__") for name in ARITHMETIC},
+    **{f"operator:__{name}__": (f"__{name}__", f"__r{name}__") for name in ARITHMETIC},
+    **{f"operator:{name}": (f"__{name}__", f"__{_REFLECTED[name]}__") for name in COMPARISONS},
+    **{f"operator:__{name}__": (f"__{name}__", f"__{_REFLECTED[name]}__") for name in COMPARISONS},
+    "operator:contains": ("__contains__",), "builtins:hash": ("__hash__",), "builtins:len": ("__len__",),
+    "builtins:bool": ("__bool__", "__len__"), "builtins:list": ("__iter__",),
+    "builtins:format": ("__format__",),
+    "copy:copy": ("__copy__", "__reduce_ex__"), "copy:deepcopy": ("__deepcopy__", "__reduce_ex__"),
+}
 
 # Dunders worth calling as operations (comparisons, containers, arithmetic, text); the catalog
 # lists these, and the host's static view of a module (generator/impact.py) does the same.
@@ -63,12 +82,29 @@ class Operation:
         return self.obj(*args, **kwargs)
 
     def callee(self, args: list) -> str:
-        """The `mod:Qual` of the code that runs, following dynamic dispatch on the receiver."""
+        """The `mod:Qual` of the code that runs, following dynamic dispatch on the receiver (and,
+        for a protocol operation, on its operands: `2 * d` runs `Duration.__rmul__`)."""
         if self.kind == "method" and args:
             for klass in type(args[0]).__mro__:
                 if self.name in klass.__dict__:
                     return f"{klass.__module__}:{klass.__qualname__}.{self.name}"
+        dunders = PROTOCOLS.get(self.op_id, ())
+        if self.op_id.startswith("operator:"):
+            tried = list(zip(args, dunders, strict=False))  # left operand's dunder, then the right's
+        else:
+            tried = [(args[0], dunder) for dunder in dunders] if args else []
+        for operand, dunder in tried:
+            for klass in type(operand).__mro__:
+                if dunder in klass.__dict__ and not _standard(klass):
+                    return f"{klass.__module__}:{klass.__qualname__}.{dunder}"
         return self.op_id
+
+
+def _standard(klass: type) -> bool:
+    """A class of the interpreter or the standard library (`int`, `datetime.timedelta`): a
+    protocol's callee is the project's dunder that the operation dispatches to, not theirs."""
+    module = klass.__module__ if isinstance(klass.__module__, str) else ""
+    return module == "builtins" or module.split(".")[0].lstrip("_") in sys.stdlib_module_names
 
 
 class Resolver:
