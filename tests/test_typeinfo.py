@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, NewType, NotRequired, Optional, Type
 import pytest
 
 from difforacle.generator.worker.introspect import build_catalog
+from difforacle.generator.worker.resolve import PROTOCOLS
 from difforacle.generator.worker.typeinfo import (
     Scope,
     TypeInfo,
@@ -463,7 +464,8 @@ def test_catalog_returns_and_format(catalog: dict, tmp_path: Path) -> None:
     assert ops[f"{MODULE}:google"]["returns"] == []  # not annotated: unknown, not None
     assert json.loads(json.dumps(catalog)) == catalog
     for op in catalog["operations"]:
-        assert set(op) == {"id", "kind", "owner", "params", "returns", "file", "line", "end"}
+        protocol = {"dispatches"} if op["id"] in PROTOCOLS else set()  # the dunders it may run
+        assert set(op) == {"id", "kind", "owner", "params", "returns", "file", "line", "end"} | protocol
         for param in op["params"]:
             assert {"name", "kind", "has_default", "hints"} <= set(param)
             assert set(param) <= {"name", "kind", "has_default", "hints", "default", "choices", "elements",
