@@ -30,7 +30,7 @@ SKIPPED_BASES = (BaseException,)
 # Standard values a project's class meets in arithmetic and comparisons (`timedelta - Duration`).
 STANDARD_OPERANDS = ("builtins.int", "builtins.float", "fractions.Fraction", "decimal.Decimal",
                      "datetime.date", "datetime.datetime", "datetime.timedelta")
-# Built-in value types whose protocols a subclass inherits (an `int` subclass formats with `,d`).
+# Built-in value types whose format specs a subclass inherits (an `int` subclass formats with `,d`).
 VALUE_TYPES = (int, float, complex, str, bytes, tuple, frozenset)
 CALLBACK = typeinfo.CALLBACK
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -132,7 +132,8 @@ def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> Non
     add("copy:copy", names)
     add("copy:deepcopy", names)
     add("builtins:hash", [type_name(k) for k in having("__eq__", "__hash__")])
-    spec = {"name": "format_spec", "kind": "POSITIONAL_ONLY", "has_default": False, "hints": ["builtins.str"]}
+    spec = {"name": "format_spec", "kind": "POSITIONAL_ONLY", "has_default": False,
+            "hints": ["difforacle.FormatSpec"]}  # structured.FORMAT_SPEC: the host builds mini-language specs
     add("builtins:format", [type_name(k) for k in having("__format__")], extra=(spec,))
     add("builtins:bool", [type_name(k) for k in having("__bool__", "__len__")])
     add("builtins:len", [type_name(k) for k in having("__len__")])
@@ -148,12 +149,14 @@ def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> Non
 
 def _defines(klass: type, dunder: str, roots: set[str]) -> bool:
     """A class of the project in `klass`'s MRO defines `dunder` (None included: `__hash__ = None`
-    is a definition), or `klass` inherits it from a built-in value type."""
+    is a definition), or `klass` inherits `__format__` from a built-in value type (an `int`
+    subclass takes `{:,d}`; its inherited arithmetic runs no project code)."""
     for owner in klass.__mro__:
         if owner is object:
             return False
         if dunder in owner.__dict__:
-            return owner.__module__.split(".")[0] in roots or owner in VALUE_TYPES
+            inherited = dunder == "__format__" and owner in VALUE_TYPES
+            return owner.__module__.split(".")[0] in roots or inherited
     return False
 
 
