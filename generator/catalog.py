@@ -35,6 +35,7 @@ class Operation:
     file: str | None
     line: int | None
     dispatches: tuple[str, ...] = ()  # protocol operations: the `mod:Class.__dunder__`s they may run
+    end: int | None = None  # the last line of its definition (a module value's assignment)
 
     @property
     def module(self) -> str:
@@ -53,7 +54,7 @@ class Operation:
         return Operation(data["id"], data["kind"], data.get("owner"),
                          tuple(Parameter.from_json(p) for p in data["params"]),
                          tuple(data.get("returns", ())), data.get("file"), data.get("line"),
-                         tuple(data.get("dispatches", ())))
+                         tuple(data.get("dispatches", ())), data.get("end"))
 
 
 @dataclass
@@ -72,10 +73,12 @@ class Catalog:
                        head_import_errors=(head or {}).get("import_errors", {}),
                        compiled={"base": data.get("compiled", []), "head": (head or {}).get("compiled", [])})
 
-    def without_protocols(self) -> Catalog:
-        """The catalog without its protocol operations (`copy:deepcopy`, `operator:__sub__`, ...)."""
-        return Catalog([op for op in self.operations if not op.dispatches], self.classes, self.import_errors,
-                       self.head_import_errors, self.compiled)
+    def without(self, *, protocols: bool = False, values: bool = False) -> Catalog:
+        """The catalog without its protocol operations (`copy:deepcopy`, `operator:__sub__`, ...)
+        and/or the reads of module values (`pkg.units:TABLE`)."""
+        kept = [op for op in self.operations
+                if not (protocols and op.dispatches) and not (values and op.kind == "value")]
+        return Catalog(kept, self.classes, self.import_errors, self.head_import_errors, self.compiled)
 
     @property
     def by_id(self) -> dict[str, Operation]:

@@ -170,4 +170,6 @@ def leaf_text(leaf: list | None, other: list | None = None) -> str:
         return leaf[1]
     if tag == "v":  # a standard value (a date, a duration, a Decimal): its repr
         return leaf[2]
+    if tag == "v~":
+        return f"{leaf[4]}... ({leaf[2]} characters, sha1 {leaf[3]})"
     return " ".join(str(x) for x in leaf)

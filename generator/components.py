@@ -22,6 +22,10 @@ DESCRIPTIONS = {
     "bloodhound": "operations weighted by their uncovered changed lines and branches (GRT bloodhound)",
     "protocols": "copy, deepcopy, hash, format, len, iteration, in, and arithmetic and comparisons with "
                  "standard values (plain and reflected) for the classes that define them",
+    "values": "a changed module's public constants, tables and objects built at import, read and "
+              "compared (a public name head removes is an API change)",
+    "structured": "strings of small languages: format specifications, strftime patterns and ISO-8601 "
+                  "shapes, Unicode look-alikes (non-ASCII digits, case-folding characters, full-width forms)",
     "carving": "seed sequences recorded from the calls of the project's tests and the PR's tests "
                "(Elbaum et al.'s test carving; Pynguin's seeding from tests)",
 }
@@ -42,6 +46,8 @@ class Switches:
     repetition: bool = True
     bloodhound: bool = True
     protocols: bool = True
+    values: bool = True
+    structured: bool = True
     carving: bool = True
 
 

@@ -61,6 +61,12 @@ class Locator:
                 line = self._first_changed(side, unit.path, unit.start, unit.end)
                 return Location(unit.path, line, side, self._hunk(side, unit.path, line) if line else None)
         op = self.operations.get(shown.target)
+        if op and op.file and op.kind == "value" and op.line is not None:
+            # a module's value: the first changed line of its assignment (on base, where it was listed)
+            path = relative(op.file, self.base)
+            line = self._first_changed("base", path, op.line, op.end or op.line)
+            if line is not None:
+                return Location(path, line, "base", self._hunk("base", path, line))
         if op and op.file:  # an unchanged function that reached the change: its file, no line of it
             return Location(relative(op.file, self.base), None, "base")
         return Location()

@@ -104,7 +104,7 @@ def shape(leaf: Leaf | None) -> tuple:
     """A leaf's kind without its value: the tag, plus the type for exceptions, API changes and objects."""
     if leaf is None:
         return ()
-    if leaf[0] in ("E", "API", "T", "enum", "v"):
+    if leaf[0] in ("E", "API", "T", "enum", "v", "v~"):
         return (leaf[0], leaf[1] if leaf[0] != "enum" else str(leaf[1]).rsplit(".", 1)[0])
     return (leaf[0],)
 

@@ -52,6 +52,14 @@ class DifferenceCheck:
         base_leaf, head_leaf = base.observations.get(key), head.observations.get(key)
         if leaves_equal(base_leaf, head_leaf, self.policy):
             return None
-        callees = base.callees or head.callees
-        target = callees[case.target] if case.target < len(callees) else case.statements[-1]["op"]
+        op = case.statements[-1]["op"]
+        on_base, on_head = _callee(base, case), _callee(head, case)
+        # what ran on base; where base dispatched to no function of the project (a `__hash__` it
+        # lacks, run through `hash()`), what ran on head
+        target = on_base if on_base not in (None, op) else on_head or on_base or op
         return Shown(Mismatch(key, base_leaf, head_leaf), target, base, head)
+
+
+def _callee(result: SequenceResult, case: Case) -> str | None:
+    """The function the case's last statement ran on this side, when the worker named it."""
+    return result.callees[case.target] if case.target < len(result.callees) else None

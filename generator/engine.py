@@ -176,8 +176,8 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
             (base, "base", 0, worker_options), (head, "head", 1, worker_options),
             (base, "base", 1, worker_options))
         catalog = Catalog.from_json(explorer_worker.catalog, head_worker.catalog)
-        if not options.components.switches.protocols:
-            catalog = catalog.without_protocols()
+        switches = options.components.switches
+        catalog = catalog.without(protocols=not switches.protocols, values=not switches.values)
         report.notes.extend(_check_imports(catalog, changes, options.python))
         if extensions is not None:
             report.notes.append(extension_note(extensions, catalog.compiled, bool(options.build)))

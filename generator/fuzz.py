@@ -16,14 +16,20 @@ import datetime
 import math
 import random
 
+from .structured import unicode_variant
+
 SIGMA = 30.0  # GRT's (and Randoop's grt_fuzzing_stddev) standard deviation
 LARGE = 2**31 - 1
 PRINTABLE = [chr(code) for code in range(32, 127)]
+UNICODE_RATIO = 0.15  # of text edits: a Unicode variant (structured.unicode_variant)
 
 
-def fuzz_literal(literal: list, rng: random.Random) -> list:
-    """A perturbed copy of a tagged literal (`["int", 5]` -> `["int", 31]`); others unchanged."""
+def fuzz_literal(literal: list, rng: random.Random, unicode: bool = True) -> list:
+    """A perturbed copy of a tagged literal (`["int", 5]` -> `["int", 31]`); others unchanged.
+    `unicode`: a text's edit is sometimes a Unicode look-alike (`s` -> `ſ`, `3` -> `٣`)."""
     tag = literal[0]
+    if tag == "str" and unicode and rng.random() < UNICODE_RATIO:
+        return ["str", unicode_variant(literal[1], rng)]
     if tag == "int":
         return ["int", _fuzz_int(int(literal[1]), rng)]
     if tag == "float":

@@ -291,6 +291,8 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
         if method == "__contains__" and len(rest) == 1:
             return f"{rest[0]} in {receiver}"
         return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
+    if kind == "value":  # a module's constant or table, read
+        return imports.name_for(module, qualname)
     if op_id in PROTOCOL_SOURCE and not kwargs:
         if module == "copy":
             imports.modules.add("copy")
@@ -505,6 +507,10 @@ def _check(x: str, leaf: list, other: list | None, last: Step | None, imports: _
         return f"{x} is None"
     if tag == "v":  # a standard value by its exact repr (`datetime.timedelta(days=1)`)
         return f"repr({x}) == {leaf[2]!r}"
+    if tag == "v~":  # a long one (a large compiled regex): its length and digest
+        imports.modules.add("hashlib")
+        return (f"len(repr({x})) == {leaf[2]} and "
+                f"hashlib.sha1(repr({x}).encode('utf-8', 'surrogatepass')).hexdigest()[:16] == {leaf[3]!r}")
     if tag == "t":
         return f"{x} is {leaf[1]}"
     if tag in ("i", "s"):

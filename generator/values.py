@@ -21,6 +21,7 @@ from .constants import (
     package_modules,
     tf_idf_weights,
 )
+from .structured import FORMAT_SPEC, format_spec, structured
 
 __all__ = [
     "MAX_CONSTANT_LENGTH", "Constants", "ValueGenerator", "literal_constants", "mine_constants",
@@ -30,6 +31,7 @@ __all__ = [
 SMALL_INTS = (0, 1, 2, 3, -1, 5, 10, 4, 7, 100, -2)
 BOUNDARY_INTS = (255, 256, 1024, 65535, 2**31 - 1, -(2**31), 10**9, 2**63 - 1)
 FLOATS = ("0.0", "1.0", "0.5", "-1.5", "2.25", "100.0", "1e-09", "3.14159")
+STRUCTURED_RATIO = 0.08  # of strings: a format spec, a date or time shape, a Unicode variant
 STRINGS = ("", "a", "abc", "x y", "A_b", "1", "0.5", "foo.bar", " ", "ünï")
 # Instants near the edges calendars and parsers get wrong: epoch, leap day, year ends, DST weeks.
 DATETIMES = ("2000-01-01T00:00:00", "1970-01-01T00:00:00", "2024-02-29T12:30:45",
@@ -76,9 +78,11 @@ def type_from_name(name: str) -> str | None:
 class ValueGenerator:
     """Seeded primitives by type name (`builtins.int`, ...), preferring mined constants."""
 
-    def __init__(self, rng: random.Random, constants: Constants) -> None:
+    def __init__(self, rng: random.Random, constants: Constants, structured: bool = True) -> None:
+        """`structured`: mix format specifications, dates, times and Unicode variants into strings."""
         self.rng = rng
         self.constants = constants
+        self.structured = structured
         tags = ("int", "float", "str", "bytes")
         self._by_tag = {tag: constants.by_tag(tag) for tag in tags}
         self._package = {tag: _cumulative(*constants.package_by_tag(tag)) for tag in tags}
@@ -101,6 +105,7 @@ class ValueGenerator:
             "_io.BytesIO": lambda: ["bytesio", self.raw()[1]],
             "pathlib.Path": lambda: ["path", self.text()],
             "pathlib.PosixPath": lambda: ["path", self.text()],
+            FORMAT_SPEC: self.spec,
         }
 
     def can_make(self, type_name: str) -> bool:
@@ -159,6 +164,12 @@ class ValueGenerator:
             return ["int", self.rng.randint(-1000, 1000)]
         return ["int", self.rng.choice(BOUNDARY_INTS)]
 
+    def spec(self) -> list:
+        """A format specification: by the mini-language's grammar, or a string (a mined `","`)."""
+        if self.structured and self.rng.random() < 0.7:
+            return ["str", format_spec(self.rng)]
+        return self.string()
+
     def fraction(self) -> list:
         return ["fraction", f"{self.integer()[1]}/{self.rng.choice(DENOMINATORS)}"]
 
@@ -171,6 +182,9 @@ class ValueGenerator:
         return ["float", repr(round(self.rng.uniform(-100, 100), 3))]
 
     def string(self) -> list:
+        if self.structured and self.rng.random() < STRUCTURED_RATIO:
+            seed = self._mined("str") or ["str", self.rng.choice(STRINGS)]
+            return ["str", structured(self.rng, seed[1])]
         mined = self._mined("str")
         if mined is not None:
             if self.rng.random() < 0.1:  # a constant glued to a number reaches "1h", "v2", ...

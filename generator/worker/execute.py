@@ -18,12 +18,21 @@ from typing import Any
 
 from . import literals
 from .fields import graph_triples
-from .observe import Observer, StatementTimeout, exception_leaf, primitive_leaf, raised_by, type_name
+from .observe import (
+    MAX_ITEMS,
+    Observer,
+    StatementTimeout,
+    exception_leaf,
+    primitive_leaf,
+    raised_by,
+    type_name,
+)
 from .protocol import ResultRecord, Status, digest_key, exception_key, value_key
 from .resolve import Missing, Resolver, Unbindable
 from .tracer import ChangeTracer
 
 HUGE = 10**12
+MODULE_VALUE_ITEMS = 1000  # a module's table is walked whole (up to this): its every entry is behaviour
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
@@ -104,7 +113,8 @@ class SequenceRunner:
                 return Status.EXCEPTION
             values.append(value)
             with literals.clocks_rewound():
-                self._observe(index, statement, value, values, result)
+                self._observe(index, statement, value, values, result,
+                              MODULE_VALUE_ITEMS if op.kind == "value" else MAX_ITEMS)
         except StatementTimeout:
             obs[exception_key(index)] = ["E", "Timeout", f"statement exceeded {self.call_timeout:g}s"]
             return Status.TIMEOUT
@@ -112,10 +122,12 @@ class SequenceRunner:
             signal.setitimer(signal.ITIMER_REAL, 0)
         return Status.OK
 
-    def _observe(self, index: int, statement: dict, value: Any, values: list, result: dict) -> None:
+    def _observe(self, index: int, statement: dict, value: Any, values: list, result: dict,
+                 items: int = MAX_ITEMS) -> None:
         obs = result["obs"]
         digests = result["digests"]
-        digests[digest_key(index, index)] = self.observer.snapshot(obs, value_key(index, index), value)
+        digests[digest_key(index, index)] = self.observer.snapshot(obs, value_key(index, index), value,
+                                                                   items=items)
         leaf = primitive_leaf(value)
         huge = leaf is not None and leaf[0] in ("i", "i~", "s~", "b~") and (
             leaf[0] != "i" or abs(value) > HUGE)

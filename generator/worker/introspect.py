@@ -9,6 +9,8 @@ or a pure-Python fallback was tested). Standard library only.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import enum
 import functools
 import importlib
@@ -28,7 +30,7 @@ SKIPPED_BASES = (BaseException,)
 # Standard values a project's class meets in arithmetic and comparisons (`timedelta - Duration`).
 STANDARD_OPERANDS = ("builtins.int", "builtins.float", "fractions.Fraction", "decimal.Decimal",
                      "datetime.date", "datetime.datetime", "datetime.timedelta")
-# Built-in value types whose protocols a subclass inherits (an `int` subclass formats with `,d`).
+# Built-in value types whose format specs a subclass inherits (an `int` subclass formats with `,d`).
 VALUE_TYPES = (int, float, complex, str, bytes, tuple, frozenset)
 CALLBACK = typeinfo.CALLBACK
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -58,10 +60,48 @@ def build_catalog(modules: list[str]) -> dict:
                     _add_operation(operations, f"{name}:{obj.__qualname__}", "function", obj, None, wanted)
             except BaseException:  # a metaclass's __dir__, a signature that raises: that member only
                 continue
+        with contextlib.suppress(BaseException):  # a module whose source cannot be read: no values
+            _add_values(module, operations)
     _add_builders(wanted, operations, classes, _project_roots(modules))
     _add_protocols([k for k in listed if type_name(k) in classes], operations, _project_roots(modules))
     return {"operations": list(operations.values()), "classes": classes, "import_errors": errors,
             "compiled": compiled_modules(_project_roots(modules))}
+
+
+def _add_values(module: types.ModuleType, operations: dict) -> None:
+    """The module's public values (constants, tables, objects built at import) as operations that
+    read them: compared like any result, and a name head removes is an API change."""
+    names = set(getattr(module, "__all__", None) or ()) if isinstance(getattr(module, "__all__", None),
+                                                                       (list, tuple)) else None
+    for name, line, end in _assigned_names(module):
+        public = name in names if names is not None else not name.startswith("_")
+        if not public or name in operations:
+            continue
+        value = module.__dict__.get(name, _MISSING)
+        if value is _MISSING or callable(value) or isinstance(value, types.ModuleType):
+            continue  # functions and classes are operations already; a module is no value
+        operations[f"{module.__name__}:{name}"] = {
+            "id": f"{module.__name__}:{name}", "kind": "value", "owner": None, "params": [],
+            "returns": [type_name(type(value))], "file": getattr(module, "__file__", None), "line": line,
+            "end": end}
+
+
+_MISSING = object()
+
+
+def _assigned_names(module: types.ModuleType) -> list[tuple[str, int, int]]:
+    """Names the module's own top-level statements assign (not imports, defs or classes), with the
+    statement's first and last lines."""
+    tree = ast.parse(inspect.getsource(module))
+    found: list[tuple[str, int, int]] = []
+    for node in tree.body:
+        targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
+                   if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+        for target in targets:
+            for leaf in ast.walk(target):
+                if isinstance(leaf, ast.Name):
+                    found.append((leaf.id, node.lineno, node.end_lineno or node.lineno))
+    return list(dict.fromkeys(found))
 
 
 def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> None:
@@ -92,7 +132,8 @@ def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> Non
     add("copy:copy", names)
     add("copy:deepcopy", names)
     add("builtins:hash", [type_name(k) for k in having("__eq__", "__hash__")])
-    spec = {"name": "format_spec", "kind": "POSITIONAL_ONLY", "has_default": False, "hints": ["builtins.str"]}
+    spec = {"name": "format_spec", "kind": "POSITIONAL_ONLY", "has_default": False,
+            "hints": ["difforacle.FormatSpec"]}  # structured.FORMAT_SPEC: the host builds mini-language specs
     add("builtins:format", [type_name(k) for k in having("__format__")], extra=(spec,))
     add("builtins:bool", [type_name(k) for k in having("__bool__", "__len__")])
     add("builtins:len", [type_name(k) for k in having("__len__")])
@@ -108,12 +149,14 @@ def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> Non
 
 def _defines(klass: type, dunder: str, roots: set[str]) -> bool:
     """A class of the project in `klass`'s MRO defines `dunder` (None included: `__hash__ = None`
-    is a definition), or `klass` inherits it from a built-in value type."""
+    is a definition), or `klass` inherits `__format__` from a built-in value type (an `int`
+    subclass takes `{:,d}`; its inherited arithmetic runs no project code)."""
     for owner in klass.__mro__:
         if owner is object:
             return False
         if dunder in owner.__dict__:
-            return owner.__module__.split(".")[0] in roots or owner in VALUE_TYPES
+            inherited = dunder == "__format__" and owner in VALUE_TYPES
+            return owner.__module__.split(".")[0] in roots or inherited
     return False
 
 

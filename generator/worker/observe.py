@@ -30,6 +30,7 @@ import inspect
 import linecache
 import os
 import re
+import sys
 import types
 from collections.abc import Collection, Iterable, Iterator
 from itertools import islice
@@ -105,7 +106,8 @@ def unobservable_leaf(exc: BaseException) -> list:
 # Standard value types whose state lives in C (no `__dict__` to walk): observed by their repr,
 # which is exact and spells the value (`datetime.timedelta(days=1)`, `Decimal('1.50')`).
 VALUE_TYPES = frozenset({"datetime.datetime", "datetime.date", "datetime.time", "datetime.timedelta",
-                         "datetime.timezone", "decimal.Decimal", "fractions.Fraction", "uuid.UUID"})
+                         "datetime.timezone", "decimal.Decimal", "fractions.Fraction", "uuid.UUID",
+                         "re.Pattern"})
 
 
 def primitive_leaf(value: Any) -> list | None:
@@ -113,7 +115,10 @@ def primitive_leaf(value: Any) -> list | None:
     t = type(value)
     name = f"{t.__module__}.{t.__qualname__}"
     if name in VALUE_TYPES:
-        return ["v", name, clean_text(repr(value), MAX_STR)]
+        text = clean_text(repr(value), sys.maxsize)  # memory addresses masked (a tzinfo's repr)
+        if len(text) <= MAX_STR:
+            return ["v", name, text]
+        return ["v~", name, len(text), _digest(text.encode("utf-8", "surrogatepass")), text[:60]]
     if value is None:
         return ["n"]
     if t is bool:
@@ -150,9 +155,10 @@ class Observer:
         self._confirmed: set[tuple[type, str]] = set()
         self._unstable: set[tuple[type, str]] = set()
         self.disabled: set[str] = set()  # type names whose observers must not run
+        self.items = MAX_ITEMS  # items of a container walked (a module's table gets more)
 
     def snapshot(self, out: dict, key: str, value: Any, depth: int = MAX_DEPTH,
-                 with_observers: bool = True) -> str:
+                 with_observers: bool = True, items: int = MAX_ITEMS) -> str:
         """Record `value` under `key` in `out`; return a digest of its state.
 
         The digest (the generator's redundancy filter, never an oracle) also covers the
@@ -160,7 +166,11 @@ class Observer:
         unchanged after an insertion just because no public observer shows its size.
         """
         recorded: dict = {}
-        self._snap(recorded, key, value, depth, with_observers, set())
+        self.items = items
+        try:
+            self._snap(recorded, key, value, depth, with_observers, set())
+        finally:
+            self.items = MAX_ITEMS
         out.update(recorded)
         size = len(key)
         state = [[(k[size:], v) for k, v in recorded.items()], _private_shape(value)]
@@ -208,10 +218,10 @@ class Observer:
         t = type(value)
         if kind == "sequence":
             out[key] = [t.__name__ if t in (list, tuple) else type_name(t), len(value)]
-            for i, item in enumerate(value[:MAX_ITEMS]):
+            for i, item in enumerate(value[:self.items]):
                 self._snap(out, key + item_step(i), item, depth - 1, False, seen)
         elif kind == "dict":
-            keys = list(islice(value.keys(), MAX_ITEMS))
+            keys = list(islice(value.keys(), self.items))
             out[key] = ["dict" if t is dict else type_name(t), len(value), [_key_item(k) for k in keys]]
             for k in keys:
                 if _usable_in_key(k):

@@ -67,7 +67,7 @@ class Operation:
     """A resolved operation: how to call it and which unit it belongs to."""
 
     op_id: str
-    kind: str  # "function" | "constructor" | "method" | "static"
+    kind: str  # "function" | "constructor" | "method" | "static" | "value" (a module's attribute)
     obj: Any  # the function, the class, or the class owning the method
     name: str  # attribute name for methods
 
@@ -79,6 +79,8 @@ class Operation:
             return getattr(receiver, self.name)(*rest, **kwargs)
         if self.kind == "static":
             return getattr(self.obj, self.name)(*args, **kwargs)
+        if self.kind == "value":
+            return self.obj
         return self.obj(*args, **kwargs)
 
     def callee(self, args: list) -> str:
@@ -126,6 +128,10 @@ class Resolver:
                 raise Missing(f"{type(args[0]).__qualname__ if args else '?'} has no attribute {op.name!r}")
         elif op.kind == "static":
             func = getattr(op.obj, op.name)
+        elif op.kind == "value":
+            if args or kwargs:
+                raise Unbindable(f"{op.op_id} is a value, not a function")
+            return
         else:
             func = op.obj
         signature = self._signature(func)
@@ -177,5 +183,5 @@ def _resolve(op_id: str) -> Operation:
     if isinstance(target, type):
         return Operation(op_id, "constructor", target, name)
     if not callable(target):
-        raise Missing(f"{op_id} is not callable")
+        return Operation(op_id, "value", target, name)  # a module's constant, table or object
     return Operation(op_id, "function", target, name)

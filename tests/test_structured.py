@@ -1,0 +1,91 @@
+"""Structured strings: format specifications, dates and times, and Unicode look-alikes."""
+
+from __future__ import annotations
+
+import random
+import re
+import unicodedata
+
+from conftest import RepoBuilder, make_pr, run_analyze
+
+from difforacle.generator.components import Components
+from difforacle.generator.fuzz import fuzz_literal
+from difforacle.generator.structured import format_spec, structured, temporal, unicode_variant
+from difforacle.generator.values import ValueGenerator
+
+SPEC = re.compile(r"(?:.?[<>=^])?[+\- ]?#?0?\d*[,_]?(?:\.\d+)?[bcdeEfFgGnosxX%]?")
+
+
+def test_format_specs_follow_the_mini_language() -> None:
+    rng = random.Random(1)
+    specs = [format_spec(rng) for _ in range(500)]
+    assert all(SPEC.fullmatch(spec) for spec in specs)
+    assert any("," in spec and spec.endswith("d") for spec in specs)  # `{:,d}`
+    usable = [spec for spec in specs if _formats(1234567, spec)]
+    assert len(usable) > 100  # most are specs int accepts
+
+
+def _formats(value: int, spec: str) -> bool:
+    try:
+        format(value, spec)
+    except (ValueError, OverflowError):
+        return False
+    return True
+
+
+def test_temporal_shapes_include_partial_iso_times() -> None:
+    rng = random.Random(2)
+    shapes = {temporal(rng) for _ in range(400)}
+    assert {"12:3045", "2024-02-29T12:30:45+01:00", "PT1H30M", "%Y-%m-%d"} <= shapes
+
+
+def test_unicode_variants_look_like_the_text() -> None:
+    rng = random.Random(3)
+    variants = {unicode_variant("class 3", rng) for _ in range(300)}
+    assert "claſs 3" in variants or "clasſ 3" in variants
+    assert "class ٣" in variants  # an Arabic-Indic digit: str.isdigit() says yes, int() reads it
+    assert any(unicodedata.combining(char) for variant in variants for char in variant)
+    assert all(variant.casefold().replace("ſ", "s") != "class 3" or "ſ" in variant or variant != "class 3"
+               for variant in variants)
+
+
+def test_strings_mix_structured_ones_unless_switched_off() -> None:
+    from difforacle.generator.constants import Constants
+
+    mixed = ValueGenerator(random.Random(4), Constants())
+    plain = ValueGenerator(random.Random(4), Constants(), structured=False)
+    drawn = [mixed.string()[1] for _ in range(600)]
+    assert any(re.fullmatch(r"\d{4}-\d\d-\d\d.*|\d\d:\d\d.*|P.*", s) for s in drawn)
+    assert not any(s in ("12:3045", "PT1H30M") for s in (plain.string()[1] for _ in range(600)))
+    assert structured(random.Random(5), "abc")
+
+
+def test_impurity_edits_text_into_unicode_look_alikes() -> None:
+    rng = random.Random(6)
+    edited = {fuzz_literal(["str", "s1"], rng)[1] for _ in range(300)}
+    assert edited & {"ſ1", "s١", "s１", "s𝟙"}
+    rng = random.Random(6)
+    assert not {fuzz_literal(["str", "s1"], rng, unicode=False)[1] for _ in range(300)} & {"ſ1", "s١", "s１"}
+
+
+MONEY = '''\
+class Money(int):
+    def __new__(cls, cents: int) -> "Money":
+        return super().__new__(cls, cents)
+'''
+MONEY_HEAD = MONEY + '''
+    def __format__(self, spec: str) -> str:
+        return format(int(self), spec.replace(chr(44), chr(95)))  # the grouping character, changed
+'''
+
+
+def test_a_format_spec_with_grouping_reaches_the_change(builder: RepoBuilder) -> None:
+    make_pr(builder, {"bank/__init__.py": "", "bank/money.py": MONEY}, {"bank/money.py": MONEY_HEAD})
+    with_specs = run_analyze(builder, max_sequences=400, components=Components.without(["constants"]))
+    found = [d for d in with_specs.differences if d.target == "bank.money:Money.__format__"]
+    assert any('format(money, "' in d.test and "," in d.test.split("format(money, ")[1] for d in found)
+    without = run_analyze(builder, max_sequences=400,
+                          components=Components.without(["constants", "structured"]))
+    # (what remains is the minor one: int's own error message names `int` on head, `Money` on base)
+    assert not [d for d in without.differences
+                if d.target == "bank.money:Money.__format__" and d.severity != "minor"]
