@@ -12,6 +12,10 @@ order, repeated until none makes progress (a fixpoint) or the deadline passes:
 3. simpler values: literals shrink (generator.shrink), a reference to an object becomes
    None, optional arguments are dropped.
 
+A long case (more than LONG statements, as one confirmed after the sequences of its replay
+round) gets ddmin first: halving it costs a handful of checks, where dropping its statements
+one at a time would spend the whole bound of a reproducible run.
+
 Every accepted candidate is strictly smaller by `cost` (statements, then literal weight),
 so minimization terminates; candidates are tried in a deterministic order and the first
 that keeps the difference wins, so the same input gives the same result.
@@ -35,6 +39,7 @@ from .shrink import simpler, weight
 REF_WEIGHT = 6  # a reference costs more than None: dropping one can free its statement
 EARLIER_REFS = 8  # earlier statements tried in place of a referenced object
 BATCH = 16  # candidates checked per round trip to the workers
+LONG = 12  # statements: a longer case is halved by ddmin before single statements are dropped
 POSITIONAL = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL")
 
 Outcome = TypeVar("Outcome")
@@ -137,6 +142,8 @@ class _Minimizer(Generic[Outcome]):
     def run(self, case: Case, outcome: Outcome) -> Minimized[Outcome]:
         self.result = Minimized(case, outcome, complete=True)
         passes = (("drop", self._drop_candidates), ("ddmin", None), ("values", self._value_candidates))
+        if case.target > LONG:  # a long case (one confirmed after its history): halve it first
+            passes = (passes[1], passes[0], passes[2])
         progress = True
         while progress and self.result.complete:
             progress = False

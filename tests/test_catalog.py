@@ -98,7 +98,7 @@ def test_from_json_builds_operations_and_parameters() -> None:
     assert op == Operation(f"{MOD}:Timer.expired", "method", f"{MOD}.Timer",
                            (Parameter("x", "POSITIONAL_OR_KEYWORD", False, ("builtins.int",),
                                       (("int", 1), ("int", 2))),),
-                           ("builtins.int",), f"/src/{MOD}.py", 3)
+                           ("builtins.int",), f"/src/{MOD}.py", 3, end=4)
     assert (op.module, op.qualname, op.name) == (MOD, "Timer.expired", "expired")
     assert catalog.import_errors == {"broken": "SyntaxError: invalid syntax"}
     assert [c.id for c in catalog.constructors_of(f"{MOD}.Timer")] == [f"{MOD}:Timer"]

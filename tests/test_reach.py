@@ -10,6 +10,7 @@ from conftest import RepoBuilder, make_pr, run_analyze
 
 from difforacle.generator import render_markdown, report_to_json, validate_report, verdict
 from difforacle.generator.catalog import Catalog, Operation
+from difforacle.generator.components import Components
 from difforacle.generator.generate import Attempts
 from difforacle.generator.impact import Impact
 from difforacle.generator.model import ChangeSet, FileChange, Unit
@@ -97,12 +98,16 @@ def test_a_clean_run_over_unrun_code_says_nothing_could_be_checked(builder: Repo
 
 
 def test_a_table_that_only_ran_at_import_was_not_checked(builder: RepoBuilder) -> None:
-    """A module of data alone offers no operation: no sequence runs, and the import that ran its
-    changed line compared nothing, so the run must not read as a clean pass."""
+    """Without reading module values, a module of data alone offers no operation: no sequence
+    runs, and the import that ran its changed line compared nothing, so the run must not read as
+    a clean pass."""
     use = "from pkg.table import KEYWORDS\n\n\ndef lookup(key: str) -> int:\n    return KEYWORDS[key]\n"
     make_pr(builder, {"pkg/__init__.py": "", "pkg/table.py": "KEYWORDS = {'a': 1}\n", "pkg/use.py": use},
             {"pkg/table.py": "KEYWORDS = {'a': 2}\n"})
-    report = run_analyze(builder, max_sequences=100)
+    read = run_analyze(builder, max_sequences=100)  # the table is read and compared: checked, and differs
+    assert [(d.target, d.base, d.head) for d in read.differences] == [("pkg.table:KEYWORDS", "1", "2")]
+    assert [(unit.unit, unit.lines, unit.run) for unit in read.reach] == [("pkg.table:<module>", 1, 1)]
+    report = run_analyze(builder, max_sequences=100, components=Components.without(["values"]))
     assert report.coverage.changed_lines_covered == 1  # it did run, at import
     [unit] = report.reach
     assert (unit.unit, unit.lines, unit.run) == ("pkg.table:<module>", 1, 0)

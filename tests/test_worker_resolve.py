@@ -152,12 +152,20 @@ def test_resolution_is_cached(module: str) -> None:
     f"{MODULE}:missing",
     f"{MODULE}:Version.missing",
     f"{MODULE}:Nope.method",
-    f"{MODULE}:LIMIT",
     "dor_no_such_module_here:f",
 ])
 def test_absent_names_and_modules_are_missing(module: str, op_id: str) -> None:
     with pytest.raises(Missing):
         Resolver().resolve(op_id)
+
+
+def test_a_module_value_is_read_not_called(module: str) -> None:
+    resolver = Resolver()
+    limit = resolver.resolve(f"{module}:LIMIT")
+    assert (limit.kind, limit.call([], {})) == ("value", 3)
+    resolver.check_binding(limit, [], {})
+    with pytest.raises(Unbindable):
+        resolver.check_binding(limit, [1], {})  # a value takes no arguments
 
 
 def test_check_binding_accepts_matching_calls(module: str) -> None:

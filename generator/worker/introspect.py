@@ -30,6 +30,9 @@ SKIPPED_BASES = (BaseException,)
 # Standard values a project's class meets in arithmetic and comparisons (`timedelta - Duration`).
 STANDARD_OPERANDS = ("builtins.int", "builtins.float", "fractions.Fraction", "decimal.Decimal",
                      "datetime.date", "datetime.datetime", "datetime.timedelta")
+# The dunders through which copying (and pickling) runs a class's own code.
+PICKLING = ("__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__getnewargs__",
+            "__getnewargs_ex__")
 # Built-in value types whose format specs a subclass inherits (an `int` subclass formats with `,d`).
 VALUE_TYPES = (int, float, complex, str, bytes, tuple, frozenset)
 CALLBACK = typeinfo.CALLBACK
@@ -128,9 +131,9 @@ def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> Non
         operations[op_id] = {"id": op_id, "kind": "function", "owner": None, "params": [*params, *extra],
                              "returns": [], "file": None, "line": None, "end": None, "dispatches": dispatches}
 
-    names = [type_name(k) for k in usable]
-    add("copy:copy", names)
-    add("copy:deepcopy", names)
+    # copying an object whose class customizes nothing runs no project code: only those that do
+    add("copy:copy", [type_name(k) for k in having("__copy__", *PICKLING)])
+    add("copy:deepcopy", [type_name(k) for k in having("__deepcopy__", *PICKLING)])
     add("builtins:hash", [type_name(k) for k in having("__eq__", "__hash__")])
     spec = {"name": "format_spec", "kind": "POSITIONAL_ONLY", "has_default": False,
             "hints": ["difforacle.FormatSpec"]}  # structured.FORMAT_SPEC: the host builds mini-language specs

@@ -45,7 +45,8 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "operator:contains": ("__contains__",), "builtins:hash": ("__hash__",), "builtins:len": ("__len__",),
     "builtins:bool": ("__bool__", "__len__"), "builtins:list": ("__iter__",),
     "builtins:format": ("__format__",),
-    "copy:copy": ("__copy__", "__reduce_ex__"), "copy:deepcopy": ("__deepcopy__", "__reduce_ex__"),
+    "copy:copy": ("__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__"),
+    "copy:deepcopy": ("__deepcopy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__"),
 }
 
 # Dunders worth calling as operations (comparisons, containers, arithmetic, text); the catalog
