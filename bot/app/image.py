@@ -164,13 +164,15 @@ def _same_python(client: docker.DockerClient, base: str, log: Log) -> bool:
 
 
 def _fill_wheelhouse(client: docker.DockerClient, base: str, source: Path, folder: Path, log: Log) -> None:
-    """Wheels of the dependencies and the build backend (the project itself builds from source).
+    """Wheels of the dependencies with the `app` extra (the Dockerfile installs `.[app]`) and of the
+    build backend (the project itself builds from source).
 
     pip here evaluates markers for this interpreter, not the image's (redis wants async-timeout
     below Python 3.11.3 only), so pip in the base image checks the set and names what is missing.
     """
     project = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))
-    requirements = [*project["project"]["dependencies"], *project["build-system"]["requires"], "wheel"]
+    requirements = [*project["project"]["dependencies"], *project["project"]["optional-dependencies"]["app"],
+                    *project["build-system"]["requires"], "wheel"]
     wanted = requirements
     for _ in range(8):
         _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--wheel-dir",
