@@ -19,13 +19,14 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from coverage.exceptions import CoverageException
-from coverage.parser import PythonParser
+from typing import TYPE_CHECKING
 
 from .lines import executable_lines
 from .model import ChangeSet, Checkout, Coverage, SideCoverage
 from .worker.protocol import ExecutedLines
+
+if TYPE_CHECKING:
+    from coverage.parser import PythonParser
 
 SIDES = ("base", "head")
 Target = tuple  # ("line", side, path, line) or ("branch", side, path, from, to)
@@ -157,6 +158,9 @@ class ChangedLines:
 
 
 def _measured_file(side: str, path: str, absolute: Path, changed: set[int], primary: bool) -> _File:
+    from coverage.exceptions import CoverageException  # on first use: it takes a while, `--help` needs none
+    from coverage.parser import PythonParser
+
     try:
         source = absolute.read_text(encoding="utf-8", errors="replace")
     except OSError:

@@ -656,7 +656,8 @@ import json, os, sys
 from checkout_code import use_this_checkout
 use_this_checkout()
 from difforacle.generator import Options, analyze
-import black, coverage  # imported by the engine on first use: loaded while this interpreter can read them
+import black, coverage.parser, git, jsonschema  # imported by the engine on first use: loaded while
+# this interpreter can read them
 repo, python, uid, budget = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 os.setgroups([])
 os.setgid(uid)
