@@ -19,10 +19,12 @@ ARG PIP_NO_INDEX
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY . .
-# pip compiles the bytecode: at run time the root filesystem is read-only
+# with the `app` extra (Flask, waitress, huey, redis, docker): the image is the App's server and
+# worker; pip compiles the bytecode: at run time the root filesystem is read-only
 RUN python3 -m venv /opt/difforacle \
-    && /opt/difforacle/bin/pip install --no-cache-dir . \
-    && /opt/difforacle/bin/python -c "import difforacle.bot.app, difforacle.generator.worker"
+    && /opt/difforacle/bin/pip install --no-cache-dir '.[app]' \
+    && /opt/difforacle/bin/python -c "import difforacle.generator.worker, difforacle.bot.app.webhook" \
+    && /opt/difforacle/bin/python -c "import difforacle.bot.app.sandbox_docker, redis, waitress"
 
 FROM ${BASE}
 # git: the engine checks base and head out as worktrees, the worker fetches them

@@ -11,6 +11,9 @@ the project's pyproject.toml. The base and head are the pull request's `base.sha
 Exit status: 0, or 1 when `fail-on` says the differences fail the step; 2 when the run
 cannot start (no event, not a pull request, a base commit missing from a shallow clone, a
 bad setting). Publishing failures are logged and do not change the status.
+
+The publishing modules (PyGithub under them) and GitPython are imported when the step runs,
+not with the command line, whose `--help` they would slow down several times over.
 """
 
 from __future__ import annotations
@@ -22,8 +25,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-
-import git
+from typing import TYPE_CHECKING
 
 from difforacle.generator import (
     Progress,
@@ -36,10 +38,12 @@ from difforacle.generator import (
 )
 
 from .config import ConfigError, inputs_from_env, load_config, merge, run_options
-from .github_client import DEFAULT_API_URL, GitHubClient, Retries
 from .progress import describe as describe_progress
-from .publisher import Publisher, PublishSettings, PullRequestContext
 from .workflow import Workflow
+
+if TYPE_CHECKING:
+    from .github_client import Retries
+    from .publisher import PullRequestContext
 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 REPORT_NAME = "difforacle-report.json"
@@ -62,6 +66,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         retries: Retries | None = None) -> int:
     """The `action` subcommand (errors are `SetupError`s, reported by `bot.cli.main`)."""
+    from .github_client import DEFAULT_API_URL, GitHubClient, Retries
+    from .publisher import Publisher, PublishSettings
+
     env = dict(os.environ if environ is None else environ)
     event_path = args.event or (Path(env["GITHUB_EVENT_PATH"]) if env.get("GITHUB_EVENT_PATH") else None)
     if event_path is None:
@@ -111,6 +118,8 @@ def _project_dir(env: Mapping[str, str]) -> Path:
 
 
 def _check_commits(root: Path, pull: PullRequestContext) -> None:
+    import git
+
     repo = open_repo(root)
     for name, sha in (("base", pull.base_sha), ("head", pull.head_sha)):
         try:
@@ -122,6 +131,8 @@ def _check_commits(root: Path, pull: PullRequestContext) -> None:
 
 def pull_request_from_event(path: Path, env: Mapping[str, str]) -> PullRequestContext:
     """The pull request a `pull_request` event is about; SetupError for anything else."""
+    from .publisher import PullRequestContext
+
     try:
         event = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 import traceback
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,7 +42,7 @@ from . import action_command, risk_command
 from .app import command as app_command
 from .app.model import AppError
 from .config import Config, ConfigError, load_config, load_config_file, run_options
-from .progress import ProgressFile
+from .progress import ProgressFile, ProgressPrinter
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
 DEMO_BUDGET = 20.0
@@ -157,30 +158,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-class _ProgressLine:
-    """One updating status line on a terminal; a line per phase change otherwise."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self.phase = ""
-
-    def __call__(self, progress: Progress) -> None:
-        if not self.enabled:
-            return
-        text = (f"[{progress.elapsed:5.1f}s] {progress.phase}: {progress.sequences} sequences, "
-                f"{progress.differences} differences")
-        if self.tty:
-            print(f"\r\033[K{text}", end="", file=sys.stderr, flush=True)
-        elif progress.phase != self.phase:
-            print(text, file=sys.stderr, flush=True)
-        self.phase = progress.phase
-
-    def done(self) -> None:
-        if self.enabled and self.tty:
-            print(file=sys.stderr)
-
-
 def settings(args: argparse.Namespace, project: Path | None, default: Config | None = None) -> Config:
     """[tool.difforacle] of `--config FILE`, else of the project's pyproject.toml (`default` without
     a project), with each flag given overriding it."""
@@ -197,27 +174,28 @@ def settings(args: argparse.Namespace, project: Path | None, default: Config | N
 
 
 def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Config) -> int:
-    progress = _ProgressLine(not args.quiet)
+    printer = None if args.quiet else ProgressPrinter(sys.stderr)
     progress_file = ProgressFile(args.progress_file) if args.progress_file else None
 
     def report_progress(update: Progress) -> None:
-        progress(update)
-        if progress_file is not None:
-            progress_file(update)
+        for show in (printer, progress_file):
+            if show is not None:
+                show(update)
 
     options = run_options(config, python=args.python, max_sequences=args.max_sequences,
                           minimize_share=args.minimize_share, show_unreproduced=args.show_unreproduced,
                           history_window=args.window, components=Components.without(args.disable),
                           progress=report_progress)
     stopped: InternalError | None = None
-    try:
-        report = analyze(repo, base, head, options)
-    except InternalError as exc:
-        stopped = exc
-    finally:
-        progress.done()
+    with printer if printer is not None else nullcontext():
+        try:
+            report = analyze(repo, base, head, options)
+        except InternalError as exc:
+            stopped = exc
     if stopped is not None:
         return _internal_error(stopped, _write_partial(stopped.report, args))
+    if printer is not None:
+        printer.summary(report)
     _write_outputs(report, args)
     print(render_markdown(report))
     return EXIT_DIFFERENT if report.differences else EXIT_SAME

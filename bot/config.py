@@ -23,11 +23,12 @@ from dataclasses import dataclass, replace
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from difforacle.generator import EXACT_ENOUGH, FloatPolicy, Options, Scope
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 TABLE = "[tool.difforacle]"
 FAIL_ON = ("never", "difference", "regression", "unverified")
@@ -155,6 +156,8 @@ def run_options(config: Config, **more: Any) -> Options:
 @cache
 def schema_validator() -> Draft202012Validator:
     """The validator of the shipped `config-1.json` (the schema itself checked once, then cached)."""
+    from jsonschema import Draft202012Validator  # on first use: it takes a while, `--help` needs none
+
     schema = json.loads((files("difforacle.bot") / "schemas" / "config-1.json").read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)

@@ -19,13 +19,14 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from coverage.exceptions import CoverageException
-from coverage.parser import PythonParser
+from typing import TYPE_CHECKING
 
 from .lines import executable_lines
 from .model import ChangeSet, Checkout, Coverage, SideCoverage
 from .worker.protocol import ExecutedLines
+
+if TYPE_CHECKING:
+    from coverage.parser import PythonParser
 
 SIDES = ("base", "head")
 Target = tuple  # ("line", side, path, line) or ("branch", side, path, from, to)
@@ -119,6 +120,13 @@ class ChangedLines:
                 found.update(("branch", side, tracked.path, a, b) for a, b in tracked.uncovered_branches())
         return found
 
+    def reached(self) -> tuple[int, int]:
+        """(changed lines, of them run) as the report's top-level figures count them: cheap enough
+        for every progress update, unlike `report()`."""
+        primary = [f for side in SIDES for f in self._files[side].values() if f.primary]
+        return (sum(len(f.wanted) for f in primary),
+                sum(len(f.wanted) - len(f.uncovered_lines()) for f in primary))
+
     def primary_lines(self) -> list[tuple[str, str, int, bool]]:
         """(side, path, line, run) for every changed line of each file's primary side, in order:
         the lines the report's top-level figures count."""
@@ -157,6 +165,9 @@ class ChangedLines:
 
 
 def _measured_file(side: str, path: str, absolute: Path, changed: set[int], primary: bool) -> _File:
+    from coverage.exceptions import CoverageException  # on first use: it takes a while, `--help` needs none
+    from coverage.parser import PythonParser
+
     try:
         source = absolute.read_text(encoding="utf-8", errors="replace")
     except OSError:

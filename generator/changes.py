@@ -14,13 +14,16 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
-import git
 from unidiff import PatchedFile, PatchSet
 from unidiff.constants import DEV_NULL
 
 from .model import ChangeSet, ChangeStatus, Checkout, FileChange, SetupError, Unit, UnitKind
 from .workspace import module_name
+
+if TYPE_CHECKING:
+    import git
 
 MODULE = "<module>"  # qualname of module-level code
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -9,8 +9,10 @@ committer are fixed, so the same code always produces the same commit shas.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import git
+if TYPE_CHECKING:  # GitPython, slow to import, loads in the functions that call it
+    import git
 
 DEMO_DESCRIPTION = (
     "A tiny package `durations` (parse_duration/format_duration and a sliding-window RateMeter).\n"
@@ -21,7 +23,7 @@ DEMO_DESCRIPTION = (
 BASE_BRANCH = "main"
 HEAD_BRANCH = "feature"
 
-_AUTHOR = git.Actor("Demo Author", "demo@example.invalid")
+_AUTHOR = ("Demo Author", "demo@example.invalid")  # name, email
 # Git's internal date format (unix time and UTC offset): 2024-01-15 10:00 and 2024-01-16 15:30 UTC.
 _BASE_DATE = "1705312800 +0000"
 _HEAD_DATE = "1705419000 +0000"
@@ -174,6 +176,9 @@ _HEAD_MESSAGE = (
 
 
 def _write_and_commit(repo: git.Repo, files: dict[str, str], message: str, date: str) -> str:
+    import git
+
+    author = git.Actor(*_AUTHOR)
     root = Path(repo.working_tree_dir)
     for rel, text in files.items():
         target = root / rel
@@ -182,8 +187,8 @@ def _write_and_commit(repo: git.Repo, files: dict[str, str], message: str, date:
     repo.index.add(sorted(files))
     commit = repo.index.commit(
         message,
-        author=_AUTHOR,
-        committer=_AUTHOR,
+        author=author,
+        committer=author,
         author_date=date,
         commit_date=date,
         skip_hooks=True,
@@ -197,17 +202,18 @@ def build_demo_repo(path: Path) -> tuple[str, str]:
     ``main`` points at the base commit, ``feature`` at the head commit (one commit on top of
     base); ``main`` is left checked out.  ``path`` must not exist or be an empty folder.
     """
+    import git
+
     path = Path(path)
     if path.exists() and any(path.iterdir()):
         raise FileExistsError(f"demo repository path is not empty: {path}")
     path.mkdir(parents=True, exist_ok=True)
-
     repo = git.Repo.init(path)
     # Independent of the git version's default branch and of any global configuration.
     repo.git.symbolic_ref("HEAD", f"refs/heads/{BASE_BRANCH}")
     with repo.config_writer() as config:
-        config.set_value("user", "name", _AUTHOR.name)
-        config.set_value("user", "email", _AUTHOR.email)
+        config.set_value("user", "name", _AUTHOR[0])
+        config.set_value("user", "email", _AUTHOR[1])
         config.set_value("commit", "gpgsign", "false")
         config.set_value("core", "autocrlf", "false")
 

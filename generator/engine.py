@@ -195,6 +195,7 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         if not measured:
             report.notes.append(f"Changed-line coverage was not measured: {error}.")
         version = head_worker.coverage_version or replay_worker.coverage_version
+        progress.lines = lines if measured else None
         known.measured_by = (NOT_MEASURED if not measured else f"coverage.py {version}" if version
                              else "nothing to measure")
         aim = aim_at(plan, catalog, impact, lines)
@@ -322,12 +323,14 @@ class _Progress:
         self.imports = 0  # changed modules that no longer import on head: found before exploring
         self.candidates = 0  # groups of candidate differences while exploring
         self.exploration: Exploration | None = None  # the latest progress of exploring
+        self.lines: ChangedLines | None = None  # the changed lines run so far, once measured
 
     def __call__(self, phase: str) -> None:
         self.phase = phase
         if self.callback:
             shown = self.differences + (self.candidates if phase == "exploring" else 0)
-            self.callback(Progress(phase, self.sequences, shown, self.deadline.elapsed()))
+            changed, covered = self.lines.reached() if self.lines is not None else (0, 0)
+            self.callback(Progress(phase, self.sequences, shown, self.deadline.elapsed(), changed, covered))
 
     def explored(self, exploration: Exploration) -> None:
         self.exploration = exploration

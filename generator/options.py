@@ -18,6 +18,10 @@ class Progress:
     sequences: int = 0
     differences: int = 0  # candidate groups while exploring, confirmed differences after
     elapsed: float = 0.0
+    # the report's top-level changed lines, and how many of them ran so far; 0 and 0 until they are
+    # measured (once importing is done), and throughout when coverage is not measured
+    changed_lines: int = 0
+    changed_lines_covered: int = 0
 
 
 @dataclass

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import git
+from typing import TYPE_CHECKING
 
 from .allocation import allocate, uniform
 from .changes import MODULE, compute_changes, parse_spans
@@ -25,6 +24,9 @@ from .model import Allocation, ChangeSet, UnitShare
 from .risk import WINDOW, PullRequestInfo, RiskTable, UnitRisk, score_history
 from .scope import EVERYTHING, Scope
 from .workspace import branch_name, checkouts, open_repo, resolve
+
+if TYPE_CHECKING:  # GitPython, slow to import, loads in the functions that call it
+    import git
 
 ALLOCATIONS = ("defect", "uniform")
 _SYMLINK = 0o120000
@@ -98,6 +100,8 @@ def plan_change(repo: git.Repo, base_sha: str, head_sha: str, head_ref: str, cha
                 impact: Impact, mode: str, history: HistoryOptions, scope: Scope = EVERYTHING) -> Plan:
     """The plan `diff` follows. `defect` reads the history (a failure to read it is a note, and
     the split uniform); `uniform` reads none."""
+    import git
+
     if mode not in ALLOCATIONS:
         raise ValueError(f"allocation must be one of {ALLOCATIONS}, not {mode!r}")
     table, notes = None, []

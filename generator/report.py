@@ -15,10 +15,12 @@ from dataclasses import asdict
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING
 
 from .model import NOT_MEASURED, Allocation, Coverage, Difference, Report, Stats
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 SCHEMA_ID = "difforacle.report/1"
 
@@ -112,6 +114,8 @@ def load_schema(name: str = "report-1.json") -> dict:
 @cache
 def schema_validator(name: str = "report-1.json") -> Draft202012Validator:
     """A validator of the shipped schema `name` (checked once, then cached)."""
+    from jsonschema import Draft202012Validator  # on first use: it takes a while, `--help` needs none
+
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)

@@ -35,14 +35,16 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import git
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from .changes import MODULE, Span, diff_lines, parse_spans, python_path
 from .model import Unit
+
+if TYPE_CHECKING:  # GitPython, slow to import, loads in the functions that call it
+    import git
 
 UnitKey = tuple[str, str]  # (repository-relative posix path, qualname)
 _U = TypeVar("_U", Unit, UnitKey)
@@ -596,6 +598,8 @@ class CommitReader:
         )
 
     def _spans_of(self, blob: str) -> tuple[Span, ...] | None:
+        import git
+
         if blob not in self._spans:
             try:
                 source = self.repo.odb.stream(bytes.fromhex(blob)).read()

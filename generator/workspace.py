@@ -14,10 +14,12 @@ import tomllib
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path, PurePosixPath
-
-import git
+from typing import TYPE_CHECKING
 
 from .model import Checkout, SetupError
+
+if TYPE_CHECKING:  # GitPython, slow to import, loads in the functions that call it
+    import git
 
 # Folders and files that hold code nobody imports as part of the package under test: test code
 # (whatever its depth), documentation, examples, benchmarks, the build script.
@@ -32,6 +34,7 @@ _TEST_SUFFIXES = ("_test", "_tests")
 
 def open_repo(path: str | Path) -> git.Repo:
     """Open the repository containing `path`, turning GitPython's errors into a usage message."""
+    import git
     try:
         return git.Repo(path, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -42,6 +45,8 @@ def open_repo(path: str | Path) -> git.Repo:
 
 def resolve(repo: git.Repo, ref: str) -> str:
     """Full commit sha of `ref`; refs are validated here so later git calls cannot fail on them."""
+    import git
+
     message = f"unknown ref '{ref}': fetch it or check the name (git rev-parse {ref} failed)"
     if not ref or ref.startswith("-"):  # never let a ref be parsed as a git option
         raise SetupError(message)
@@ -69,6 +74,8 @@ def checkouts(repo: git.Repo, base_ref: str, head_ref: str) -> Iterator[tuple[Ch
 
 def _add_worktree(repo: git.Repo, cleanup: ExitStack, root: Path, ref: str, sha: str) -> Checkout:
     """Add one detached worktree and register its removal before anything can go wrong."""
+    import git
+
     cleanup.callback(_worktree_quietly, repo, "remove", "--force", "--force", str(root))
     try:
         repo.git.worktree("add", "--detach", "--quiet", str(root), sha)
@@ -79,6 +86,8 @@ def _add_worktree(repo: git.Repo, cleanup: ExitStack, root: Path, ref: str, sha:
 
 def _worktree_quietly(repo: git.Repo, *args: str) -> None:
     """Best-effort cleanup: a failure here must not hide the exception that ended the run."""
+    import git
+
     with suppress(git.GitCommandError):
         repo.git.worktree(*args)
 
@@ -177,6 +186,8 @@ def _is_importable_file(name: str) -> bool:
 
 def branch_name(repo: git.Repo, ref: str) -> str:
     """`feature` for a ref naming a local or remote-tracking branch; '' for a tag or a sha."""
+    import git
+
     try:
         full = repo.git.rev_parse("--symbolic-full-name", ref).strip()
     except git.GitCommandError:

@@ -48,6 +48,16 @@ def test_only_executable_head_lines_count_and_runs_cover_them(tmp_path: Path) ->
     assert lines.report().changed_branches_covered == lines.report().changed_branches == 2
 
 
+def test_reached_counts_what_the_report_counts_as_lines_run(tmp_path: Path) -> None:
+    """Progress shows the report's top-level figures: each file once, on its primary side."""
+    lines, head_file = _setup(tmp_path, {7}, {1, 6, 7, 8})
+    assert lines.reached() == (2, 0)
+    lines.add("head", [ExecutedLines(covered=[(0, head_file, 7)])])
+    lines.add_lines("base", [(str(tmp_path / "base" / "pkg/mod.py"), 7)])  # not the file's primary side
+    report = lines.report()
+    assert lines.reached() == (report.changed_lines, report.changed_lines_covered) == (2, 1)
+
+
 def test_deletions_only_are_counted_on_base(tmp_path: Path) -> None:
     lines, _ = _setup(tmp_path, {2, 9}, set())
     assert lines.pending("base") and not lines.pending("head")

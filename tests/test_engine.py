@@ -27,7 +27,7 @@ from conftest import (
     service_unavailable,
 )
 
-from difforacle.generator import Options, Report, analyze
+from difforacle.generator import Options, Progress, Report, analyze
 from difforacle.generator.executor import BOOT
 from difforacle.generator.model import Difference
 
@@ -660,7 +660,8 @@ import json, os, sys
 from checkout_code import use_this_checkout
 use_this_checkout()
 from difforacle.generator import Options, analyze
-import black, coverage  # imported by the engine on first use: loaded while this interpreter can read them
+import black, coverage.parser, git, jsonschema  # imported by the engine on first use: loaded while
+# this interpreter can read them
 repo, python, uid, budget = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 os.setgroups([])
 os.setgid(uid)
@@ -940,3 +941,17 @@ def test_a_pull_request_that_only_adds_a_module_is_no_setup_error(builder: RepoB
     report = run_analyze(builder)
     assert "pkg.warnings is new: base has nothing to compare it with." in report.notes
     assert report.differences == []
+
+
+def test_progress_counts_the_changed_lines_run_as_the_report_does(builder: RepoBuilder) -> None:
+    """Each update from exploring on carries the report's changed-line figures as they stand."""
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/mod.py": UNITS_BASE}, {"pkg/mod.py": UNITS_HEAD})
+    updates: list[Progress] = []
+    report = run_analyze(builder, progress=updates.append)
+
+    assert updates[0].phase == "importing" and "exploring" in {u.phase for u in updates}
+    assert (updates[0].changed_lines, updates[0].changed_lines_covered) == (0, 0)  # not measured yet
+    measured = updates[1:]
+    assert {u.changed_lines for u in measured} == {report.coverage.changed_lines} == {1}
+    covered = [u.changed_lines_covered for u in measured]
+    assert covered == sorted(covered) and covered[-1] == report.coverage.changed_lines_covered == 1

@@ -1,9 +1,11 @@
-"""The progress file: written by the engine (in the App's sandbox), read by the worker, which
-trusts nothing in it."""
+"""Progress on stderr, a status line on a terminal and plain lines in a log; and the progress file:
+written by the engine (in the App's sandbox), read by the worker, which trusts nothing in it."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -13,11 +15,12 @@ from difforacle.bot.cli import main
 from difforacle.bot.progress import (
     MAX_PROGRESS_BYTES,
     ProgressFile,
+    ProgressPrinter,
     describe,
     read_progress_file,
     watch_progress_file,
 )
-from difforacle.generator import Progress
+from difforacle.generator import NOT_MEASURED, Progress, Report
 
 
 class Clock:
@@ -26,6 +29,97 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_log_gets_a_line_per_phase_and_one_every_interval_between() -> None:
+    log, clock = io.StringIO(), Clock()
+    show = ProgressPrinter(log, interval=10, clock=clock)
+
+    show(Progress("importing", elapsed=0.5))
+    for second in range(1, 26):  # an update every second, as exploring's batches come
+        clock.now = second
+        show(Progress("exploring", 100 * second, second // 10, second + 0.5, 16, min(second, 14)))
+    clock.now = 26.0
+    show(Progress("confirming", 2500, 1, 26.5, 16, 14))
+
+    assert log.getvalue().splitlines() == [
+        "[  0.5s] importing: 0 sequences, 0 differences",
+        "[  1.5s] exploring: 100 sequences, 0 differences, 1 of 16 changed lines reached",
+        "[ 11.5s] exploring: 1100 sequences, 1 differences, 11 of 16 changed lines reached",
+        "[ 21.5s] exploring: 2100 sequences, 2 differences, 14 of 16 changed lines reached",
+        "[ 26.5s] confirming: 2500 sequences, 1 differences, 14 of 16 changed lines reached",
+    ]
+
+
+def test_while_the_engine_is_silent_a_tick_repeats_its_latest_progress_an_interval_on() -> None:
+    log, clock = io.StringIO(), Clock()
+    show = ProgressPrinter(log, interval=10, clock=clock)
+    clock.now = 15.0
+    show.tick()  # nothing to show before the first update (reading the history)
+    clock.now = 20.0
+    show(Progress("confirming", 300, 1, 18.0))
+    for clock.now in (25.0, 29.9, 30.0, 35.0, 40.0):
+        show.tick()
+
+    assert log.getvalue().splitlines() == [
+        "[ 18.0s] confirming: 300 sequences, 1 differences",
+        "[ 28.0s] confirming: 300 sequences, 1 differences",  # the engine's clock, 10 s on
+        "[ 38.0s] confirming: 300 sequences, 1 differences",
+    ]
+
+
+def test_the_ticking_thread_keeps_lines_coming_until_the_run_ends() -> None:
+    lines = threading.Semaphore(0)
+
+    class Log(io.StringIO):
+        def write(self, text: str) -> int:
+            if text.endswith("\n"):
+                lines.release()
+            return super().write(text)
+
+    log = Log()
+    with ProgressPrinter(log, interval=0.01) as show:
+        show(Progress("reproducing", 300, 2, 50.0))
+        for _ in range(3):  # the phase's line, then the thread's, with no update in between
+            assert lines.acquire(timeout=5)
+
+    assert show._ticker is not None and not show._ticker.is_alive()  # stopped with the block
+    assert log.getvalue().count("reproducing: 300 sequences, 2 differences") >= 3
+
+
+def test_a_log_ends_with_a_summary_of_the_run() -> None:
+    log, clock = io.StringIO(), Clock()
+    show = ProgressPrinter(log, clock=clock)
+    report = Report("a" * 40, "b" * 40)
+    report.stats.sequences = 10430
+    report.coverage.changed_lines, report.coverage.changed_lines_covered = 16, 14
+    clock.now = 58.25
+    show.summary(report)
+    report.coverage.measured_by = NOT_MEASURED
+    show.summary(report)
+
+    assert log.getvalue().splitlines() == [
+        "difforacle: done in 58.2 s: 10430 sequences, 0 differences, 14 of 16 changed lines reached",
+        "difforacle: done in 58.2 s: 10430 sequences, 0 differences",
+    ]
+
+
+def test_a_terminal_gets_one_status_line_rewritten_in_place() -> None:
+    terminal, clock = Terminal(), Clock()
+    with ProgressPrinter(terminal, interval=10, clock=clock) as show:
+        show(Progress("exploring", 100, 0, 1.0, 16, 3))
+        clock.now = 30.0
+        show.tick()
+        show(Progress("exploring", 200, 1, 31.0, 16, 5))
+        show.summary(Report("a" * 40, "b" * 40))
+
+    assert terminal.getvalue() == ("\r\033[K[  1.0s] exploring: 100 sequences, 0 differences"
+                                   "\r\033[K[ 31.0s] exploring: 200 sequences, 1 differences\n")
 
 
 def test_what_is_written_is_read_back(tmp_path: Path) -> None:
@@ -112,10 +206,25 @@ def test_diff_keeps_the_progress_file(tmp_path: Path, capsys: pytest.CaptureFixt
     status = main(["demo", "--budget", "3", "--max-sequences", "200", "--quiet",
                    "--progress-file", str(path)])
 
-    assert status in (0, 1), capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert status in (0, 1), err
+    assert "sequences" not in err  # --quiet: no progress on stderr, only the file
     final = read_progress_file(path)
     assert final is not None and final.phase in ("exploring", "confirming", "reproducing"), final
     assert final.sequences > 0
+
+
+def test_a_run_in_a_log_shows_its_phases_and_ends_with_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["demo", "--budget", "3", "--max-sequences", "200"])
+
+    err = capsys.readouterr().err.splitlines()
+    assert status == 1, err
+    progress = [line for line in err if line.startswith("[")]
+    phases = [line.split("] ")[1].split(":")[0] for line in progress]
+    assert phases[0] == "importing" and "exploring" in phases
+    assert "of 5 changed lines reached" in progress[-1] and "\r" not in "".join(err)
+    assert re.fullmatch(r"difforacle: done in \d+\.\d s: 200 sequences, [1-9]\d* differences, "
+                        r"[0-5] of 5 changed lines reached", err[-1]), err[-1]
 
 
 def test_a_failing_update_does_not_stop_the_watcher(tmp_path: Path) -> None:

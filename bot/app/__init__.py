@@ -14,5 +14,6 @@
     sandbox_docker.py, sandbox_bwrap.py  the two implementations
     sandbox_choice.py  which one runs: Docker (docker SDK) when it can, else bubblewrap
     image.py     `difforacle app build-image`: the image, built without a registry
-    command.py   `difforacle app serve | worker | run`
+    command.py   `difforacle app serve | worker | run | build-image`: their options; the modules
+                 above (and the `app` extra's packages) imported only when one runs
 """

@@ -1,7 +1,10 @@
 """`difforacle app serve | worker | run | build-image`: the App's web server, job worker, both, its image.
 
 Configuration comes from DIFFORACLE_* environment variables only (`settings.py`); a missing
-one is named in a one-line AppError (exit 2). The web server is waitress (a production WSGI
+one is named in a one-line AppError (exit 2). The App's server parts (Flask, waitress, huey, redis,
+docker) are the `app` extra: this module imports them, through the App's other modules, only when
+a subcommand runs, so that the rest of the command line never loads them, and a missing one is a
+one-line AppError saying what to install. The web server is waitress (a production WSGI
 server, threads, pure Python); werkzeug's development server only if waitress is missing.
 Until the App is registered, `serve` and `run` start anyway when the registration pages
 exist, so that /setup can register it (the webhook answers 503 until then).
@@ -14,11 +17,11 @@ import importlib
 import importlib.util
 import logging
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import image
 from .model import AppError
-from .settings import AppSettings, load_settings
+from .settings import BASE_TAG, DEFAULT_IMAGE, DEFAULT_MIRROR, AppSettings, load_settings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,6 +35,9 @@ log = logging.getLogger("difforacle.app")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_THREADS = 8
+# the top-level packages of the `app` extra (werkzeug comes with Flask)
+EXTRA_PACKAGES = frozenset({"docker", "flask", "huey", "redis", "waitress", "werkzeug"})
+INSTALL_EXTRA = "pip install 'difforacle[app]'"
 ENVIRONMENT = """configuration (environment variables):
   DIFFORACLE_WEBHOOK_SECRET         the App's webhook secret (serve, run)
   DIFFORACLE_APP_ID                 the App's id (worker, run)
@@ -51,7 +57,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="the webhook server (enqueues jobs for workers)")
     sub.add_parser("worker", help="a job worker (many may share a Redis queue)")
     both = sub.add_parser("run", help="the webhook server and a worker in one process (embedded queue)")
-    image.add_parser(sub)
+    _add_build_image_parser(sub)
     for web in (serve, both):
         web.add_argument("--host", default=DEFAULT_HOST,
                          help=f"address to listen on (default: {DEFAULT_HOST})")
@@ -61,9 +67,35 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                          help=f"requests served at once (default: {DEFAULT_THREADS})")
 
 
+def _add_build_image_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("build-image", help="build difforacle's Docker image without a registry")
+    parser.add_argument("--tag", default=DEFAULT_IMAGE, help=f"the image to build (default: {DEFAULT_IMAGE})")
+    parser.add_argument("--base", help=f"an existing base image (default: {BASE_TAG}, made by debootstrap)")
+    parser.add_argument("--mirror", default=DEFAULT_MIRROR, help=f"Debian mirror for debootstrap "
+                        f"(default: {DEFAULT_MIRROR})")
+    parser.add_argument("--source", type=Path, help="difforacle's source tree (default: the installed one)")
+    parser.add_argument("--no-wheelhouse", action="store_true",
+                        help="let pip inside the build use its index instead of wheels pip gathers here")
+    parser.add_argument("--rebuild", action="store_true", help="build even if the image is up to date")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
 def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
-    """The `app` subcommand (errors are SetupErrors, reported by `bot.cli.main`)."""
+    """The `app` subcommand (errors are AppErrors, reported by `bot.cli.main`); a package of the
+    `app` extra that is not installed is one of them, naming what to install."""
+    try:
+        return _run(args, environ)
+    except ImportError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in EXTRA_PACKAGES:
+            raise
+        raise AppError(f"the GitHub App needs {missing}, which is not installed: {INSTALL_EXTRA}") from None
+
+
+def _run(args: argparse.Namespace, environ: Mapping[str, str] | None) -> int:
     if args.app_command == "build-image":
+        from . import image
+
         return image.run(args)
     settings = load_settings(environ)
     configure_logging()

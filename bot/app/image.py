@@ -35,12 +35,10 @@ from docker.utils import parse_repository_tag
 from docker.utils.build import exclude_paths
 
 from .model import AppError
-from .settings import DEFAULT_IMAGE
+from .settings import BASE_TAG, DEFAULT_MIRROR
 
-BASE_TAG = "difforacle-base:bookworm"
 SUITE = "bookworm"  # Debian 12: python3 is 3.11, as the project requires
 PACKAGES = ("python3", "python3-venv", "git", "ca-certificates")
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
 SOURCE_LABEL = "difforacle.source"  # digest of the sources and base an image was built from
 BUILDER_LABEL = "difforacle.stage=builder"  # the Dockerfile's builder stage carries it
 WHEELHOUSE = "wheelhouse"  # its folder in the build context
@@ -166,13 +164,15 @@ def _same_python(client: docker.DockerClient, base: str, log: Log) -> bool:
 
 
 def _fill_wheelhouse(client: docker.DockerClient, base: str, source: Path, folder: Path, log: Log) -> None:
-    """Wheels of the dependencies and the build backend (the project itself builds from source).
+    """Wheels of the dependencies with the `app` extra (the Dockerfile installs `.[app]`) and of the
+    build backend (the project itself builds from source).
 
     pip here evaluates markers for this interpreter, not the image's (redis wants async-timeout
     below Python 3.11.3 only), so pip in the base image checks the set and names what is missing.
     """
     project = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))
-    requirements = [*project["project"]["dependencies"], *project["build-system"]["requires"], "wheel"]
+    requirements = [*project["project"]["dependencies"], *project["project"]["optional-dependencies"]["app"],
+                    *project["build-system"]["requires"], "wheel"]
     wanted = requirements
     for _ in range(8):
         _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--wheel-dir",
@@ -257,21 +257,9 @@ def _run(argv: list[str], what: str) -> None:
         raise AppError(f"{what} failed (exit status {result.returncode}):\n{tail}")
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("build-image", help="build difforacle's Docker image without a registry")
-    parser.add_argument("--tag", default=DEFAULT_IMAGE, help=f"the image to build (default: {DEFAULT_IMAGE})")
-    parser.add_argument("--base", help=f"an existing base image (default: {BASE_TAG}, made by debootstrap)")
-    parser.add_argument("--mirror", default=DEFAULT_MIRROR, help=f"Debian mirror for debootstrap "
-                        f"(default: {DEFAULT_MIRROR})")
-    parser.add_argument("--source", type=Path, help="difforacle's source tree (default: the installed one)")
-    parser.add_argument("--no-wheelhouse", action="store_true",
-                        help="let pip inside the build use its index instead of wheels pip gathers here")
-    parser.add_argument("--rebuild", action="store_true", help="build even if the image is up to date")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
-
-
 def run(args: argparse.Namespace) -> int:
-    """The `app build-image` subcommand; problems are SetupErrors (one line for the user)."""
+    """The `app build-image` subcommand (its options: `command.py`); problems are AppErrors (one line
+    for the user)."""
     log: Log = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
         client = docker.from_env(timeout=600)
@@ -285,18 +273,3 @@ def run(args: argparse.Namespace) -> int:
                  wheelhouse=not args.no_wheelhouse, rebuild=args.rebuild, log=log)
     print(args.tag)
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m difforacle.bot.app.image`: the same as `difforacle app build-image`."""
-    parser = argparse.ArgumentParser(prog="difforacle app")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    try:
-        return run(parser.parse_args(["build-image", *(argv if argv is not None else sys.argv[1:])]))
-    except AppError as exc:
-        print(f"difforacle: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

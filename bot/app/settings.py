@@ -21,6 +21,8 @@ DEFAULT_WEB_URL = "https://github.com"
 DEFAULT_MAX_BODY = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 DEFAULT_BUDGET = 60.0
 DEFAULT_IMAGE = "difforacle:latest"
+BASE_TAG = "difforacle-base:bookworm"  # `app build-image`'s base, made by debootstrap (image.py)
+DEFAULT_MIRROR = "http://deb.debian.org/debian"  # where debootstrap gets the base's packages
 SANDBOXES = ("auto", "docker", "bubblewrap")
 CREDENTIALS_FILE = "app-credentials.json"
 
