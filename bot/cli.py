@@ -192,6 +192,9 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Con
             report = analyze(repo, base, head, options)
         except InternalError as exc:
             stopped = exc
+        finally:
+            if progress_file is not None:
+                progress_file.flush()
     if stopped is not None:
         return _internal_error(stopped, _write_partial(stopped.report, args))
     if printer is not None:

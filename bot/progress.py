@@ -139,12 +139,22 @@ class ProgressFile:
     def __init__(self, path: Path, clock: Callable[[], float] = time.monotonic) -> None:
         self.path, self.clock = path, clock
         self._phase, self._written = "", float("-inf")
+        self._pending: Progress | None = None  # an update held back by the interval
 
     def __call__(self, update: Progress) -> None:
         now = self.clock()
         if update.phase == self._phase and now - self._written < WRITE_INTERVAL:
+            self._pending = update
             return
-        self._phase, self._written = update.phase, now
+        self._write(update, now)
+
+    def flush(self) -> None:
+        """Write the update the interval held back: the file ends on the run's last progress."""
+        if self._pending is not None:
+            self._write(self._pending, self.clock())
+
+    def _write(self, update: Progress, now: float) -> None:
+        self._phase, self._written, self._pending = update.phase, now, None
         data = {"phase": update.phase, "sequences": update.sequences, "differences": update.differences,
                 "elapsed": round(update.elapsed, 1)}
         partial = self.path.with_name(f".{self.path.name}.partial")

@@ -146,6 +146,19 @@ def test_rewrites_are_throttled_within_a_phase_but_not_across_phases(tmp_path: P
     assert read_progress_file(path).sequences == 40
 
 
+def test_the_last_update_held_back_is_written_at_the_end(tmp_path: Path) -> None:
+    path, clock = tmp_path / "progress.json", Clock()
+    write = ProgressFile(path, clock)
+    write(Progress("exploring", 0))
+    clock.now = 0.5
+    write(Progress("exploring", 200))  # within the interval: held back
+    assert read_progress_file(path).sequences == 0
+    write.flush()
+    assert read_progress_file(path).sequences == 200
+    write.flush()  # nothing held back: nothing more to write
+    assert read_progress_file(path).sequences == 200
+
+
 def test_a_folder_that_vanished_does_not_stop_the_run(tmp_path: Path) -> None:
     ProgressFile(tmp_path / "gone" / "progress.json")(Progress("exploring", 1))  # no exception
 

@@ -23,7 +23,7 @@ from difforacle.generator.workspace import checkouts
 
 BASE = "def seconds(hours):\n    return hours * 3600\n\n\ndef name():\n    return 'same'\n"
 HEAD = BASE.replace("3600", "3660")
-TEST_TIMEOUT = 0.5
+TEST_TIMEOUT = 2.0  # per test: short enough to keep the hanging ones cheap, long enough on a loaded machine
 
 
 def _module(body: str, imports: str = "") -> str:
