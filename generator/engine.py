@@ -5,7 +5,8 @@
     changes    the diff merge-base..head mapped onto modules and units      changes.py
                (compiled extensions declared, built when configured)           extensions.py
     impact     which code reaches the changed units (static, parsed once)   impact.py
-    plan       units in two tiers, their shares by defect score            plan.py, risk.py, allocation.py
+    plan       units in two tiers, their shares by defect score            plan.py, risk.py, commits.py,
+                                                                            allocation.py
     catalog    what the changed modules offer, listed by a base worker     catalog.py
     aim        the plan and impact over the catalog: focus, quotas, targets aim.py
     carve      seed sequences from the calls of the project's own tests    carve.py (worker/carving.py)
