@@ -2,21 +2,26 @@
 
 Each commit on the first-parent line is diffed against its first parent with zero context and
 the changed lines are mapped onto the AST units of both sides (`CommitTouches`). A line changed
-in `Cache.get` touches `Cache.get`, `Cache` and `<module>`. `CommitReader` reads whole commits
-(every Python file) through a per-repository JSON cache keyed by commit.
+in `Cache.get` touches `Cache.get`, `Cache` and `<module>`. Parsing the blobs is what costs, so
+there are two readers:
+
+- `CommitReader` reads whole commits (every Python file), through a per-repository JSON cache
+  keyed by commit: for ranking every unit of a repository.
+- `PathReader` reads only what commits did to a few files (a pull request's), following
+  renames back, through a cache keyed by the commits and files read: its cost follows the pull
+  request, not the repository.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
 import tempfile
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +29,7 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from .changes import MODULE, Span, diff_lines, parse_spans, python_path
+from .report import write_atomic
 
 if TYPE_CHECKING:  # GitPython, slow to import, loads in the functions that call it
     import git
@@ -43,7 +49,10 @@ FIX_PATTERN = re.compile(
 
 _CACHE_FORMAT = 1  # bump when the record layout, the unit mapping or FIX_PATTERN changes
 _CACHE_MIN_ENTRIES = 5000  # the cache keeps at least this many commits before pruning to the last run's
+_CACHE_SEGMENTS = 100  # segments kept in a path cache: the last runs' (a few KB each)
 _GIT_CHUNK = 1000  # commits per `git log` call (keeps the command line short)
+_PROGRESS_EVERY = 100  # commits between two progress calls
+_SECTION = re.compile(r"^(?=diff --git )", re.MULTILINE)
 _INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 _BRANCH_SEPARATORS = re.compile(r"[/_.\-+]+")
 
@@ -104,6 +113,24 @@ def default_cache_dir() -> Path:
     return Path(base) / "difforacle"
 
 
+@dataclass(frozen=True)
+class ListedCommit:
+    """A commit as `git rev-list` lists it, before its diff is read."""
+
+    sha: str
+    parent: str  # the first parent; "" for a root commit
+    time: int  # committer time, seconds since the epoch
+
+
+def list_commits(repo: git.Repo, *arguments: str) -> list[ListedCommit]:
+    """`git rev-list ARGUMENTS` in the order it lists them, each with its first parent and committer time."""
+    listed = []
+    for line in repo.git.rev_list("--parents", "--timestamp", *arguments).splitlines():
+        committed, sha, *parents = line.split()
+        listed.append(ListedCommit(sha, parents[0] if parents else "", int(committed)))
+    return listed
+
+
 class CommitReader:
     """Reads commits' unit touches from git in batches, through a per-repository JSON cache.
 
@@ -115,15 +142,11 @@ class CommitReader:
 
     def __init__(self, repo: git.Repo, *, cache_dir: Path | None = None, cache: bool = True) -> None:
         self.repo = repo
-        self.path: Path | None = None
-        if cache:
-            folder = cache_dir if cache_dir is not None else default_cache_dir()
-            identity = str(Path(repo.common_dir).resolve()).encode("utf-8", "surrogateescape")
-            self.path = folder / f"risk-{hashlib.sha256(identity).hexdigest()[:16]}.json"
-        self._cached: dict[str, dict] = self._load()
+        self.path = _cache_file(repo, cache_dir, "risk") if cache else None
+        self._cached: dict[str, dict] = _load_cache(self.path, "commits")
         self._used: dict[str, CommitTouches] = {}
         self._new = 0
-        self._spans: dict[str, tuple[Span, ...] | None] = {}  # by blob sha: each blob parsed once
+        self._mapper = _UnitMapper(repo)
         self.read_count = 0
         self.cached_count = 0
 
@@ -156,35 +179,8 @@ class CommitReader:
         commits = {**self._cached, **{sha: record.to_json() for sha, record in self._used.items()}}
         if len(commits) > max(_CACHE_MIN_ENTRIES, 4 * len(self._used)):
             commits = {sha: record.to_json() for sha, record in self._used.items()}
-        data = json.dumps({"format": _CACHE_FORMAT, "commits": commits}, separators=(",", ":"))
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    stream.write(data)
-                os.replace(temporary, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
-        except OSError:
-            return  # read-only home, full disk: the analysis is still right, only slower next time
-        self._cached, self._new = commits, 0
-
-    # -- cache
-
-    def _load(self) -> dict[str, dict]:
-        if self.path is None:
-            return {}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
-            return {}
-        commits = data.get("commits")
-        return commits if isinstance(commits, dict) else {}
+        if _save_cache(self.path, "commits", commits):
+            self._cached, self._new = commits, 0
 
     def _from_cache(self, sha: str) -> CommitTouches | None:
         if sha in self._used:
@@ -197,83 +193,297 @@ class CommitReader:
         except (KeyError, TypeError, ValueError, AttributeError):
             return None  # one bad record: read that commit again
 
-    # -- git
-
     def _from_git(self, shas: Sequence[str]) -> Iterator[tuple[str, CommitTouches]]:
-        """Two git calls for many commits: their metadata, then their first-parent diffs (-M, zero context).
+        """Two git calls for many commits: their first parents, then their diffs against them (-M)."""
+        raw = self.repo.git.log("--no-walk=unsorted", "--no-show-signature", "--format=%H %P", *shas)
+        parents = {sha: (rest.split() or [""])[0] for sha, _, rest in
+                   (line.partition(" ") for line in raw.splitlines())}
+        for diff in _diff_tree(self.repo, [(sha, parents[sha]) for sha in shas], ["*.py"], renames=True):
+            mapped = self._mapper.map(diff.patch)
+            yield diff.sha, CommitTouches(diff.sha, diff.time, diff.email, diff.fix, mapped.touches,
+                                          mapped.renames, mapped.deleted)
 
-        `git diff-tree --stdin` is given each commit with its first parent explicitly, so no
-        history simplification can hide a commit (`git log -- '*.py'` drops commits that leave
-        Python files alone, and merges identical to their second parent).
-        """
-        raw = self.repo.git.log(
-            "--no-walk=unsorted",
-            "--no-show-signature",
-            "--format=%x00%x01%H%x00%P%x00%ct%x00%aE%x00%B",
-            *shas,
-            stdout_as_string=False,
+
+@dataclass(frozen=True)
+class Segment:
+    """What a stretch of history did to a few files: the commits that changed them (oldest first),
+    and the files followed at its oldest end (those files, and the files renamed into them)."""
+
+    commits: tuple[CommitTouches, ...]
+    followed: frozenset[str]
+
+
+class PathReader:
+    """Reads what commits did to a few files only, following renames back; cached per segment read.
+
+    One `git diff-tree --stdin` pass over the commits, limited to the files (literal paths, no
+    rename detection): its cost grows with the commits and those files, not with the
+    repository. A commit that adds one of the files is read again over every Python file with
+    rename detection, exactly as `CommitReader` reads it, since only the whole commit says
+    whether the file is new or renamed, and from where; a rename's source is then followed
+    through the older commits, by another pass. Each record keeps only the files followed at
+    its commit, which leaves their units' scores as the whole record gives them: a file's
+    units gather nothing but its own history and that of the files renamed into it.
+
+    The cache keeps each segment read under its commits and files, what was read; a malformed
+    entry is read again, and a cache that cannot be written only costs time on the next run.
+    `progress`, if given, is called with the count of commits read so far.
+    """
+
+    def __init__(self, repo: git.Repo, *, cache_dir: Path | None = None, cache: bool = True,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.repo = repo
+        self.path = _cache_file(repo, cache_dir, "paths") if cache else None
+        self._cached: dict[str, dict] = _load_cache(self.path, "segments")
+        self._used: dict[str, dict] = {}
+        self._new = 0
+        self._mapper = _UnitMapper(repo)
+        self.progress = progress
+        self._streamed = 0  # commits whose diffs have been read, for `progress`
+        self.read_count = 0
+        self.cached_count = 0
+
+    def read(self, commits: Sequence[ListedCommit], paths: frozenset[str]) -> Segment:
+        """The commits' (oldest first) records cut to `paths`, the files at the newest end, and to
+        the files renamed into them."""
+        read = [[commit.sha for commit in commits], sorted(paths)]  # the key: what is read
+        key = hashlib.sha256(json.dumps(read).encode()).hexdigest()
+        segment = _segment_from_json(self._cached.get(key), commits)
+        if segment is not None:
+            self.cached_count += len(commits)
+        else:
+            segment = self._follow(commits, paths)
+            self.read_count += len(commits)
+            self._new += 1
+        self._used[key] = _segment_to_json(segment)
+        return segment
+
+    def save(self) -> None:
+        """Write the cache atomically when a segment was read from git; the segments used last are kept."""
+        if self.path is None or not self._new:
+            return
+        others = [(key, data) for key, data in self._cached.items() if key not in self._used]
+        room = max(0, _CACHE_SEGMENTS - len(self._used))
+        segments = dict(others[max(0, len(others) - room):] if room else [])
+        segments.update(self._used)
+        if _save_cache(self.path, "segments", segments):
+            self._cached, self._new = segments, 0
+
+    def _follow(self, commits: Sequence[ListedCommit], paths: frozenset[str]) -> Segment:
+        """Pass after pass over the commits, each for the files still to follow in its range."""
+        limit = dict.fromkeys(paths, len(commits))  # a file is followed in the commits before its limit
+        pending = {path: (0, len(commits)) for path in paths}
+        found: dict[int, _Events] = {}
+        counted = True  # the first pass reads every commit once: it is the one progress counts
+        while pending:
+            following, pending = _Following(pending), {}
+            start, stop = following.bounds()
+            diffs = _diff_tree(self.repo, [(c.sha, c.parent) for c in commits[start:stop]],
+                               [f":(literal){path}" for path in sorted(following.ranges)], renames=False)
+            added: list[int] = []
+            for index, diff in enumerate(self._counted(diffs) if counted else diffs, start):
+                mapped = self._mapper.map(diff.patch, following.at(index))
+                if mapped.added:
+                    added.append(index)  # read again whole, below: new, or renamed from where?
+                elif mapped.touches or mapped.renames or mapped.deleted:
+                    found.setdefault(index, _Events(diff)).add(mapped)
+            counted = False
+            again = _diff_tree(self.repo, [(commits[i].sha, commits[i].parent) for i in added], ["*.py"],
+                               renames=True)
+            for index, diff in zip(added, again, strict=True):
+                keep = following.at(index)
+                mapped = self._mapper.map(following.sections(diff.patch), keep)
+                found.setdefault(index, _Events(diff)).add(mapped)
+                for old, new in mapped.renames:
+                    if not keep(new):
+                        continue  # a followed file renamed away: as good as deleted
+                    current = limit.setdefault(old, 0)
+                    if current < index:  # follow the source through the commits before this one
+                        pending[old] = (pending[old][0] if old in pending else current, index)
+                        limit[old] = index
+        records = (found[index].record() for index in sorted(found))
+        return Segment(tuple(record for record in records if record is not None), frozenset(limit))
+
+    def _counted(self, diffs: Iterator[_Diff]) -> Iterator[_Diff]:
+        for diff in diffs:
+            self._streamed += 1
+            if self.progress is not None and self._streamed % _PROGRESS_EVERY == 0:
+                self.progress(self._streamed)
+            yield diff
+        if self.progress is not None and self._streamed % _PROGRESS_EVERY:
+            self.progress(self._streamed)
+
+
+class _Following:
+    """The files one pass follows, each in its range [start, stop) of the segment's commits."""
+
+    def __init__(self, ranges: dict[str, tuple[int, int]]) -> None:
+        self.ranges = ranges
+
+    def bounds(self) -> tuple[int, int]:
+        return min(start for start, _ in self.ranges.values()), max(stop for _, stop in self.ranges.values())
+
+    def at(self, index: int) -> Callable[[str], bool]:
+        """Whether a file is followed in the commit at `index`."""
+        def followed(path: str) -> bool:
+            span = self.ranges.get(path)
+            return span is not None and span[0] <= index < span[1]
+        return followed
+
+    def sections(self, patch: str) -> str:
+        """The file sections of a whole commit's patch that may concern the followed files (a cheap
+        superset, so that unidiff parses only those; a quoted path is always kept)."""
+        kept = []
+        for section in _SECTION.split(patch):
+            header = section.partition("\n")[0]
+            if header.startswith('diff --git "') or any(path in header for path in self.ranges):
+                kept.append(section)
+        return "".join(kept)
+
+
+@dataclass
+class _Events:
+    """One commit's events on followed files, gathered over the passes that read it."""
+
+    diff: _Diff
+    touches: dict[str, set[str]] = field(default_factory=dict)
+    renames: dict[tuple[str, str], None] = field(default_factory=dict)  # ordered sets
+    deleted: dict[str, None] = field(default_factory=dict)
+
+    def add(self, mapped: _Mapped) -> None:
+        for path, qualnames in mapped.touches:
+            self.touches.setdefault(path, set()).update(qualnames)
+        self.renames.update(dict.fromkeys(mapped.renames))
+        self.deleted.update(dict.fromkeys(mapped.deleted))
+
+    def record(self) -> CommitTouches | None:
+        """None when nothing happened to a followed file. A file that a pass without rename
+        detection saw deleted, and a later pass saw renamed, was renamed."""
+        sources = {old for old, _ in self.renames}
+        deleted = tuple(path for path in self.deleted if path not in sources)
+        if not (self.touches or self.renames or deleted):
+            return None
+        touches = tuple((path, tuple(sorted(names))) for path, names in sorted(self.touches.items()))
+        diff = self.diff
+        return CommitTouches(diff.sha, diff.time, diff.email, diff.fix, touches, tuple(self.renames), deleted)
+
+
+def _segment_to_json(segment: Segment) -> dict:
+    return {"followed": sorted(segment.followed),
+            "commits": {record.sha: record.to_json() for record in segment.commits}}
+
+
+def _segment_from_json(data: object, commits: Sequence[ListedCommit]) -> Segment | None:
+    """The cached segment, in the commits' order; None when missing or malformed (read it again)."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        records, followed = data["commits"], data["followed"]
+        if not isinstance(records, dict) or not isinstance(followed, list):
+            return None
+        order = {commit.sha: index for index, commit in enumerate(commits)}
+        if not set(records) <= set(order):
+            return None
+        touched = tuple(CommitTouches.from_json(sha, records[sha]) for sha in sorted(records, key=order.get))
+        return Segment(touched, frozenset(map(str, followed)))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+# ---------------------------------------------------------------- git and the cache files
+
+
+@dataclass(frozen=True)
+class _Diff:
+    """One commit's header and its patch, as `git diff-tree` wrote them."""
+
+    sha: str
+    time: int
+    email: str
+    fix: bool
+    patch: str
+
+
+def _diff_tree(repo: git.Repo, pairs: Sequence[tuple[str, str]], pathspecs: Sequence[str], *,
+               renames: bool) -> Iterator[_Diff]:
+    """Each commit's zero-context diff against the given parent (none: the root), streamed in order.
+
+    `git diff-tree --stdin` is given each commit with its first parent explicitly, so no
+    history simplification can hide a commit (`git log -- PATH` drops merges identical to their
+    second parent); `--always` writes a header for every commit, so there is one `_Diff` per
+    pair, even for a commit that leaves the paths alone.
+    """
+    if not pairs:
+        return
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write("".join(f"{sha} {parent}".rstrip() + "\n" for sha, parent in pairs).encode())
+        stdin.seek(0)
+        process = repo.git(c="core.quotepath=off").diff_tree(
+            "--stdin", "--root", "--always", "--patch", "-M" if renames else "--no-renames",
+            "--unified=0", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative",
+            "--src-prefix=a/", "--dst-prefix=b/", "--format=%x00%x01%H%x00%ct%x00%aE%x00%B%x00",
+            "--", *pathspecs, istream=stdin, as_process=True,
         )
-        metadata: dict[str, tuple[str, int, str, bool]] = {}
-        for chunk in raw.decode("utf-8", errors="surrogateescape").split("\x00\x01")[1:]:
-            sha, parents, committed, email, message = chunk.split("\x00", 4)
-            first_parent = parents.split()[0] if parents.split() else ""
-            metadata[sha] = (first_parent, int(committed), email.strip().lower(), is_fix(message))
-        patches = self._patches([(sha, metadata[sha][0]) for sha in shas])
-        for sha in shas:
-            _, committed, email, fix = metadata[sha]
-            touches, renames, deleted = self._map_patch(patches.get(sha, ""))
-            yield sha, CommitTouches(sha, committed, email, fix, touches, renames, deleted)
+        chunk: list[bytes] = []
+        for line in process.stdout:
+            if line.startswith(b"\x00\x01") and chunk:
+                yield _parse_diff(b"".join(chunk))
+                chunk = []
+            chunk.append(line)
+        process.wait()
+    if chunk:
+        yield _parse_diff(b"".join(chunk))
 
-    def _patches(self, pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
-        """The zero-context diff of each commit against the given parent (none: the root), Python only."""
-        with tempfile.TemporaryFile() as stdin:
-            stdin.write("".join(f"{sha} {parent}".rstrip() + "\n" for sha, parent in pairs).encode())
-            stdin.seek(0)
-            raw = self.repo.git(c="core.quotepath=off").diff_tree(
-                "--stdin",
-                "--root",
-                "--patch",
-                "-M",
-                "--unified=0",
-                "--full-index",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--no-relative",
-                "--src-prefix=a/",
-                "--dst-prefix=b/",
-                "--format=%x00%x01%H%x00",
-                "--",
-                "*.py",
-                istream=stdin,
-                stdout_as_string=False,
-                strip_newline_in_stdout=False,
-            )
-        patches: dict[str, str] = {}
-        for chunk in raw.decode("utf-8", errors="surrogateescape").split("\x00\x01")[1:]:
-            sha, patch = chunk.split("\x00", 1)
-            patches[sha] = patch
-        return patches
 
-    def _map_patch(
-        self, patch: str
-    ) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
-        """Added lines map to units of the commit's blob, removed lines to units of the parent's."""
+def _parse_diff(raw: bytes) -> _Diff:
+    text = raw.decode("utf-8", errors="surrogateescape")
+    sha, committed, email, message, patch = text[text.index("\x00\x01") + 2:].split("\x00", 4)
+    return _Diff(sha, int(committed), email.strip().lower(), is_fix(message), patch)
+
+
+@dataclass(frozen=True)
+class _Mapped:
+    """A patch on units: what a `CommitTouches` holds, and the kept files it adds (no source here)."""
+
+    touches: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    renames: tuple[tuple[str, str], ...] = ()
+    deleted: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+
+
+class _UnitMapper:
+    """Maps patches onto units, parsing each blob once whichever commits show it."""
+
+    def __init__(self, repo: git.Repo) -> None:
+        self.repo = repo
+        self._spans: dict[str, tuple[Span, ...] | None] = {}  # by blob sha
+
+    def map(self, patch: str, keep: Callable[[str], bool] = lambda path: True) -> _Mapped:
+        """Added lines map to units of the commit's blob, removed lines to units of the parent's.
+
+        Only kept files count: a deletion of a kept file, a rename from or to one, the touches of
+        one (no blob of another file is parsed).
+        """
         try:
             patched_files = PatchSet(patch)
         except UnidiffParseError:
-            return (), (), ()
+            return _Mapped()
         touches: dict[str, set[str]] = {}
         renames: list[tuple[str, str]] = []
         deleted: list[str] = []
+        added_files: list[str] = []
         for patched in patched_files:
             old, new = python_path(patched.source_file), python_path(patched.target_file)
             if new is None:
-                if old is not None:
+                if old is not None and keep(old):
                     deleted.append(old)
                 continue
-            if old is not None and old != new:
+            if old is not None and old != new and (keep(old) or keep(new)):
                 renames.append((old, new))
+            if not keep(new):
+                continue
+            if old is None:
+                added_files.append(new)
             if patched.is_binary_file:
                 continue
             removed, added = diff_lines(patched)
@@ -289,10 +499,9 @@ class CommitReader:
             if removed and old is not None:
                 qualnames.update(_hit(self._spans_of(blobs.group(1)) or (), removed))
             touches.setdefault(new, set()).update(qualnames)
-        return (
+        return _Mapped(
             tuple((path, tuple(sorted(names))) for path, names in sorted(touches.items())),
-            tuple(renames),
-            tuple(deleted),
+            tuple(renames), tuple(deleted), tuple(added_files),
         )
 
     def _spans_of(self, blob: str) -> tuple[Span, ...] | None:
@@ -306,6 +515,37 @@ class CommitReader:
             else:
                 self._spans[blob] = parse_spans(source)
         return self._spans[blob]
+
+
+def _cache_file(repo: git.Repo, cache_dir: Path | None, kind: str) -> Path:
+    """`<cache>/<kind>-<hash of the repository's git folder>.json`: a file per repository and reader."""
+    folder = cache_dir if cache_dir is not None else default_cache_dir()
+    identity = str(Path(repo.common_dir).resolve()).encode("utf-8", "surrogateescape")
+    return folder / f"{kind}-{hashlib.sha256(identity).hexdigest()[:16]}.json"
+
+
+def _load_cache(path: Path | None, section: str) -> dict[str, dict]:
+    """The file's `section`; empty when there is no file, or it is unreadable or of another format."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
+        return {}
+    entries = data.get(section)
+    return entries if isinstance(entries, dict) else {}
+
+
+def _save_cache(path: Path, section: str, entries: dict) -> bool:
+    """Write atomically; False when that fails (read-only home, full disk: the analysis is still
+    right, only slower next time)."""
+    try:
+        write_atomic(path, json.dumps({"format": _CACHE_FORMAT, section: entries}, separators=(",", ":")))
+    except OSError:
+        return False
+    return True
 
 
 def _hit(spans: Iterable[Span], lines: Iterable[int]) -> set[str]:

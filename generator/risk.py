@@ -13,8 +13,10 @@ Pipeline, each step usable on its own:
   (`generator.commits`). Per-commit results are cached in a JSON file per repository, so a
   later run only reads commits it has not seen.
 - `fold_in_pr`: the pull request's own commits appended as the newest revisions (t = 1).
+- `follow_history`: both, for the units of a few files only (a pull request's), reading only
+  those files' history; their scores are the same.
 - `score`: time-weighted revisions, fixes and new authors per unit, following renames.
-- `score_history`: all three, timed, as a `RiskTable` that ranks units.
+- `score_history`: reading and scoring, timed, as a `RiskTable` that ranks units.
 
 Units are `(path, qualname)` as in `generator.model.Unit`; `<module>` is the whole file (a
 roll-up, as Schwa's file level), and a class includes its methods: a line changed in
@@ -25,12 +27,20 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from .commits import CommitReader, CommitTouches, branch_is_fix, is_fix
+from .commits import (
+    CommitReader,
+    CommitTouches,
+    ListedCommit,
+    PathReader,
+    branch_is_fix,
+    is_fix,
+    list_commits,
+)
 from .model import Unit
 
 if TYPE_CHECKING:  # GitPython, slow to import, loads in the functions that call it
@@ -161,15 +171,31 @@ def score_history(
     pr: PullRequestInfo | None = None,
     weights: Weights = Weights(),
     time_range: float = TIME_RANGE,
+    paths: Collection[str] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> RiskTable:
-    """Defect scores of every unit touched in the window before base (and by the PR, if given)."""
+    """Defect scores of the units touched in the window before base (and by the PR, if given).
+
+    With `paths`, only the history of those files (as they are at the end: head's paths when
+    the PR is folded in) is read, and the table holds their units only, scored as the whole
+    history scores them (`follow_history`); `progress` is called with the commits read so far.
+    Without, every Python file's (`read_history`, for ranking a whole repository).
+    """
     started = time.perf_counter()
-    reader = CommitReader(repo, cache_dir=cache_dir, cache=cache)
-    history = read_history(repo, base_sha, window=window, reader=reader)
-    if pr is not None:
-        history = fold_in_pr(history, repo, base_sha, pr, reader=reader)
-    reader.save()
-    units = score(history, weights=weights, time_range=time_range)
+    if paths is None:
+        reader = CommitReader(repo, cache_dir=cache_dir, cache=cache)
+        history = read_history(repo, base_sha, window=window, reader=reader)
+        if pr is not None:
+            history = fold_in_pr(history, repo, base_sha, pr, reader=reader)
+        reader.save()
+        units = score(history, weights=weights, time_range=time_range)
+    else:
+        followed = frozenset(paths)
+        path_reader = PathReader(repo, cache_dir=cache_dir, cache=cache, progress=progress)
+        history = follow_history(repo, base_sha, followed, window=window, pr=pr, reader=path_reader)
+        path_reader.save()
+        units = {key: risk for key, risk in score(history, weights=weights, time_range=time_range).items()
+                 if key[0] in followed}
     return RiskTable(
         units, time.perf_counter() - started, history.commits_read, history.commits_cached,
         history.window_commits, history.pr_commits,
@@ -184,25 +210,16 @@ def read_history(
     Follows the first parent only: a merged side branch counts once, as its merge commit
     (diffed against the first parent), which is how the change landed on the main line.
     """
-    if window is not None and window < 1:
-        raise ValueError(f"window must be at least 1 commit, not {window}")
     own_reader = reader is None
     reader = reader or CommitReader(repo)
-    limit = [f"--max-count={window}"] if window is not None else []
-    shas = repo.git.rev_list("--first-parent", *limit, base_sha).split()[::-1]  # oldest first
+    shas = [commit.sha for commit in _window(repo, base_sha, window)]
     read_before, cached_before = reader.read_count, reader.cached_count
     commits = reader.read(shas)
     if own_reader:
         reader.save()
-    times = [commit.time for commit in commits]
-    oldest, newest = min(times, default=0), max(times, default=0)
-    span = newest - oldest
-    entries = [
-        HistoryEntry(commit, (commit.time - oldest) / span if span > 0 else 1.0, commit.fix)
-        for commit in commits
-    ]
     return History(
-        entries, reader.read_count - read_before, reader.cached_count - cached_before, len(entries)
+        _placed(commits, [commit.time for commit in commits]), reader.read_count - read_before,
+        reader.cached_count - cached_before, len(commits),
     )
 
 
@@ -223,18 +240,12 @@ def fold_in_pr(
     """
     own_reader = reader is None
     reader = reader or CommitReader(repo)
-    bases = repo.merge_base(base_sha, pr.head_sha)
-    if not bases:
-        raise ValueError(f"{base_sha[:12]} and {pr.head_sha[:12]} have no merge base")
-    shas = repo.git.rev_list(
-        "--first-parent", "--no-merges", "--reverse", f"{bases[0].hexsha}..{pr.head_sha}"
-    ).split()
+    shas = [commit.sha for commit in _pr_commits(repo, base_sha, pr)]
     read_before, cached_before = reader.read_count, reader.cached_count
     commits = reader.read(shas)
     if own_reader:
         reader.save()
-    pr_fix = is_fix(pr.title) or branch_is_fix(pr.branch)
-    entries = [HistoryEntry(commit, 1.0, commit.fix or pr_fix) for commit in commits]
+    entries = _pr_entries(commits, pr)
     return History(
         [*history.entries, *entries],
         history.commits_read + reader.read_count - read_before,
@@ -242,6 +253,72 @@ def fold_in_pr(
         history.window_commits,
         history.pr_commits + len(entries),
     )
+
+
+def follow_history(
+    repo: git.Repo,
+    base_sha: str,
+    paths: frozenset[str],
+    *,
+    window: int | None = WINDOW,
+    pr: PullRequestInfo | None = None,
+    reader: PathReader | None = None,
+) -> History:
+    """`read_history` and `fold_in_pr` for the units of `paths` alone, reading only what they need.
+
+    The pull request's commits are read first, for `paths` (the files at its head); the window
+    then for the files they came from (renames followed back, `PathReader`). Only the commits
+    that changed those files are entries, but t is normalized over every commit of the window,
+    as `read_history` does, so their units score exactly as the whole history scores them.
+    """
+    own_reader = reader is None
+    reader = reader or PathReader(repo)
+    listed = _window(repo, base_sha, window)
+    proposed = _pr_commits(repo, base_sha, pr) if pr is not None else []
+    read_before, cached_before = reader.read_count, reader.cached_count
+    if reader.progress is not None:
+        reader.progress(0)
+    pr_part = reader.read(proposed, paths)
+    window_part = reader.read(listed, pr_part.followed)
+    if own_reader:
+        reader.save()
+    entries = _placed(window_part.commits, [commit.time for commit in listed])
+    if pr is not None:
+        entries += _pr_entries(pr_part.commits, pr)
+    return History(entries, reader.read_count - read_before, reader.cached_count - cached_before,
+                   len(listed), len(proposed))
+
+
+def _window(repo: git.Repo, base_sha: str, window: int | None) -> list[ListedCommit]:
+    """The last `window` commits of base's first-parent line (all of it for None), oldest first."""
+    if window is not None and window < 1:
+        raise ValueError(f"window must be at least 1 commit, not {window}")
+    limit = [f"--max-count={window}"] if window is not None else []
+    return list_commits(repo, "--first-parent", *limit, base_sha)[::-1]
+
+
+def _pr_commits(repo: git.Repo, base_sha: str, pr: PullRequestInfo) -> list[ListedCommit]:
+    """The PR's own commits, oldest first: merge-base..head on the first-parent line, no merges."""
+    bases = repo.merge_base(base_sha, pr.head_sha)
+    if not bases:
+        raise ValueError(f"{base_sha[:12]} and {pr.head_sha[:12]} have no merge base")
+    return list_commits(repo, "--first-parent", "--no-merges", "--reverse",
+                        f"{bases[0].hexsha}..{pr.head_sha}")
+
+
+def _placed(commits: Iterable[CommitTouches], times: Sequence[int]) -> list[HistoryEntry]:
+    """The commits at t normalized over `times`, the window's commit times (t = 1 for a window
+    whose commits all share one time)."""
+    oldest, newest = min(times, default=0), max(times, default=0)
+    span = newest - oldest
+    return [HistoryEntry(commit, (commit.time - oldest) / span if span > 0 else 1.0, commit.fix)
+            for commit in commits]
+
+
+def _pr_entries(commits: Iterable[CommitTouches], pr: PullRequestInfo) -> list[HistoryEntry]:
+    """The PR's commits at t = 1; all fixes when its title or branch says "fix"."""
+    pr_fix = is_fix(pr.title) or branch_is_fix(pr.branch)
+    return [HistoryEntry(commit, 1.0, commit.fix or pr_fix) for commit in commits]
 
 
 # ---------------------------------------------------------------- scoring
