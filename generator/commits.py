@@ -49,7 +49,8 @@ FIX_PATTERN = re.compile(
 
 _CACHE_FORMAT = 1  # bump when the record layout, the unit mapping or FIX_PATTERN changes
 _CACHE_MIN_ENTRIES = 5000  # the cache keeps at least this many commits before pruning to the last run's
-_CACHE_SEGMENTS = 100  # segments kept in a path cache: the last runs' (a few KB each)
+_CACHE_CHUNKS = 2000  # chunks kept in a path cache: those the last runs used (a KB or so each)
+_CHUNK = 25  # a chunk of commits starts at a commit whose sha's first 8 hex digits divide by it
 _GIT_CHUNK = 1000  # commits per `git log` call (keeps the command line short)
 _PROGRESS_EVERY = 100  # commits between two progress calls
 _SECTION = re.compile(r"^(?=diff --git )", re.MULTILINE)
@@ -214,7 +215,7 @@ class Segment:
 
 
 class PathReader:
-    """Reads what commits did to a few files only, following renames back; cached per segment read.
+    """Reads what commits did to a few files only, following renames back; cached by what was read.
 
     One `git diff-tree --stdin` pass over the commits, limited to the files (literal paths, no
     rename detection): its cost grows with the commits and those files, not with the
@@ -225,17 +226,20 @@ class PathReader:
     its commit, which leaves their units' scores as the whole record gives them: a file's
     units gather nothing but its own history and that of the files renamed into it.
 
-    The cache keeps each segment read under its commits and files, what was read; a malformed
-    entry is read again, and a cache that cannot be written only costs time on the next run.
-    `progress`, if given, is called with the count of commits read so far.
+    The cache holds chunks of commits, each under its commits and the files followed at its
+    newest end (what was read). Chunks end where the commits' shas say (`_CHUNK`), not where
+    a window does, so the window of a later base shares all but its newest and oldest chunks
+    with an earlier one's, and reads only those. A malformed entry is read again; a cache that
+    cannot be written only costs time on the next run. `progress`, if given, is called with
+    the count of commits read so far.
     """
 
     def __init__(self, repo: git.Repo, *, cache_dir: Path | None = None, cache: bool = True,
                  progress: Callable[[int], None] | None = None) -> None:
         self.repo = repo
         self.path = _cache_file(repo, cache_dir, "paths") if cache else None
-        self._cached: dict[str, dict] = _load_cache(self.path, "segments")
-        self._used: dict[str, dict] = {}
+        self._cached: dict[str, dict] = _load_cache(self.path, "chunks")
+        self._used: dict[str, dict] = {}  # the chunks this reader used or read, last used last
         self._new = 0
         self._mapper = _UnitMapper(repo)
         self.progress = progress
@@ -245,33 +249,67 @@ class PathReader:
 
     def read(self, commits: Sequence[ListedCommit], paths: frozenset[str]) -> Segment:
         """The commits' (oldest first) records cut to `paths`, the files at the newest end, and to
-        the files renamed into them."""
-        read = [[commit.sha for commit in commits], sorted(paths)]  # the key: what is read
-        key = hashlib.sha256(json.dumps(read).encode()).hexdigest()
-        segment = _segment_from_json(self._cached.get(key), commits)
-        if segment is not None:
-            self.cached_count += len(commits)
-        else:
-            segment = self._follow(commits, paths)
-            self.read_count += len(commits)
+        the files renamed into them; chunk by chunk from the newest, a run of chunks the cache
+        lacks in one reading."""
+        chunks = _chunks(commits)
+        followed, parts = paths, []
+        newest = len(chunks) - 1
+        while newest >= 0:
+            cached = self._cached_chunk(commits, chunks[newest], followed)
+            if cached is not None:
+                parts.append(cached.commits)
+                followed = cached.followed
+                self.cached_count += chunks[newest][1] - chunks[newest][0]
+                newest -= 1
+                continue
+            oldest = newest  # the run of chunks to read reaches back to the next one the cache has
+            while oldest > 0 and self._cached_chunk(commits, chunks[oldest - 1], followed) is None:
+                oldest -= 1
+            start, stop = chunks[oldest][0], chunks[newest][1]
+            found, limit = self._follow(commits[start:stop], followed)
+            for first, last in reversed(chunks[oldest:newest + 1]):
+                at_end = frozenset(path for path, bound in limit.items() if bound >= last - start)
+                at_start = frozenset(path for path, bound in limit.items() if bound >= first - start)
+                records = tuple(found[i] for i in range(first - start, last - start) if i in found)
+                chunk = Segment(records, at_start)
+                self._keep(_chunk_key(commits[first:last], at_end), chunk)
+                parts.append(chunk.commits)
+            followed = frozenset(limit)
+            self.read_count += stop - start
             self._new += 1
-        self._used[key] = _segment_to_json(segment)
-        return segment
+            newest = oldest - 1
+        return Segment(tuple(record for part in reversed(parts) for record in part), followed)
 
     def save(self) -> None:
-        """Write the cache atomically when a segment was read from git; the segments used last are kept."""
+        """Write the cache atomically when chunks were read from git; the chunks used last are kept."""
         if self.path is None or not self._new:
             return
         others = [(key, data) for key, data in self._cached.items() if key not in self._used]
-        room = max(0, _CACHE_SEGMENTS - len(self._used))
-        segments = dict(others[max(0, len(others) - room):] if room else [])
-        segments.update(self._used)
-        if _save_cache(self.path, "segments", segments):
-            self._cached, self._new = segments, 0
+        room = max(0, _CACHE_CHUNKS - len(self._used))
+        chunks = dict(others[max(0, len(others) - room):] if room else [])
+        chunks.update(self._used)
+        if _save_cache(self.path, "chunks", chunks):
+            self._cached, self._new = chunks, 0
 
-    def _follow(self, commits: Sequence[ListedCommit], paths: frozenset[str]) -> Segment:
-        """Pass after pass over the commits, each for the files still to follow in its range."""
-        limit = dict.fromkeys(paths, len(commits))  # a file is followed in the commits before its limit
+    def _cached_chunk(self, commits: Sequence[ListedCommit], chunk: tuple[int, int],
+                      followed: frozenset[str]) -> Segment | None:
+        first, last = chunk
+        key = _chunk_key(commits[first:last], followed)
+        data = self._used.get(key) or self._cached.get(key)
+        segment = _segment_from_json(data, commits[first:last])
+        if segment is not None:
+            self._keep(key, segment)
+        return segment
+
+    def _keep(self, key: str, segment: Segment) -> None:
+        self._used.pop(key, None)
+        self._used[key] = _segment_to_json(segment)
+
+    def _follow(self, commits: Sequence[ListedCommit],
+                paths: frozenset[str]) -> tuple[dict[int, CommitTouches], dict[str, int]]:
+        """Pass after pass over the commits, each for the files still to follow in its range: the
+        records by index, and each followed file's limit (it is followed in the commits before)."""
+        limit = dict.fromkeys(paths, len(commits))
         pending = {path: (0, len(commits)) for path in paths}
         found: dict[int, _Events] = {}
         counted = True  # the first pass reads every commit once: it is the one progress counts
@@ -301,8 +339,8 @@ class PathReader:
                     if current < index:  # follow the source through the commits before this one
                         pending[old] = (pending[old][0] if old in pending else current, index)
                         limit[old] = index
-        records = (found[index].record() for index in sorted(found))
-        return Segment(tuple(record for record in records if record is not None), frozenset(limit))
+        records = {index: events.record() for index, events in found.items()}
+        return {index: record for index, record in records.items() if record is not None}, limit
 
     def _counted(self, diffs: Iterator[_Diff]) -> Iterator[_Diff]:
         for diff in diffs:
@@ -366,6 +404,20 @@ class _Events:
         touches = tuple((path, tuple(sorted(names))) for path, names in sorted(self.touches.items()))
         diff = self.diff
         return CommitTouches(diff.sha, diff.time, diff.email, diff.fix, touches, tuple(self.renames), deleted)
+
+
+def _chunks(commits: Sequence[ListedCommit]) -> list[tuple[int, int]]:
+    """[start, stop) index ranges over the commits (oldest first), each starting at the first commit
+    or at one whose sha says so: the same commits make the same chunks, whatever the window."""
+    starts = [index for index, commit in enumerate(commits)
+              if index == 0 or int(commit.sha[:8], 16) % _CHUNK == 0]
+    return list(zip(starts, [*starts[1:], len(commits)], strict=True)) if commits else []
+
+
+def _chunk_key(commits: Sequence[ListedCommit], followed: frozenset[str]) -> str:
+    """What a chunk's reading depends on: its commits and the files followed at its newest end."""
+    read = [[commit.sha for commit in commits], sorted(followed)]
+    return hashlib.sha256(json.dumps(read).encode()).hexdigest()
 
 
 def _segment_to_json(segment: Segment) -> dict:

@@ -125,15 +125,18 @@ def paths_at(builder: RepoBuilder, *shas: str) -> set[str]:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 4])
-def test_a_few_files_score_as_the_whole_history_scores_them(builder: RepoBuilder, seed: int) -> None:
+def test_a_few_files_score_as_the_whole_history_scores_them(builder: RepoBuilder, tmp_path: Path, seed: int,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(commits, "_CHUNK", 3)  # small chunks: the later windows mix cached and read ones
     base, pr = random_repository(builder, seed)
     repo = builder.repo
     candidates = sorted(paths_at(builder, base, pr.head_sha))
-    for window in (None, 12):
+    for window in (None, 12, 11):
         for proposal in (pr, None):
             whole = score_history(repo, base, window=window, pr=proposal, cache=False)
             for paths in [{path} for path in candidates] + [set(candidates)]:
-                narrow = score_history(repo, base, window=window, pr=proposal, cache=False, paths=paths)
+                narrow = score_history(repo, base, window=window, pr=proposal, paths=paths,
+                                       cache_dir=tmp_path / "cache")
                 assert narrow.units == followed(whole, paths), (window, proposal is not None, paths)
                 assert (narrow.window_commits, narrow.pr_commits) == (whole.window_commits, whole.pr_commits)
     statuses = repo.git.log("--first-parent", "-M", "--name-status", "--format=", base).split()
@@ -196,7 +199,9 @@ def test_progress_counts_the_commits_read(builder: RepoBuilder, tmp_path: Path,
     assert seen == [0]  # from the cache
 
 
-def test_the_cache_is_keyed_by_what_was_read(builder: RepoBuilder, tmp_path: Path) -> None:
+def test_the_cache_is_keyed_by_what_was_read(builder: RepoBuilder, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(commits, "_CHUNK", 1)  # a chunk a commit: any window is made of cached chunks
     base, pr = random_repository(builder, 6)
     cache = tmp_path / "cache"
 
@@ -213,10 +218,37 @@ def test_the_cache_is_keyed_by_what_was_read(builder: RepoBuilder, tmp_path: Pat
     assert other.commits_read == total
     assert other.units == followed(score_history(builder.repo, base, pr=pr, cache=False), {three})
     assert first.units and other.units
-    shorter = table({one, two}, window=5)  # the PR's commits are taken from the cache
-    assert (shorter.commits_read, shorter.commits_cached) == (5, first.pr_commits)
-    [cache_file] = cache.iterdir()
-    assert len(json.loads(cache_file.read_text())["segments"]) == 5  # a PR's and a window's, twice; a window
+    shorter = table({one, two}, window=5)
+    assert (shorter.commits_read, shorter.commits_cached) == (0, 5 + first.pr_commits)
+    whole = score_history(builder.repo, base, pr=pr, window=5, cache=False)
+    assert shorter.units == followed(whole, {one, two})
+
+
+def test_a_later_base_reads_only_the_commits_the_cache_lacks(builder: RepoBuilder, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(commits, "_CHUNK", 1)
+    passes: list[int] = []
+    diff_tree = commits._diff_tree
+
+    def counted(repo: object, pairs: list, pathspecs: list, *, renames: bool) -> object:
+        if pairs:
+            passes.append(len(pairs))
+        return diff_tree(repo, pairs, pathspecs, renames=renames)
+
+    monkeypatch.setattr(commits, "_diff_tree", counted)
+    history = RandomHistory(builder, 7)
+    history.steps(30, ("edit", "edit", "rename"))
+    earlier = builder.repo.head.commit.hexsha
+    paths = paths_at(builder, earlier)
+    cold = score_history(builder.repo, earlier, window=20, paths=paths, cache_dir=tmp_path)
+    assert cold.commits_read == 20 and passes[0] == 20  # one reading for all of the chunks
+    history.steps(3, EDITS)
+    later = builder.repo.head.commit.hexsha
+    passes.clear()
+    warm = score_history(builder.repo, later, window=20, paths=paths, cache_dir=tmp_path)
+    assert (warm.commits_read, warm.commits_cached) == (3, 17)
+    assert passes == [3]  # the three new commits, in one pass; none of them adds a file
+    assert warm.units == score_history(builder.repo, later, window=20, paths=paths, cache=False).units
 
 
 @pytest.mark.parametrize("damage", ["file", "entry"])
@@ -230,8 +262,8 @@ def test_a_damaged_cache_is_read_again(builder: RepoBuilder, tmp_path: Path, dam
         cache_file.write_text("{not json")
     else:
         data = json.loads(cache_file.read_text())
-        for segment in data["segments"].values():
-            segment["commits"] = {"not a listed commit": {}}
+        for chunk in data["chunks"].values():
+            chunk["commits"] = {"not a listed commit": {}}
         cache_file.write_text(json.dumps(data))
     rebuilt = score_history(builder.repo, base, pr=pr, cache_dir=cache, paths=paths)
     assert (rebuilt.commits_read, rebuilt.units) == (cold.commits_read, cold.units)
