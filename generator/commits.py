@@ -317,7 +317,7 @@ class PathReader:
             following, pending = _Following(pending), {}
             start, stop = following.bounds()
             diffs = _diff_tree(self.repo, [(c.sha, c.parent) for c in commits[start:stop]],
-                               [f":(literal){path}" for path in sorted(following.ranges)], renames=False)
+                               sorted(following.ranges), renames=False, literal=True)
             added: list[int] = []
             for index, diff in enumerate(self._counted(diffs) if counted else diffs, start):
                 mapped = self._mapper.map(diff.patch, following.at(index))
@@ -457,13 +457,14 @@ class _Diff:
 
 
 def _diff_tree(repo: git.Repo, pairs: Sequence[tuple[str, str]], pathspecs: Sequence[str], *,
-               renames: bool) -> Iterator[_Diff]:
+               renames: bool, literal: bool = False) -> Iterator[_Diff]:
     """Each commit's zero-context diff against the given parent (none: the root), streamed in order.
 
     `git diff-tree --stdin` is given each commit with its first parent explicitly, so no
     history simplification can hide a commit (`git log -- PATH` drops merges identical to their
     second parent); `--always` writes a header for every commit, so there is one `_Diff` per
-    pair, even for a commit that leaves the paths alone.
+    pair, even for a commit that leaves the paths alone. The pathspecs are paths (`literal`) or
+    globs, whatever `GIT_LITERAL_PATHSPECS` the caller's environment has.
     """
     if not pairs:
         return
@@ -475,6 +476,7 @@ def _diff_tree(repo: git.Repo, pairs: Sequence[tuple[str, str]], pathspecs: Sequ
             "--unified=0", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative",
             "--src-prefix=a/", "--dst-prefix=b/", "--format=%x00%x01%H%x00%ct%x00%aE%x00%B%x00",
             "--", *pathspecs, istream=stdin, as_process=True,
+            env={"GIT_LITERAL_PATHSPECS": "1" if literal else "0"},
         )
         chunk: list[bytes] = []
         for line in process.stdout:

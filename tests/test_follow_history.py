@@ -180,6 +180,19 @@ def test_only_the_followed_files_are_parsed(builder: RepoBuilder, monkeypatch: p
     assert table.window_commits == 7  # yet t spans the whole window
 
 
+@pytest.mark.parametrize("literal", ["0", "1"])
+def test_paths_are_read_as_paths_whatever_the_environment(builder: RepoBuilder, literal: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    commit(builder, {"a[b].py": module([1] * 8), "ab.py": module([2] * 8, salt=3)}, "Add", day=0)
+    commit(builder, {"a[b].py": module([2] + [1] * 7)}, "Fix f0", day=1)
+    commit(builder, {"ab.py": module([3] * 8, salt=3)}, "Change ab", day=2)
+    monkeypatch.setenv("GIT_LITERAL_PATHSPECS", literal)  # git's: no globs, no pathspec magic
+    whole = score_history(builder.repo, "HEAD", cache=False)
+    assert whole.get(("a[b].py", "f0")).revisions == 2 and whole.get(("ab.py", "f0")).revisions == 2
+    for paths in ({"a[b].py"}, {"ab.py"}):
+        assert score_history(builder.repo, "HEAD", cache=False, paths=paths).units == followed(whole, paths)
+
+
 # ---------------------------------------------------------------- progress and cache
 
 
@@ -230,10 +243,10 @@ def test_a_later_base_reads_only_the_commits_the_cache_lacks(builder: RepoBuilde
     passes: list[int] = []
     diff_tree = commits._diff_tree
 
-    def counted(repo: object, pairs: list, pathspecs: list, *, renames: bool) -> object:
+    def counted(repo: object, pairs: list, pathspecs: list, **options: bool) -> object:
         if pairs:
             passes.append(len(pairs))
-        return diff_tree(repo, pairs, pathspecs, renames=renames)
+        return diff_tree(repo, pairs, pathspecs, **options)
 
     monkeypatch.setattr(commits, "_diff_tree", counted)
     history = RandomHistory(builder, 7)
