@@ -6,7 +6,8 @@ not), `GITHUB_WORKSPACE` (the checkout), `GITHUB_TOKEN`, `GITHUB_REPOSITORY`,
 `GITHUB_API_URL`, `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT`; the action's inputs arrive as
 `DIFFORACLE_*` variables (see `bot.config.INPUT_ENV`) and override `[tool.difforacle]` in
 the project's pyproject.toml. The base and head are the pull request's `base.sha` and
-`head.sha`, never `GITHUB_SHA` (a merge commit GitHub made).
+`head.sha`, never `GITHUB_SHA` (a merge commit GitHub made). What action.yml's cache step
+restored of the git history arrives as `DIFFORACLE_HISTORY_CACHE_HIT` and `_KEY`, and is logged.
 
 Exit status: 0, or 1 when `fail-on` says the differences fail the step; 2 when the run
 cannot start (no event, not a pull request, a base commit missing from a shallow clone, a
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 REPORT_NAME = "difforacle-report.json"
+# action.yml's history cache step: its `cache-hit` and `cache-matched-key` outputs
+HISTORY_CACHE_HIT, HISTORY_CACHE_KEY = "DIFFORACLE_HISTORY_CACHE_HIT", "DIFFORACLE_HISTORY_CACHE_KEY"
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -102,9 +105,24 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
     validate_report(data)
     write_atomic(report_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     published = publisher.finish(data, str(report_path))
+    if (cache := history_cache(env)) is not None:
+        workflow.log(f"difforacle: {cache}; reading the history took {report.stats.history_seconds:.2f} s")
     workflow.log(f"difforacle: {len(data['differences'])} difference(s); check run conclusion "
                  f"{published.conclusion}" + (" (fail-on: failing the step)" if published.failed else ""))
     return 1 if published.failed else 0
+
+
+def history_cache(env: Mapping[str, str]) -> str | None:
+    """What action.yml's cache step restored of the defect scores' history, for the log (an exact
+    hit, an earlier base's cache or none); None when no such step ran (a run outside the action)."""
+    if HISTORY_CACHE_HIT not in env:
+        return None
+    key = env.get(HISTORY_CACHE_KEY) or ""
+    if env[HISTORY_CACHE_HIT] == "true":
+        return f"history cache hit ({key})"
+    if key:
+        return f"history cache of an earlier base restored ({key})"
+    return "no history cache restored"
 
 
 def _project_dir(env: Mapping[str, str]) -> Path:

@@ -26,20 +26,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from difforacle.generator import NOT_MEASURED, Progress, Report
+from difforacle.generator import NOT_MEASURED, READING_HISTORY, Progress, Report
 
 log = logging.getLogger("difforacle")
 MAX_PROGRESS_BYTES = 4096
 WRITE_INTERVAL = 1.0  # seconds between rewrites within one phase
 WATCH_INTERVAL = 2.0  # seconds between reads by the watcher (the check run throttles itself further)
 LOG_INTERVAL = 10.0  # seconds between progress lines in a log (stderr not a terminal)
-_PHASE = re.compile(r"[a-z]{1,20}")
+_PHASE = re.compile(r"[a-z]{1,20}( [a-z]{1,20})?")
 
 
 def describe(update: Progress) -> str:
     """The line shown on the check run: "exploring: 1200 sequences, 1 differences after 12 s"."""
-    return (f"{update.phase}: {update.sequences} sequences, {update.differences} differences "
-            f"after {update.elapsed:.0f} s")
+    return f"{update.phase}: {counts(update)} after {update.elapsed:.0f} s"
+
+
+def counts(update: Progress) -> str:
+    """How far the phase got: "300 commits" while reading history, else "1200 sequences, 1 differences"."""
+    if update.phase == READING_HISTORY:
+        return f"{update.commits} commits"
+    return f"{update.sequences} sequences, {update.differences} differences"
 
 
 class ProgressPrinter:
@@ -124,8 +130,7 @@ class ProgressPrinter:
 
 
 def _progress_text(update: Progress, elapsed: float, lines: bool = True) -> str:
-    text = (f"[{elapsed:5.1f}s] {update.phase}: {update.sequences} sequences, "
-            f"{update.differences} differences")
+    text = f"[{elapsed:5.1f}s] {update.phase}: {counts(update)}"
     return text + (_lines_reached(update.changed_lines, update.changed_lines_covered) if lines else "")
 
 
@@ -156,7 +161,7 @@ class ProgressFile:
     def _write(self, update: Progress, now: float) -> None:
         self._phase, self._written, self._pending = update.phase, now, None
         data = {"phase": update.phase, "sequences": update.sequences, "differences": update.differences,
-                "elapsed": round(update.elapsed, 1)}
+                "elapsed": round(update.elapsed, 1), "commits": update.commits}
         partial = self.path.with_name(f".{self.path.name}.partial")
         try:
             partial.write_text(json.dumps(data), encoding="utf-8")
@@ -188,12 +193,12 @@ def read_progress_file(path: Path) -> Progress | None:
     if not isinstance(data, dict) or not isinstance(data.get("phase"), str) \
             or not _PHASE.fullmatch(data["phase"]):
         return None
-    counts = [data.get("sequences"), data.get("differences")]
+    numbers = [data.get("sequences"), data.get("differences"), data.get("commits", 0)]
     elapsed = data.get("elapsed")
-    if not all(type(count) is int and 0 <= count < 10**12 for count in counts) \
+    if not all(type(number) is int and 0 <= number < 10**12 for number in numbers) \
             or type(elapsed) not in (int, float) or not 0 <= elapsed < 10**7:
         return None
-    return Progress(data["phase"], counts[0], counts[1], float(elapsed))
+    return Progress(data["phase"], numbers[0], numbers[1], float(elapsed), commits=numbers[2])
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from .components import Components
 from .demo import DEMO_DESCRIPTION, build_demo_repo
 from .engine import analyze
 from .model import NOT_MEASURED, InternalError, Report, SetupError
-from .options import Options, Progress
+from .options import READING_HISTORY, Options, Progress
 from .plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository
 from .report import (
     checked_lines,
@@ -38,7 +38,7 @@ from .workspace import open_repo
 
 __all__ = [
     "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "NOT_MEASURED",
-    "TIER1_SHARE", "WINDOW",
+    "READING_HISTORY", "TIER1_SHARE", "WINDOW",
     "Components", "FloatPolicy", "HistoryOptions", "InternalError", "Options", "PlannedChange", "Progress",
     "Report",
     "RiskTable", "Scope", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "checked_lines",

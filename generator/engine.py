@@ -5,7 +5,8 @@
     changes    the diff merge-base..head mapped onto modules and units      changes.py
                (compiled extensions declared, built when configured)           extensions.py
     impact     which code reaches the changed units (static, parsed once)   impact.py
-    plan       units in two tiers, their shares by defect score            plan.py, risk.py, allocation.py
+    plan       units in two tiers, their shares by defect score            plan.py, risk.py, commits.py,
+                                                                            allocation.py
     catalog    what the changed modules offer, listed by a base worker     catalog.py
     aim        the plan and impact over the catalog: focus, quotas, targets aim.py
     carve      seed sequences from the calls of the project's own tests    carve.py (worker/carving.py)
@@ -45,7 +46,7 @@ from .extensions import Extensions, build_extensions, declared_extensions, exten
 from .impact import Impact, analyze_impact
 from .minimize import minimize_findings
 from .model import NOT_MEASURED, ChangeSet, Checkout, Difference, InternalError, Report, RunError, SetupError
-from .options import Options, Progress
+from .options import READING_HISTORY, Options, Progress
 from .plan import HistoryOptions, Plan, plan_change
 from .reach import assess_reach
 from .render import import_difference, render_findings
@@ -82,11 +83,13 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
             return report
         extensions = _prepare_extensions(base, head, options, deadline, report)
         impact = analyze_impact(changes, base, head)
-        history = HistoryOptions(window=options.history_window, title=options.pr_title)
+        progress = _Progress(options, deadline)
+        history = HistoryOptions(window=options.history_window, title=options.pr_title,
+                                 progress=progress.history)
         plan = plan_change(repo, base_sha, head_sha, head_ref, changes, impact, options.allocation, history,
                            options.scope)
         report.notes.extend(plan.notes)
-        known = _Known(_Progress(options, deadline))
+        known = _Known(progress)
         try:
             _test_change(changes, impact, plan, base, head, options, deadline, report, known, extensions)
             reproduced = reproduce(known.found, base, head, options.python,
@@ -331,6 +334,13 @@ class _Progress:
             shown = self.differences + (self.candidates if phase == "exploring" else 0)
             changed, covered = self.lines.reached() if self.lines is not None else (0, 0)
             self.callback(Progress(phase, self.sequences, shown, self.deadline.elapsed(), changed, covered))
+
+    def history(self, commits: int) -> None:
+        """Reading the git history for the defect scores: `commits` read so far (it can take a while
+        on a long history, before anything else shows)."""
+        self.phase = READING_HISTORY
+        if self.callback:
+            self.callback(Progress(READING_HISTORY, elapsed=self.deadline.elapsed(), commits=commits))
 
     def explored(self, exploration: Exploration) -> None:
         self.exploration = exploration

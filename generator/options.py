@@ -11,10 +11,12 @@ from .components import ALL, Components
 from .risk import WINDOW
 from .scope import EVERYTHING, Scope
 
+READING_HISTORY = "reading history"  # the phase of the defect scores' git history, before importing
+
 
 @dataclass
 class Progress:
-    phase: str  # importing, carving, exploring, confirming, reproducing
+    phase: str  # reading history, importing, carving, exploring, confirming, reproducing
     sequences: int = 0
     differences: int = 0  # candidate groups while exploring, confirmed differences after
     elapsed: float = 0.0
@@ -22,6 +24,7 @@ class Progress:
     # measured (once importing is done), and throughout when coverage is not measured
     changed_lines: int = 0
     changed_lines_covered: int = 0
+    commits: int = 0  # commits of history read so far, while reading history
 
 
 @dataclass

@@ -4,15 +4,17 @@ anything is imported, by `diff` and by `difforacle risk` alike.
 Tier 1 is the units the pull request changes, tier 2 the public units it reaches without
 changing them (`Impact.impacted`). A unit that no public operation of its module reaches (a
 removed function, a module-level constant read by nothing public) drops out. `defect`
-splits the focused generation by Schwa defect probability from the git history, with the
-pull request folded in (`risk.score_history`), over the two tiers (`allocation.allocate`:
-90 % / 10 %, a minimum per unit); `uniform` gives every unit the same and reads no history.
+splits the focused generation by Schwa defect probability from the git history of the units'
+files, with the pull request folded in (`risk.score_history`), over the two tiers
+(`allocation.allocate`: 90 % / 10 %, a minimum per unit); `uniform` gives every unit the same
+and reads no history.
 The shares are fractions of the focused picks; `seconds` turns them into seconds of a
 budget, as `risk` prints them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,6 +59,7 @@ class HistoryOptions:
     title: str = ""  # the pull request's title: one that says "fix" makes its commits fixes
     cache: bool = True
     cache_dir: Path | None = None
+    progress: Callable[[int], None] | None = None  # called with the commits read so far
 
 
 @dataclass
@@ -107,7 +110,8 @@ def plan_change(repo: git.Repo, base_sha: str, head_sha: str, head_ref: str, cha
     table, notes = None, []
     if mode == "defect":
         try:
-            table = defect_scores(repo, base_sha, head_sha, head_ref, history)
+            table = defect_scores(repo, base_sha, head_sha, head_ref, history,
+                                  pull_request_units(changes, impact))
         except (git.GitCommandError, ValueError, OSError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             notes.append(f"Defect scores could not be computed from the git history ({first}); "
@@ -124,7 +128,7 @@ def plan_pull_request(repo_path: str | Path, base_ref: str, head_ref: str, mode:
     with checkouts(repo, base_sha, head_sha) as (base, head):
         changes = scope.restrict(compute_changes(repo, base_sha, head_sha, base, head))
         impact = analyze_impact(changes, base, head)
-    table = defect_scores(repo, base_sha, head_sha, head_ref, history)
+    table = defect_scores(repo, base_sha, head_sha, head_ref, history, pull_request_units(changes, impact))
     plan = make_plan(changes, impact, mode, table, scope, rank_by_scores=True)
     return PlannedChange(plan, base_sha, head_sha, changes.skipped)
 
@@ -142,12 +146,15 @@ def plan_repository(repo_path: str | Path, base_ref: str, mode: str,
     return PlannedChange(plan, base_sha, None)
 
 
-def defect_scores(repo: git.Repo, base_sha: str, head_sha: str, head_ref: str,
-                  history: HistoryOptions) -> RiskTable:
-    """The Schwa table of the history before base, with the pull request folded in."""
+def defect_scores(repo: git.Repo, base_sha: str, head_sha: str, head_ref: str, history: HistoryOptions,
+                  units: Iterable[PlannedUnit]) -> RiskTable:
+    """The Schwa table of the units' files, from the history before base with the pull request folded
+    in: only those files' history is read (and that of the files renamed into them), so its cost
+    follows the pull request, not the repository."""
     pr = PullRequestInfo(head_sha, title=history.title, branch=branch_name(repo, head_ref))
     return score_history(repo, base_sha, window=history.window, pr=pr, cache=history.cache,
-                         cache_dir=history.cache_dir)
+                         cache_dir=history.cache_dir, paths={unit.path for unit in units},
+                         progress=history.progress)
 
 
 def make_plan(changes: ChangeSet, impact: Impact, mode: str, table: RiskTable | None,

@@ -3,8 +3,9 @@
 Not a test (pytest does not collect it). Builds a synthetic repository with `git fast-import`
 (N commits by a dozen authors over 20 modules of 15 functions each, one commit in five a
 "fix"), then times `generator.risk.score_history` cold (empty cache) and cached (the same
-call again), for the default window (500 commits) and the whole history, several times,
-and prints the medians.
+call again), for the default window (500 commits) and the whole history, reading every file
+(as `risk` without a head) and a pull request's two files (as `diff`), several times, and
+prints the medians. `benchmarks/history.py` times real repositories.
 
     python tests/bench_history.py [--commits 2000] [--repeat 3]
 """
@@ -70,15 +71,16 @@ def build(root: Path, commits: int, seed: int = 1) -> str:
     return git.Repo(root).commit("main").hexsha
 
 
-def measure(repo: git.Repo, head: str, window: int | None, repeat: int) -> tuple[float, float]:
+def measure(repo: git.Repo, head: str, window: int | None, repeat: int,
+            paths: list[str] | None = None) -> tuple[float, float]:
     cold, cached = [], []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as cache:
             started = time.perf_counter()
-            score_history(repo, head, window=window, cache_dir=Path(cache))
+            score_history(repo, head, window=window, cache_dir=Path(cache), paths=paths)
             cold.append(time.perf_counter() - started)
             started = time.perf_counter()
-            score_history(repo, head, window=window, cache_dir=Path(cache))
+            score_history(repo, head, window=window, cache_dir=Path(cache), paths=paths)
             cached.append(time.perf_counter() - started)
     return statistics.median(cold), statistics.median(cached)
 
@@ -92,9 +94,11 @@ def main() -> int:
         head = build(Path(tmp), args.commits)
         repo = git.Repo(tmp)
         for window in (500, None):
-            cold, cached = measure(repo, head, window, args.repeat)
-            label = f"window {window}" if window else f"whole history ({args.commits})"
-            print(f"{label}: cold {cold:.2f} s, cached {cached:.3f} s (medians of {args.repeat})")
+            for paths in (None, ["pkg/mod0.py", "pkg/mod1.py"]):
+                cold, cached = measure(repo, head, window, args.repeat, paths)
+                label = (f"window {window}" if window else f"whole history ({args.commits})") + \
+                    (", every file" if paths is None else ", 2 files")
+                print(f"{label}: cold {cold:.2f} s, cached {cached:.3f} s (medians of {args.repeat})")
     return 0
 
 

@@ -11,7 +11,13 @@ import git
 import pytest
 from fake_github import FakeGitHub
 
-from difforacle.bot.action_command import pull_request_from_event, run
+from difforacle.bot.action_command import (
+    HISTORY_CACHE_HIT,
+    HISTORY_CACHE_KEY,
+    history_cache,
+    pull_request_from_event,
+    run,
+)
 from difforacle.bot.cli import main
 from difforacle.bot.github_client import Retries
 from difforacle.bot.summary import SUMMARY_MARKER
@@ -110,13 +116,23 @@ def test_action_publishes_the_demo_regressions_once_per_push(
 def test_without_a_token_the_step_summary_and_annotations_still_appear(
         demo: tuple, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo, base, head = demo
-    env = _env(tmp_path, _event(tmp_path, base, head), None)
+    env = _env(tmp_path, _event(tmp_path, base, head), None, **{HISTORY_CACHE_HIT: "", HISTORY_CACHE_KEY: ""})
 
     assert run(_args(repo), env) == 0  # fail-on defaults to never
 
     out = capsys.readouterr().out
     assert "::warning file=durations/" in out and "no GitHub token" in out
+    assert "difforacle: no history cache restored; reading the history took " in out
     assert "| D1 |" in (tmp_path / "summary.md").read_text()
+
+
+def test_the_log_says_what_the_history_cache_step_restored() -> None:
+    assert history_cache({"DIFFORACLE_BUDGET": "12"}) is None  # not run by action.yml: nothing to say
+    assert history_cache({HISTORY_CACHE_HIT: "true", HISTORY_CACHE_KEY: "difforacle-history-o/r-b2"}) == \
+        "history cache hit (difforacle-history-o/r-b2)"
+    assert history_cache({HISTORY_CACHE_HIT: "false", HISTORY_CACHE_KEY: "difforacle-history-o/r-b1"}) == \
+        "history cache of an earlier base restored (difforacle-history-o/r-b1)"
+    assert history_cache({HISTORY_CACHE_HIT: "", HISTORY_CACHE_KEY: ""}) == "no history cache restored"
 
 
 def test_event_errors_are_one_line_setup_errors(tmp_path: Path) -> None:

@@ -18,10 +18,13 @@ from typing import Any
 import pytest
 import yaml
 
+from difforacle.bot.action_command import HISTORY_CACHE_HIT, HISTORY_CACHE_KEY
 from difforacle.bot.config import INPUT_ENV
+from difforacle.generator.commits import default_cache_dir
 
 ACTION = Path(__file__).resolve().parent.parent / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+PINNED = re.compile(r"actions/cache/(restore|save)@[0-9a-f]{40}")
 
 # Every input and the variable the run step gives it; the configuration inputs are `bot.config`'s.
 EXPECTED_ENV = {
@@ -38,6 +41,11 @@ def action() -> dict[str, Any]:
 
 def steps(action: dict[str, Any]) -> list[dict[str, Any]]:
     return action["runs"]["steps"]
+
+
+def step(action: dict[str, Any], name: str) -> dict[str, Any]:
+    [found] = [s for s in steps(action) if s["id"] == name]
+    return found
 
 
 def test_composite(action: dict[str, Any]) -> None:
@@ -89,7 +97,7 @@ def test_outputs_map_to_existing_steps(action: dict[str, Any]) -> None:
 
 
 def test_difforacle_installs_into_its_own_venv_from_the_action(action: dict[str, Any]) -> None:
-    install, run = steps(action)
+    install, run = step(action, "install"), step(action, "difforacle")
     assert install["env"]["DIFFORACLE_VENV"] == "${{ runner.temp }}/difforacle-venv"
     assert '-m venv --clear "$DIFFORACLE_VENV"' in install["run"]
     assert 'pip install --disable-pip-version-check --quiet "$GITHUB_ACTION_PATH"' in install["run"]
@@ -108,7 +116,7 @@ def run_step(action: dict[str, Any], tmp_path: Path, env: dict[str, str]) -> dic
     python = bin_dir / "python"
     python.write_text("#!/bin/sh\n")
     python.chmod(0o755)
-    script = steps(action)[1]["run"]
+    script = step(action, "difforacle")["run"]
     base = {"PATH": f"{bin_dir}{os.pathsep}{os.path.dirname(shutil.which('env') or '/usr/bin/env')}",
             "DIFFORACLE": str(stub), "DIFFORACLE_PYTHON": ""}
     done = subprocess.run([shutil.which("bash") or "/bin/bash", "-c", script], env={**base, **env},
@@ -131,3 +139,45 @@ def test_run_step_keeps_a_given_python_and_inputs_stay_data(action: dict[str, An
     assert seen["DIFFORACLE_PYTHON"] == "/opt/py/bin/python3"
     assert seen["DIFFORACLE_SEED"] == hostile
     assert not (tmp_path / "pwned").exists()
+
+
+# ---------------------------------------------------------------- the history cache
+
+
+def test_the_history_cache_is_restored_before_the_run_and_saved_after_it(action: dict[str, Any]) -> None:
+    names = [s["id"] for s in steps(action)]
+    assert names == ["install", "history-cache", "difforacle", "save-history-cache"]
+    restore, save = step(action, "history-cache"), step(action, "save-history-cache")
+    assert PINNED.fullmatch(restore["uses"])[1] == "restore" and PINNED.fullmatch(save["uses"])[1] == "save"
+    assert restore["uses"].split("@")[1] == save["uses"].split("@")[1]  # one version of actions/cache
+    where = "${{ steps.install.outputs.history-cache }}"
+    assert restore["with"]["path"] == save["with"]["path"] == where
+    # keyed by repository and base; any earlier base's cache of the repository is restored when
+    # this base has none
+    key, prefix = restore["with"]["key"], restore["with"]["restore-keys"]
+    assert key == prefix + "${{ github.event.pull_request.base.sha }}"
+    assert prefix == "difforacle-history-${{ github.repository }}-"
+    assert save["with"]["key"] == "${{ steps.history-cache.outputs.cache-primary-key }}"
+    # saved when the run failed too, not when this base's cache came back as it is; neither step
+    # can fail the action
+    assert save["if"].startswith("always() && ")
+    assert "steps.history-cache.outputs.cache-hit != 'true'" in save["if"]
+    assert restore["continue-on-error"] is True and save["continue-on-error"] is True
+    run = step(action, "difforacle")["env"]
+    assert run[HISTORY_CACHE_HIT] == "${{ steps.history-cache.outputs.cache-hit }}"
+    assert run[HISTORY_CACHE_KEY] == "${{ steps.history-cache.outputs.cache-matched-key }}"
+
+
+@pytest.mark.parametrize("xdg", ["", "xdg"])
+def test_the_cached_folder_is_the_one_difforacle_writes(action: dict[str, Any], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch, xdg: str) -> None:
+    [line] = [line for line in step(action, "install")["run"].splitlines() if "history-cache=" in line]
+    env = {"HOME": str(tmp_path / "home"), "GITHUB_OUTPUT": str(tmp_path / "output"),
+           **({"XDG_CACHE_HOME": str(tmp_path / xdg)} if xdg else {})}
+    subprocess.run([shutil.which("bash") or "/bin/bash", "-c", line], env=env, check=True, timeout=30)
+    monkeypatch.setenv("HOME", env["HOME"])
+    if xdg:
+        monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
+    else:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert (tmp_path / "output").read_text() == f"history-cache={default_cache_dir()}\n"

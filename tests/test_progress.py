@@ -20,7 +20,8 @@ from difforacle.bot.progress import (
     read_progress_file,
     watch_progress_file,
 )
-from difforacle.generator import NOT_MEASURED, Progress, Report
+from difforacle.generator import NOT_MEASURED, READING_HISTORY, Progress, Report
+from tests.conftest import RepoBuilder, run_analyze
 
 
 class Clock:
@@ -131,6 +132,30 @@ def test_what_is_written_is_read_back(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["progress.json"]  # no partial file left
 
 
+def test_reading_the_history_shows_the_commits_read(tmp_path: Path) -> None:
+    path = tmp_path / "progress.json"
+    ProgressFile(path)(Progress(READING_HISTORY, elapsed=2.04, commits=300))
+
+    assert read_progress_file(path) == Progress(READING_HISTORY, 0, 0, 2.0, commits=300)
+    assert describe(read_progress_file(path)) == "reading history: 300 commits after 2 s"
+
+
+def test_the_run_shows_its_history_being_read_before_anything_else(builder: RepoBuilder) -> None:
+    builder.commit({"pkg/__init__.py": "", "pkg/mod.py": "def f(x):\n    return x\n"}, "Add f")
+    for number in range(3):
+        builder.commit({"pkg/other.py": f"X = {number}\n"}, "Tune X")
+    builder.branch("feature")
+    builder.commit({"pkg/mod.py": "def f(x):\n    return x + 1\n"}, "Change f")
+    builder.switch("main")
+    seen: list[Progress] = []
+
+    run_analyze(builder, budget=3, max_sequences=50, progress=seen.append)
+
+    reading = [update for update in seen if update.phase == READING_HISTORY]
+    assert seen[:len(reading)] == reading and reading[0].commits == 0 and reading[-1].commits == 5
+    assert seen[len(reading)].phase == "importing"
+
+
 def test_rewrites_are_throttled_within_a_phase_but_not_across_phases(tmp_path: Path) -> None:
     path, clock = tmp_path / "progress.json", Clock()
     write = ProgressFile(path, clock)
@@ -170,6 +195,8 @@ def test_a_folder_that_vanished_does_not_stop_the_run(tmp_path: Path) -> None:
     b'{"phase": "exploring", "sequences": true, "differences": 0, "elapsed": 1}',
     b'{"phase": "exploring", "sequences": 1, "differences": "2", "elapsed": 1}',
     b'{"phase": "exploring", "sequences": 1, "differences": 0, "elapsed": NaN}',
+    b'{"phase": "reading history", "sequences": 0, "differences": 0, "elapsed": 1, "commits": -3}',
+    b'{"phase": "reading  history", "sequences": 0, "differences": 0, "elapsed": 1}',
     json.dumps({"phase": "exploring", "sequences": 1, "differences": 0, "elapsed": 1,
                 "padding": "x" * MAX_PROGRESS_BYTES}).encode(),
 ])
@@ -234,7 +261,7 @@ def test_a_run_in_a_log_shows_its_phases_and_ends_with_a_summary(capsys: pytest.
     assert status == 1, err
     progress = [line for line in err if line.startswith("[")]
     phases = [line.split("] ")[1].split(":")[0] for line in progress]
-    assert phases[0] == "importing" and "exploring" in phases
+    assert phases[:2] == ["reading history", "importing"] and "exploring" in phases
     assert "of 5 changed lines reached" in progress[-1] and "\r" not in "".join(err)
     assert re.fullmatch(r"difforacle: done in \d+\.\d s: 200 sequences, [1-9]\d* differences, "
                         r"[0-5] of 5 changed lines reached", err[-1]), err[-1]

@@ -8,16 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from difforacle.generator.commits import CommitReader, branch_is_fix, default_cache_dir, is_fix
 from difforacle.generator.model import Unit
 from difforacle.generator.risk import (
-    CommitReader,
     PullRequestInfo,
     RiskTable,
     UnitRisk,
     Weights,
-    branch_is_fix,
-    default_cache_dir,
-    is_fix,
     read_history,
     score_history,
     twr,

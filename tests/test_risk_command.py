@@ -270,7 +270,12 @@ def test_a_second_run_reads_no_commit_and_no_cache_reads_them_all(
     assert (first["commits_read"], first["commits_cached"]) == (2, 0)
     assert (second["commits_read"], second["commits_cached"]) == (0, 2)
     assert (uncached["commits_read"], uncached["commits_cached"]) == (2, 0)
-    assert list((tmp_path / "cache" / "difforacle").glob("risk-*.json"))
+    # with a head, the history of the pull request's files; without, of every file (another cache)
+    cache = tmp_path / "cache" / "difforacle"
+    assert [path.name.split("-")[0] for path in cache.iterdir()] == ["paths"]
+    everything = risk_json(capsys, tmp_path, "--repo", str(pr.root), "--base", "main")["history"]
+    assert (everything["commits_read"], everything["commits_cached"]) == (1, 0)
+    assert sorted(path.name.split("-")[0] for path in cache.iterdir()) == ["paths", "risk"]
 
 
 # ---------------------------------------------------------------- the same plan as diff
