@@ -54,6 +54,7 @@ from .replay import Replayer
 from .reproduce import reproduce
 from .workspace import checkouts, open_repo, resolve
 
+REPRODUCIBLE_CARVE_SECONDS = 120.0  # a reproducible run's bound on carving (see _carve)
 CONFIRM_CALL_TIMEOUT = 2.0  # seconds: at least this long before a call counts as hanging in confirmation
 
 __all__ = ["Options", "Progress", "analyze"]
@@ -207,7 +208,7 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         constants = mine_change(changes, base, head) if options.components.switches.constants else Constants()
         replay_all = (bool(explorer_worker.unwrapped) or bool(impact.at_import)
                       or any(u.kind in ("module", "class") for u in changes.units))
-        carving = _carve(changes, base, head, options, report, progress)
+        carving = _carve(changes, base, head, options, deadline, report, progress)
         progress("exploring")
         with Replayer(replay_worker, head_worker, lines if measured else None) as replayer:
             exploration = explore(explorer_worker, replayer, catalog, aim, constants, options, deadline,
@@ -243,13 +244,18 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         progress("reproducing")
 
 
-def _carve(changes: ChangeSet, base: Checkout, head: Checkout, options: Options, report: Report,
-           progress: _Progress) -> Carving:
-    """Seed sequences from the project's tests, within their share of the budget (when switched on)."""
+def _carve(changes: ChangeSet, base: Checkout, head: Checkout, options: Options, deadline: Deadline,
+           report: Report, progress: _Progress) -> Carving:
+    """Seed sequences from the project's tests, within their share of the budget (when switched on).
+    A reproducible run carves all the selected tests, under a generous bound only: where a time
+    limit cut them short, the seeds, and so the report, would depend on the machine's speed."""
     if not options.components.switches.carving:
         return Carving()
     progress("carving")
-    carving = carve(changes, base, head, options.python, options.budget * options.carve_share)
+    seconds = options.budget * options.carve_share
+    if deadline.reproducible:
+        seconds = max(seconds, REPRODUCIBLE_CARVE_SECONDS)
+    carving = carve(changes, base, head, options.python, seconds)
     report.notes.extend(carving.notes)
     report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
     return carving
