@@ -67,11 +67,14 @@ def test_the_catalog_reads_only_the_modules_own_public_values(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "tables.py").write_text(TABLES)
     (tmp_path / "listed.py").write_text('__all__ = ["SHOWN"]\nSHOWN = 1\nHIDDEN = 2\n')
+    (tmp_path / "_private.py").write_text("TABLE = {1: 2}\n")  # no public names in a private module
+    (tmp_path / "typed.py").write_text("import typing\n\nT = typing.TypeVar('T')\nAlias = dict[str, int]\n"
+                                       "Either = typing.Union[int, str]\nPair = int | str\nLIMIT = 3\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    operations = build_catalog(["tables", "listed"])["operations"]
+    operations = build_catalog(["tables", "listed", "_private", "typed"])["operations"]
     values = {op["id"]: op for op in operations if op["kind"] == "value"}
     # not the imported `sep`, `_PRIVATE`, `__version__`, the function, nor `HIDDEN` (not in __all__)
     assert sorted(values) == ["listed:SHOWN", "tables:DEFAULT_UNIT", "tables:FALLBACK_UNIT", "tables:UNITS",
-                              "tables:WORD"]
+                              "tables:WORD", "typed:LIMIT"]  # no TypeVar, alias or union
     assert values["tables:UNITS"]["returns"] == ["builtins.dict"]
     assert values["tables:UNITS"]["line"] == 5

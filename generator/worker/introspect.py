@@ -73,15 +73,19 @@ def build_catalog(modules: list[str]) -> dict:
 
 def _add_values(module: types.ModuleType, operations: dict) -> None:
     """The module's public values (constants, tables, objects built at import) as operations that
-    read them: compared like any result, and a name head removes is an API change."""
+    read them: compared like any result, and a name head removes is an API change. A private
+    module (`pkg._base`) has no public names, and type annotations' helpers (a `TypeVar`, an
+    alias such as `dict[str, int]`) describe types, not behaviour."""
+    if any(part.startswith("_") for part in module.__name__.split(".")):
+        return
     names = set(getattr(module, "__all__", None) or ()) if isinstance(getattr(module, "__all__", None),
                                                                        (list, tuple)) else None
     for name, line, end in _assigned_names(module):
         public = name in names if names is not None else not name.startswith("_")
-        if not public or name in operations:
+        if not public or f"{module.__name__}:{name}" in operations:
             continue
         value = module.__dict__.get(name, _MISSING)
-        if value is _MISSING or callable(value) or isinstance(value, types.ModuleType):
+        if value is _MISSING or callable(value) or isinstance(value, types.ModuleType) or _typing(value):
             continue  # functions and classes are operations already; a module is no value
         operations[f"{module.__name__}:{name}"] = {
             "id": f"{module.__name__}:{name}", "kind": "value", "owner": None, "params": [],
@@ -90,6 +94,13 @@ def _add_values(module: types.ModuleType, operations: dict) -> None:
 
 
 _MISSING = object()
+
+
+def _typing(value: object) -> bool:
+    """A helper of type annotations: a TypeVar, a ParamSpec, a generic alias, a union."""
+    kind = type(value)
+    return (kind.__module__ in ("typing", "typing_extensions")
+            or isinstance(value, (types.GenericAlias, types.UnionType)))
 
 
 def _assigned_names(module: types.ModuleType) -> list[tuple[str, int, int]]:
