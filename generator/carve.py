@@ -76,7 +76,7 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     carving.sequences = with_object_prefixes(carving.sequences)
     carving.seconds = time.monotonic() - started
     if not carving.test_files and not carving.notes:
-        carving.notes.append("No test of the project imports a changed module: nothing was carved from "
+        carving.notes.append("No test of the project uses a changed module: nothing was carved from "
                              "tests.")
     return carving
 
