@@ -44,7 +44,6 @@ class Carving:
     sequences: list[list[dict]] = field(default_factory=list)
     tests: int = 0  # tests run, on both sides
     test_files: int = 0
-    unbuildable: int = 0  # calls left out: an argument could not be rebuilt from code
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -57,21 +56,21 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     modules = list(changes.modules)
     runs = [("head", head, sorted(p for p in changes.tests if (head.root / p).is_file())),
             ("base", base, importing_test_files(base.root, modules))]
-    for side, checkout, files in runs:
+    for side, checkout, found in runs:
+        files = found[:MAX_TEST_FILES]
         left = seconds - (time.monotonic() - started)
         if not files or left <= 1.0:
             continue
-        recorded = _record(side, checkout, files[:MAX_TEST_FILES], modules, python, left, test_timeout)
+        recorded = _record(side, checkout, files, modules, python, left, test_timeout)
         if isinstance(recorded, str):
             carving.notes.append(recorded)
             continue
         sequences, counts = recorded
         if not counts.get("tests"):
-            carving.notes.append(f"None of the {len(files[:MAX_TEST_FILES])} test file(s) run on {side} for "
-                                 "carving ran a test (they did not collect): nothing was carved from them.")
-        carving.test_files += len(files[:MAX_TEST_FILES])
+            carving.notes.append(f"None of the {len(files)} test file(s) run on {side} for carving ran a "
+                                 "test (they did not collect): nothing was carved from them.")
+        carving.test_files += len(files)
         carving.tests += counts.get("tests", 0)
-        carving.unbuildable += counts.get("unbuildable", 0)
         carving.sequences += sequences
     carving.sequences = with_object_prefixes(carving.sequences)
     carving.seconds = time.monotonic() - started

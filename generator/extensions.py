@@ -44,9 +44,9 @@ class Extensions:
 
 @dataclass(frozen=True)
 class BuildOutcome:
-    """What the configured build did: built on both sides, or neither (a failure undoes both)."""
+    """What the configured build took, and what the report says of it: built on both sides, or
+    on neither (a failure undoes both)."""
 
-    built: bool
     seconds: float
     note: str
 
@@ -77,12 +77,12 @@ def build_extensions(commands: Sequence[str], sides: Sequence[tuple[str, Checkou
             if failure is not None:
                 for _, other in sides:
                     subprocess.run(["git", "-C", str(other.root), "clean", "-ffdxq"], capture_output=True)
-                return BuildOutcome(False, time.monotonic() - started,
+                return BuildOutcome(time.monotonic() - started,
                                     f"The build command `{command}` failed on {name} ({failure}); "
                                     "both commits were tested without their builds.")
     seconds = time.monotonic() - started
     shown = "; ".join(f"`{command}`" for command in commands)
-    return BuildOutcome(True, seconds, f"Built both checkouts with {shown} in {seconds:.1f} s (not charged "
+    return BuildOutcome(seconds, f"Built both checkouts with {shown} in {seconds:.1f} s (not charged "
                         "to the budget).")
 
 

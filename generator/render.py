@@ -46,9 +46,8 @@ __all__ = ["UNPINNABLE", "Pin", "Unpinnable", "can_pin", "import_difference", "r
 
 Pin = Literal["base", "head"]
 UNPINNABLE = "# base's behaviour here cannot be asserted by a test (a hang, a crash, or no stable value)\n"
-BINARY = {"__eq__": "==", "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
-          "__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__floordiv__": "//",
-          "__mod__": "%", "__and__": "&", "__or__": "|", "__xor__": "^"}
+BINARY = {f"__{name}__": symbol
+          for name, symbol in {**COMPARISONS, **ARITHMETIC, "and": "&", "or": "|", "xor": "^"}.items()}
 UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__float__": "float({0})",
          "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
          "__bool__": "bool({0})", "__hash__": "hash({0})"}

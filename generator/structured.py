@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import random
 
-FORMAT_SPEC = "difforacle.FormatSpec"  # the type name a `format(obj, spec)` spec parameter asks for
-
 _FILLS = ("", "", "", "*", "0", " ", "_")
 _ALIGNS = ("", "", "<", ">", "^", "=")
 _SIGNS = ("", "", "+", "-", " ")

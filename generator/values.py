@@ -21,7 +21,8 @@ from .constants import (
     package_modules,
     tf_idf_weights,
 )
-from .structured import FORMAT_SPEC, format_spec, structured
+from .structured import format_spec, structured
+from .worker.typeinfo import FORMAT_SPEC
 
 __all__ = [
     "MAX_CONSTANT_LENGTH", "Constants", "ValueGenerator", "literal_constants", "mine_constants",

@@ -42,7 +42,7 @@ class Recorder:
         self.main_thread = threading.get_ident()
         self.test: _TestRecording | None = None
         self.seen: set[str] = set()
-        self.counts = {"tests": 0, "statements": 0, "unbuildable": 0, "sequences": 0}
+        self.counts = {"tests": 0, "sequences": 0}
         self.out = None
 
     # ---------------------------------------------------------------- pytest hooks
@@ -53,6 +53,8 @@ class Recorder:
         catalog = build_catalog(self.modules)
         roots = {name.split(".")[0] for name in self.modules}
         for op in catalog["operations"]:
+            if op.get("dispatches") or op["kind"] == "value":
+                continue  # `copy.deepcopy`, `operator.__sub__`, a table: nothing of the project's to wrap
             try:
                 self._wrap(op["id"], op["kind"], roots)
             except Exception:  # an operation that cannot be wrapped is not recorded, nothing more
@@ -128,8 +130,6 @@ class Recorder:
                     raise
                 if statement is not None:
                     test.add(statement, args[0] if kind == "constructor" else value)
-                else:
-                    recorder.counts["unbuildable"] += 1
                 return value
             finally:
                 recorder.depth -= 1
@@ -144,7 +144,6 @@ class Recorder:
             return
         self.seen.add(text)
         self.counts["sequences"] += 1
-        self.counts["statements"] += len(statements)
         self.out.write(text + "\n")
         self.out.flush()
 

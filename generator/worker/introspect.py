@@ -78,10 +78,9 @@ def _add_values(module: types.ModuleType, operations: dict) -> None:
     alias such as `dict[str, int]`) describe types, not behaviour."""
     if any(part.startswith("_") for part in module.__name__.split(".")):
         return
-    names = set(getattr(module, "__all__", None) or ()) if isinstance(getattr(module, "__all__", None),
-                                                                       (list, tuple)) else None
+    listed = getattr(module, "__all__", None)
     for name, line, end in _assigned_names(module):
-        public = name in names if names is not None else not name.startswith("_")
+        public = name in listed if isinstance(listed, (list, tuple)) else not name.startswith("_")
         if not public or f"{module.__name__}:{name}" in operations:
             continue
         value = module.__dict__.get(name, _MISSING)
@@ -147,7 +146,7 @@ def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> Non
     add("copy:deepcopy", [type_name(k) for k in having("__deepcopy__", *PICKLING)])
     add("builtins:hash", [type_name(k) for k in having("__eq__", "__hash__")])
     spec = {"name": "format_spec", "kind": "POSITIONAL_ONLY", "has_default": False,
-            "hints": ["difforacle.FormatSpec"]}  # structured.FORMAT_SPEC: the host builds mini-language specs
+            "hints": [typeinfo.FORMAT_SPEC]}
     add("builtins:format", [type_name(k) for k in having("__format__")], extra=(spec,))
     add("builtins:bool", [type_name(k) for k in having("__bool__", "__len__")])
     add("builtins:len", [type_name(k) for k in having("__len__")])

@@ -113,12 +113,6 @@ VALUE_TYPES = frozenset({"datetime.datetime", "datetime.date", "datetime.time", 
 def primitive_leaf(value: Any) -> list | None:
     """The leaf of a primitive value (or of a standard value type), or None for anything else."""
     t = type(value)
-    name = f"{t.__module__}.{t.__qualname__}"
-    if name in VALUE_TYPES:
-        text = clean_text(repr(value), sys.maxsize)  # memory addresses masked (a tzinfo's repr)
-        if len(text) <= MAX_STR:
-            return ["v", name, text]
-        return ["v~", name, len(text), _digest(text.encode("utf-8", "surrogatepass")), text[:60]]
     if value is None:
         return ["n"]
     if t is bool:
@@ -139,6 +133,12 @@ def primitive_leaf(value: Any) -> list | None:
         return ["b~", len(value), _digest(value)]
     if t is complex:
         return ["c", repr(value)]
+    name = type_name(t)
+    if name in VALUE_TYPES:
+        text = clean_text(repr(value), sys.maxsize)  # memory addresses masked (a tzinfo's repr)
+        if len(text) <= MAX_STR:
+            return ["v", name, text]
+        return ["v~", name, len(text), _digest(text.encode("utf-8", "surrogatepass")), text[:60]]
     return None
 
 

@@ -33,6 +33,7 @@ from .observe import type_name
 
 NONE = "builtins.NoneType"
 CALLBACK = "collections.abc.Callable"
+FORMAT_SPEC = "difforacle.FormatSpec"  # a `format(obj, spec)` spec: the host builds mini-language specs
 MAX_DEPTH = 6  # nesting of annotations followed (list[dict[str, list[...]]])
 MAX_CHOICES = 64
 
