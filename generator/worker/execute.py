@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import literals
@@ -52,6 +52,24 @@ class SequenceRunner:
         # skipped, so that one endless loop costs one timeout, not one per sequence.
         self.hanging_ops: set[str] = set()
         signal.signal(signal.SIGALRM, _on_alarm)
+
+    def prepare(self, op_ids: Iterable[str]) -> None:
+        """Look up, in this process, what every sequence's children would otherwise look up
+        again: each batch runs in a new forked child, which inherits this process's caches but
+        cannot fill them. So each operation is resolved with its signature, and the observers
+        of its class are found (reading their source for purity), here, once. An operation
+        that cannot be resolved, or whose lookup hangs, is left to the children, which
+        report it as they always have."""
+        for op_id in op_ids:
+            signal.setitimer(signal.ITIMER_REAL, self.call_timeout)
+            try:
+                op = self.resolver.prepare(op_id)
+                if isinstance(op.obj, type):  # a constructor's class, a method's owner
+                    self.observer.observers_of(op.obj)
+            except BaseException:  # the children meet it again and report it
+                continue
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
 
     def run(self, statements: list[dict], want_callees: bool = False,
             want_fields: bool = False) -> ResultRecord:

@@ -123,25 +123,28 @@ class Resolver:
 
     def check_binding(self, op: Operation, args: list, kwargs: dict) -> None:
         """Raise Unbindable if the signature on this commit rejects the call."""
-        if op.kind == "method":
-            func = getattr(type(args[0]), op.name, None) if args else None
-            if func is None:
-                raise Missing(f"{type(args[0]).__qualname__ if args else '?'} has no attribute {op.name!r}")
-        elif op.kind == "static":
-            func = getattr(op.obj, op.name)
-        elif op.kind == "value":
+        if op.kind == "value":
             if args or kwargs:
                 raise Unbindable(f"{op.op_id} is a value, not a function")
             return
-        else:
-            func = op.obj
-        signature = self._signature(func)
+        if op.kind == "method" and not args:
+            raise Missing(f"? has no attribute {op.name!r}")
+        signature = self._signature(_called(op, type(args[0]) if op.kind == "method" else None))
         if signature is None:
             return
         try:
             signature.bind(*args, **kwargs)
         except TypeError as exc:
             raise Unbindable(str(exc)) from None
+
+    def prepare(self, op_id: str) -> Operation:
+        """Resolve `op_id` and the signature its calls are checked against, ahead of the calls: the
+        worker does this before forking, so that no forked child has to (what a child looks up
+        dies with it). Raises Missing as `resolve` does."""
+        op = self.resolve(op_id)
+        if op.kind != "value":
+            self._signature(_called(op, op.obj))  # a method as its own class has it
+        return op
 
     def _signature(self, func: Any) -> inspect.Signature | None:
         try:
@@ -156,6 +159,18 @@ class Resolver:
             signature = None
         self._signatures[func] = signature
         return signature
+
+
+def _called(op: Operation, receiver_type: type | None) -> Any:
+    """The function a call of `op` runs (a method's as `receiver_type` has it)."""
+    if op.kind == "method":
+        func = getattr(receiver_type, op.name, None)
+        if func is None:
+            raise Missing(f"{getattr(receiver_type, '__qualname__', '?')} has no attribute {op.name!r}")
+        return func
+    if op.kind == "static":
+        return getattr(op.obj, op.name)
+    return op.obj
 
 
 def _resolve(op_id: str) -> Operation:

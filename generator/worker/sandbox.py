@@ -10,6 +10,7 @@ killed child measured, such as its coverage, is lost with it). Standard library 
 
 from __future__ import annotations
 
+import gc
 import json
 import mmap
 import os
@@ -215,6 +216,9 @@ class ForkRunner:
         struct.pack_into("ii", self._progress, 0, 0, 0)
         read_fd, write_fd = os.pipe()
         cpu = int(self.sequence_timeout * len(items)) + 5
+        # The garbage collector of a child would walk (and so copy, page by page) every object
+        # the worker holds: frozen, they are left alone; the child's own garbage is still collected.
+        gc.freeze()
         pid = os.fork()
         if pid == 0:  # child
             os.close(read_fd)
