@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .aim import Aim
@@ -67,25 +68,29 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     exploration = Exploration()
     started = time.monotonic()
     seeds = list(seeds or ())
-    while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
-                                        bool(exploration.candidates.groups)):
-        size = deadline.batch_size(options.batch_size, exploration.sequences)
-        batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
-        if not batch:
-            break
-        results = worker.run(batch, EXPLORE_RANDOM_SEED, fields=switches.novelty)
-        kept = []
-        for statements, result in zip(batch, results, strict=True):
-            generator.feedback(statements, result)
-            exploration.crashed += result.status in (Status.CRASH, Status.TIMEOUT)
-            if result.status in KEPT_STATUSES and (result.hit or replay_all):
-                kept.append(KeptSequence(statements, result))
-        exploration.kept += len(kept)
-        exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
-        replayer.start(kept)
-        exploration.sequences += len(batch)
-        exploration.seconds = round(time.monotonic() - started, 2)
-        on_progress(exploration)
+    # the base worker's request runs in this thread, waited for while the host works
+    with ThreadPoolExecutor(1) as base_run:
+        while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
+                                            bool(exploration.candidates.groups)):
+            size = deadline.batch_size(options.batch_size, exploration.sequences)
+            batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
+            if not batch:
+                break
+            running = base_run.submit(worker.run, batch, EXPLORE_RANDOM_SEED, fields=switches.novelty)
+            # while the worker runs this batch, the previous batch's replays are compared
+            exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
+            results = running.result()
+            kept = []
+            for statements, result in zip(batch, results, strict=True):
+                generator.feedback(statements, result)
+                exploration.crashed += result.status in (Status.CRASH, Status.TIMEOUT)
+                if result.status in KEPT_STATUSES and (result.hit or replay_all):
+                    kept.append(KeptSequence(statements, result))
+            exploration.kept += len(kept)
+            replayer.start(kept)
+            exploration.sequences += len(batch)
+            exploration.seconds = round(time.monotonic() - started, 2)
+            on_progress(exploration)
     exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
     exploration.replayed = replayer.replayed
     exploration.attempts = generator.attempts
