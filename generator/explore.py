@@ -92,6 +92,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
             exploration.seconds = round(time.monotonic() - started, 2)
             on_progress(exploration)
     exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
+    replayer.start([], all_waiting=True)
+    exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
     exploration.replayed = replayer.replayed
     exploration.attempts = generator.attempts
     return exploration

@@ -28,10 +28,16 @@ class PoolEntry:
     index: int
     cost: float = 1.0
     picks: int = 0
+    # 1 / (t * sqrt(size)), fixed at creation: a pick weighs every entry of a bucket (up to
+    # POOL_LIMIT), thousands of times a second
+    _unpicked_weight: float = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._unpicked_weight = 1.0 / (max(self.cost, 1e-3) * math.sqrt(len(self.statements)))
 
     def weight(self) -> float:
         """GRT's orienteering weight, as Randoop computes it: 1 / (k * t * sqrt(size))."""
-        return 1.0 / ((self.picks + 1) * max(self.cost, 1e-3) * math.sqrt(len(self.statements)))
+        return self._unpicked_weight / (self.picks + 1)
 
 
 @dataclass

@@ -98,19 +98,30 @@ class Candidates:
 
 class Replayer:
     """Replays kept sequences on base (another process and hash seed) and on head, in the
-    background; one round in flight at a time."""
+    background; one round in flight at a time.
+
+    Kept sequences wait until a round of at least ROUND_MIN has gathered (or the explorer
+    asks for the rest): each round costs each worker a forked child and a coverage
+    measurement whatever its size, and an exploration batch often keeps only a few."""
+
+    ROUND_MIN = 20
 
     def __init__(self, base: Worker, head: Worker, lines: ChangedLines | None) -> None:
         """`lines` None: coverage cannot be measured, and is not asked for."""
         self.base, self.head, self.lines = base, head, lines
         self._pool = ThreadPoolExecutor(2)
         self._pending: tuple[list[KeptSequence], Future, Future, float] | None = None
+        self._waiting: list[KeptSequence] = []
         self.last_seconds = 0.0  # how long the latest round took: the time the final one needs
         self.replayed = 0
 
-    def start(self, kept: list[KeptSequence]) -> None:
-        if not kept:
+    def start(self, kept: list[KeptSequence], *, all_waiting: bool = False) -> None:
+        """Add `kept` to the sequences waiting for replay; start a round of them once there are
+        ROUND_MIN (`all_waiting`: whatever is waiting). Call `finish` first: one round at a time."""
+        self._waiting.extend(kept)
+        if not self._waiting or (len(self._waiting) < self.ROUND_MIN and not all_waiting):
             return
+        kept, self._waiting = self._waiting, []
         batch = [k.statements for k in kept]
         for position, item in enumerate(kept):
             item.round, item.position = kept, position

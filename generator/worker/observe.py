@@ -28,11 +28,12 @@ import enum
 import hashlib
 import inspect
 import linecache
+import operator
 import os
 import re
 import sys
 import types
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
@@ -152,6 +153,7 @@ class Observer:
     def __init__(self) -> None:
         self._observers: dict[type, list[tuple[str, str]]] = {}
         self._kinds: dict[type, str] = {}
+        self._slots: dict[type, list[str]] = {}  # public `__slots__` names along each type's MRO
         self._confirmed: set[tuple[type, str]] = set()
         self._unstable: set[tuple[type, str]] = set()
         self.disabled: set[str] = set()  # type names whose observers must not run
@@ -245,10 +247,11 @@ class Observer:
     def _snap_attributes(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
         attributes = getattr(value, "__dict__", None)
         names = _public_names(attributes) if isinstance(attributes, dict) else []
-        for klass in type(value).__mro__:
-            slots = klass.__dict__.get("__slots__", ())
-            names.extend(_public_names((slots,) if isinstance(slots, str) else slots))
-        for name in sorted(set(names))[:MAX_ITEMS]:
+        t = type(value)
+        slots = self._slots.get(t)
+        if slots is None:
+            slots = self._slots[t] = _public_slots(t)
+        for name in sorted({*names, *slots})[:MAX_ITEMS]:
             step = key + attribute_step(name)
             try:
                 attr = getattr(value, name)
@@ -263,39 +266,44 @@ class Observer:
 
     def _snap_observers(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
         t = type(value)
-        for suffix, name in self.observers_of(t):
-            first = self._observe_once(value, suffix, name, depth, seen)
+        for suffix, read in self.observers_of(t):
+            first = self._observe_once(value, read, depth, seen)
             if (t, suffix) not in self._confirmed:
                 # Run-time purity check, once per type and observer in this process: the same
                 # result twice. Values that vary across processes are masked by the host.
-                if first != self._observe_once(value, suffix, name, depth, seen):
+                if first != self._observe_once(value, read, depth, seen):
                     self._unstable.add((t, suffix))
                 self._confirmed.add((t, suffix))
             if (t, suffix) in self._unstable:
                 out[key + suffix] = ["unstable"]
-                continue
-            for sub, leaf in first.items():
-                out[key + suffix + sub] = leaf
+            elif type(first) is list:  # a leaf: most observers return a primitive
+                out[key + suffix] = first
+            else:
+                for sub, leaf in first.items():
+                    out[key + suffix + sub] = leaf
 
-    def _observe_once(self, value: Any, suffix: str, name: str, depth: int, seen: set) -> dict:
-        result: dict = {}
+    def _observe_once(self, value: Any, read: Callable[[Any], Any], depth: int, seen: set) -> list | dict:
+        """What the observer `read` returns: its leaf, or its snapshot keyed from its root."""
         with clocks_rewound():  # each observer sees the clocks as a test's final assertion would
             try:
-                observed = _call_observer(value, suffix, name)
+                observed = read(value)
             except StatementTimeout:
                 raise
             except BaseException as exc:  # an observer that raises is an observation too
-                result[""] = exception_leaf(exc)
-                return result
+                return exception_leaf(exc)
+            leaf = primitive_leaf(observed)
+            if leaf is not None:
+                return leaf
+            result: dict = {}
             self._snap(result, "", observed, min(depth - 1, 2), False, seen)
         return result
 
-    def observers_of(self, t: type) -> list[tuple[str, str]]:
-        """(key suffix, name) of each observer of type `t`, decided once per type (none if
+    def observers_of(self, t: type) -> list[tuple[str, Callable[[Any], Any]]]:
+        """(key suffix, reader) of each observer of type `t`, decided once per type (none if
         looking raised: a metaclass's `__dir__`, an ABC's subclass hook)."""
         if t not in self._observers:
             try:
-                found = _find_observers(t)
+                found = [(suffix, _reader(suffix, name)) for suffix, name in _find_observers(t)]
             except StatementTimeout:
                 raise
             except BaseException:
@@ -314,6 +322,14 @@ def _public_names(names: Iterable) -> list[str]:
     """The public attribute names among `names` (an instance `__dict__`'s keys or `__slots__`);
     keys that are not plain `str` (`obj.__dict__[1] = ...`) are no attribute a test could read."""
     return [n for n in names if type(n) is str and not n.startswith("_")]
+
+
+def _public_slots(t: type) -> list[str]:
+    names: list[str] = []
+    for klass in t.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names.extend(_public_names((slots,) if isinstance(slots, str) else slots))
+    return names
 
 
 def _private_shape(value: Any) -> list:
@@ -394,13 +410,16 @@ _WRAPPED = {
 }
 
 
-def _call_observer(value: Any, suffix: str, name: str) -> Any:
+def _reader(suffix: str, name: str) -> Callable[[Any], Any]:
+    """The function that reads observer `name` (keyed `suffix`) of a value: a wrapper such as
+    `len`, a property, or a method called without arguments. Decided once per type and observer,
+    not on each of the hundreds of thousands of calls."""
     wrapped = _WRAPPED.get(suffix)
     if wrapped is not None:
-        return wrapped(value)
+        return wrapped
     if suffix == property_step(name):
-        return getattr(value, name)
-    return getattr(value, name)()
+        return operator.attrgetter(name)
+    return operator.methodcaller(name)
 
 
 def _defined_in_python(t: type, name: str) -> Any:

@@ -85,6 +85,7 @@ class Worker:
 
         self.runner.on_statement = on_statement
         self.runner.prepare(op["id"] for op in catalog["operations"])
+        probe.ready_for_children()
         return {"ok": True, "protocol": PROTOCOL, "catalog": catalog, "unwrapped": unwrapped,
                 "at_import": at_import, "coverage": {"version": probe.version, "error": probe.error},
                 "python": sys.version.split()[0]}
