@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .command_line import check_arguments, command_target, run_command_line
+
 # Dunder methods called through their operator so that reflection and NotImplemented
 # behave as in user code; the renderer uses the same table for the source form.
 OPERATORS: dict[str, Callable[..., Any]] = {
@@ -68,8 +70,10 @@ class Operation:
     """A resolved operation: how to call it and which unit it belongs to."""
 
     op_id: str
-    kind: str  # "function" | "constructor" | "method" | "static" | "value" (a module's attribute)
-    obj: Any  # the function, the class, or the class owning the method
+    # "function" | "constructor" | "method" | "static" | "value" (a module's attribute) | "command"
+    # (a command-line entry point, called with an argv list and a stdin text)
+    kind: str
+    obj: Any  # the function, the class, or the class owning the method; a command's entry point
     name: str  # attribute name for methods
 
     def call(self, args: list, kwargs: dict) -> Any:
@@ -82,11 +86,15 @@ class Operation:
             return getattr(self.obj, self.name)(*args, **kwargs)
         if self.kind == "value":
             return self.obj
+        if self.kind == "command":
+            return run_command_line(self.obj, *args)
         return self.obj(*args, **kwargs)
 
     def callee(self, args: list) -> str:
         """The `mod:Qual` of the code that runs, following dynamic dispatch on the receiver (and,
         for a protocol operation, on its operands: `2 * d` runs `Duration.__rmul__`)."""
+        if self.kind == "command":
+            return command_target(self.op_id) or self.op_id
         if self.kind == "method" and args:
             for klass in type(args[0]).__mro__:
                 if self.name in klass.__dict__:
@@ -133,6 +141,11 @@ class Resolver:
             if args or kwargs:
                 raise Unbindable(f"{op.op_id} is a value, not a function")
             return
+        elif op.kind == "command":
+            problem = check_arguments(args, kwargs)
+            if problem:
+                raise Unbindable(problem)
+            return
         else:
             func = op.obj
         signature = self._signature(func)
@@ -159,6 +172,10 @@ class Resolver:
 
 
 def _resolve(op_id: str) -> Operation:
+    target_id = command_target(op_id)
+    if target_id is not None:  # `pkg.cli:main<argv>`: whatever `pkg.cli:main` is, as a command line
+        entry = _resolve(target_id)
+        return Operation(op_id, "command", _callable(entry), entry.name)
     module_name, _, qualname = op_id.partition(":")
     try:
         owner: Any = importlib.import_module(module_name)
@@ -186,3 +203,8 @@ def _resolve(op_id: str) -> Operation:
     if not callable(target):
         return Operation(op_id, "value", target, name)  # a module's constant, table or object
     return Operation(op_id, "function", target, name)
+
+
+def _callable(op: Operation) -> Any:
+    """What calling a resolved operation with no arguments calls (a module's click command is a value)."""
+    return getattr(op.obj, op.name) if op.kind in ("method", "static") else op.obj
