@@ -303,17 +303,19 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
         return imports.name_for(module, qualname)
     if kind == "command":  # an entry point run as its command line, by the helper the test carries
         imports.command_line = True
-        module, _, qualname = (command_target(op_id) or op_id).partition(":")
-        top = qualname.split(".", 1)[0]
-        main = imports.name_for(module, top) + qualname[len(top):]
+        main = _callable_name(*(command_target(op_id) or op_id).split(":", 1), imports)
         return f"{run_command_line.__name__}({', '.join([main, *args, *kwargs])})"
     if op_id in PROTOCOL_SOURCE and not kwargs:
         if module == "copy":
             imports.modules.add("copy")
         return PROTOCOL_SOURCE[op_id].format(*args)
+    return f"{_callable_name(module, qualname, imports)}({', '.join([*args, *kwargs])})"
+
+
+def _callable_name(module: str, qualname: str, imports: _Imports) -> str:
+    """How the test names `module:qualname`: its top-level name imported, then attributes."""
     top = qualname.split(".", 1)[0]
-    callee = imports.name_for(module, top) + qualname[len(top):]
-    return f"{callee}({', '.join([*args, *kwargs])})"
+    return imports.name_for(module, top) + qualname[len(top):]
 
 
 # ---------------------------------------------------------------- the final statement and its check
