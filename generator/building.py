@@ -20,6 +20,7 @@ from .fuzz import fuzz_literal
 from .learning import FACTORY_KINDS, TypeLearning
 from .pools import PoolEntry, Pools, SequenceBuilder
 from .values import ValueGenerator, type_from_name
+from .worker.command_line import ARGV, STDIN
 from .worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
 
 MAX_LENGTH = 12
@@ -101,6 +102,10 @@ class CallBuilder:
 
     def _argument(self, param: Parameter, builder: SequenceBuilder, op_id: str, depth: int) -> dict | None:
         rng = self.rng
+        if ARGV in param.hints:  # a command line's argv and stdin: their shape is the protocol,
+            return {"lit": self.values.argv(param.options)}  # not a type to guess
+        if STDIN in param.hints:
+            return {"lit": ["str", self.values.text()]}
         typed = self.switches.types
         if not typed:
             param = Parameter(param.name, param.kind, param.has_default, ())  # nothing known about it

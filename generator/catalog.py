@@ -17,24 +17,28 @@ class Parameter:
     choices: tuple[tuple, ...] = ()
     default_is_none: bool = False
     hints_from: str = ""  # "" (annotation), "docstring", "default", "isinstance" or "dispatch"
+    # a command line's argv: the words its source spells, (text, takes a value, the value's choices)
+    options: tuple[tuple[str, bool, tuple[str, ...]], ...] = ()
 
     @staticmethod
     def from_json(data: dict) -> Parameter:
+        options = tuple((text, takes, tuple(values)) for text, takes, values in data.get("options", ()))
         return Parameter(data["name"], data["kind"], data["has_default"], tuple(data.get("hints", ())),
                          tuple(tuple(c) for c in data.get("choices", ())), data.get("default") == ["none"],
-                         data.get("hints_from", ""))
+                         data.get("hints_from", ""), options)
 
 
 @dataclass(frozen=True)
 class Operation:
     id: str
-    kind: str  # function | constructor | method | static
+    kind: str  # function | constructor | method | static | value | command
     owner: str | None  # type name of the class, for constructors and methods
     params: tuple[Parameter, ...]
     returns: tuple[str, ...]
     file: str | None
     line: int | None
-    dispatches: tuple[str, ...] = ()  # protocol operations: the `mod:Class.__dunder__`s they may run
+    # protocol operations: the `mod:Class.__dunder__`s they may run; a command line: its entry point
+    dispatches: tuple[str, ...] = ()
     end: int | None = None  # the last line of its definition (a module value's assignment)
 
     @property
@@ -73,11 +77,12 @@ class Catalog:
                        head_import_errors=(head or {}).get("import_errors", {}),
                        compiled={"base": data.get("compiled", []), "head": (head or {}).get("compiled", [])})
 
-    def without(self, *, protocols: bool = False, values: bool = False) -> Catalog:
-        """The catalog without its protocol operations (`copy:deepcopy`, `operator:__sub__`, ...)
-        and/or the reads of module values (`pkg.units:TABLE`)."""
+    def without(self, *, protocols: bool = False, values: bool = False, commands: bool = False) -> Catalog:
+        """The catalog without its protocol operations (`copy:deepcopy`, `operator:__sub__`, ...),
+        the reads of module values (`pkg.units:TABLE`) and/or the command lines (`pkg.cli:main<argv>`)."""
         kept = [op for op in self.operations
-                if not (protocols and op.dispatches) and not (values and op.kind == "value")]
+                if not (protocols and op.dispatches and op.kind == "function")
+                and not (values and op.kind == "value") and not (commands and op.kind == "command")]
         return Catalog(kept, self.classes, self.import_errors, self.head_import_errors, self.compiled)
 
     @property

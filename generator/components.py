@@ -26,6 +26,8 @@ DESCRIPTIONS = {
               "compared (a public name head removes is an API change)",
     "structured": "strings of small languages: format specifications, strftime patterns and ISO-8601 "
                   "shapes, Unicode look-alikes (non-ASCII digits, case-folding characters, full-width forms)",
+    "cli": "command-line entry points (a main() reading sys.argv, the project's console scripts) run "
+           "with argv lists of their option strings and a stdin text; output and exit code compared",
     "carving": "seed sequences recorded from the calls of the project's tests and the PR's tests "
                "(Elbaum et al.'s test carving; Pynguin's seeding from tests)",
 }
@@ -48,6 +50,7 @@ class Switches:
     protocols: bool = True
     values: bool = True
     structured: bool = True
+    cli: bool = True
     carving: bool = True
 
 

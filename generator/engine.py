@@ -181,7 +181,8 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
             (base, "base", 1, worker_options))
         catalog = Catalog.from_json(explorer_worker.catalog, head_worker.catalog)
         switches = options.components.switches
-        catalog = catalog.without(protocols=not switches.protocols, values=not switches.values)
+        catalog = catalog.without(protocols=not switches.protocols, values=not switches.values,
+                                  commands=not switches.cli)
         report.notes.extend(_check_imports(catalog, changes, options.python))
         if extensions is not None:
             report.notes.append(extension_note(extensions, catalog.compiled, bool(options.build)))

@@ -80,6 +80,8 @@ def variable_name(op_id: str, op: Operation | None = None) -> str:
     name = parts[-1]
     kind = op.kind if op else ("method" if len(parts) > 1 else "function")
     returns = op.returns if op else ()
+    if kind == "command":  # what a command line did: its output, exit code and return value
+        return "run"
     if kind == "constructor":
         return _first_usable(snake(name), snake(name) + "_obj") or "instance"
     if kind == "static" and op and len(parts) > 1 and _is_factory(op, parts[-2]):

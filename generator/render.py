@@ -25,6 +25,7 @@ Every module is formatted with black (line length 100); the names come from gene
 
 from __future__ import annotations
 
+import inspect
 import keyword
 import re
 import sys
@@ -36,6 +37,7 @@ from .compare import EXACT_ENOUGH, FloatPolicy, Mismatch, is_lost, kind_of, leaf
 from .difference import Finding
 from .model import ChangeSet, Difference, Statement
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
+from .worker.command_line import command_target, run_command_line
 from .worker.literals import input_files, modules_used
 from .worker.literals import source as literal_source
 from .worker.protocol import ObservationKey, Step
@@ -63,7 +65,9 @@ PROTOCOL_SOURCE = {
     "copy:copy": "copy.copy({0})", "copy:deepcopy": "copy.deepcopy({0})",
 }
 FIXTURES = ("monkeypatch", "tmp_path")  # the test takes them when a call reads an input file
-RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo"})
+# A test of a command line carries the function the worker ran it with, so it runs it the same way.
+COMMAND_LINE_HELPER = inspect.getsource(run_command_line)
+RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo", run_command_line.__name__})
 LINE_LENGTH = 100
 MESSAGE_LIMIT = 300  # generator.worker.observe.clean_text's limit for exception messages
 TEXT_LIMIT = 400  # and for str()/repr() observers
@@ -143,6 +147,7 @@ class _Imports:
     modules: set[str] = field(default_factory=set)
     files: dict[str, str] = field(default_factory=dict)  # input files the calls read: name -> text
     floats: FloatPolicy = EXACT_ENOUGH  # the tolerance of `pytest.approx` checks
+    command_line: bool = False  # a call runs a command line: the test defines COMMAND_LINE_HELPER
 
     def name_for(self, module: str, name: str) -> str:
         if self.names.get(name, (module, name)) == (module, name) and name not in RESERVED | BUILTIN_NAMES:
@@ -201,8 +206,12 @@ def render_test(statements: list[dict], operations: dict[str, Operation], mismat
     imports = _Imports(floats=floats)
     body = _body(statements, operations, mismatch, pin, names, imports)
     header = imports.lines()
+    if imports.command_line:  # the helper's annotations stay unevaluated, as in the worker
+        header = ["from __future__ import annotations", "", *header]
     parameters = ", ".join(FIXTURES) if imports.files else ""
-    source = "\n".join(header) + ("\n\n\n" if header else "") + f"def {test_name}({parameters}):\n"
+    helper = COMMAND_LINE_HELPER + "\n\n" if imports.command_line else ""
+    source = ("\n".join(header) + ("\n\n\n" if header else "") + helper
+              + f"def {test_name}({parameters}):\n")
     return _format(source + "".join(f"    {line}\n" for line in [*_input_files(imports.files), *body]))
 
 
@@ -292,13 +301,21 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
         return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
     if kind == "value":  # a module's constant or table, read
         return imports.name_for(module, qualname)
+    if kind == "command":  # an entry point run as its command line, by the helper the test carries
+        imports.command_line = True
+        main = _callable_name(*(command_target(op_id) or op_id).split(":", 1), imports)
+        return f"{run_command_line.__name__}({', '.join([main, *args, *kwargs])})"
     if op_id in PROTOCOL_SOURCE and not kwargs:
         if module == "copy":
             imports.modules.add("copy")
         return PROTOCOL_SOURCE[op_id].format(*args)
+    return f"{_callable_name(module, qualname, imports)}({', '.join([*args, *kwargs])})"
+
+
+def _callable_name(module: str, qualname: str, imports: _Imports) -> str:
+    """How the test names `module:qualname`: its top-level name imported, then attributes."""
     top = qualname.split(".", 1)[0]
-    callee = imports.name_for(module, top) + qualname[len(top):]
-    return f"{callee}({', '.join([*args, *kwargs])})"
+    return imports.name_for(module, top) + qualname[len(top):]
 
 
 # ---------------------------------------------------------------- the final statement and its check

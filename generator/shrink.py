@@ -157,8 +157,12 @@ def _simpler_characters(text: str) -> Iterator[str]:
 
 
 def _simpler_items(items: list, pairs: bool) -> Iterator[list]:
-    """Fewer items (as for sequences), then each item simpler in place (keys of a dict stay)."""
+    """Fewer items (as for sequences, then two neighbours at once: an option and its value in a
+    command line), then each item simpler in place (keys of a dict stay)."""
     yield from _shorter_sequences(items)
+    if not pairs and 2 < len(items) <= ITEM_LIMIT:
+        for index in range(len(items) - 2, -1, -1):
+            yield items[:index] + items[index + 2:]
     for index, item in enumerate(items[:ITEM_LIMIT]):
         if pairs:
             key, value = item

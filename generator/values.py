@@ -41,6 +41,8 @@ DATETIMES = ("2000-01-01T00:00:00", "1970-01-01T00:00:00", "2024-02-29T12:30:45"
 CENTURIES = 200 * 365 * 86400  # random instants: a second of 1900-2100
 TIMEDELTAS = ("0", "1", "60", "3600", "86400", "-1", "0.5", "604800")
 DENOMINATORS = (1, 2, 3, 7, 10)  # for fractions.Fraction operands
+MAX_ARGV_WORDS = 4  # options and positional words of a generated command line, beyond a subcommand
+OPTION_RATIO = 0.6  # of a command line's words: one of its options (when its source spells any)
 MAX_DURATION = 10**12  # seconds; timedelta stops near 8.6e13
 
 
@@ -170,6 +172,31 @@ class ValueGenerator:
         if self.structured and self.rng.random() < 0.7:
             return ["str", format_spec(self.rng)]
         return self.string()
+
+    def argv(self, options: tuple[tuple[str, bool, tuple[str, ...]], ...]) -> list:
+        """A command line (a list of str literals) from the words its source spells: often a
+        subcommand first, then options (with a value when they take one: a choice, a mined
+        string or a number; sometimes as `--opt=value`) and positional words."""
+        rng = self.rng
+        commands = [text for text, _, _ in options if not text.startswith("-")]
+        flags = [option for option in options if option[0].startswith("-")]
+        words = [rng.choice(commands)] if commands and rng.random() < 0.7 else []
+        for _ in range(rng.randint(0, MAX_ARGV_WORDS)):
+            if not flags or rng.random() >= OPTION_RATIO:
+                words.append(self._word())
+                continue
+            text, takes_value, choices = rng.choice(flags)
+            if not takes_value:
+                words.append(text)
+                continue
+            value = rng.choice(choices) if choices and rng.random() < 0.8 else self._word()
+            joined = text.startswith("--") and rng.random() < 0.2
+            words.extend([f"{text}={value}"] if joined else [text, value])
+        return ["list", [["str", word] for word in words]]
+
+    def _word(self) -> str:
+        """A command line's free word: a string the package uses, or a number."""
+        return self.string()[1] if self.rng.random() < 0.6 else str(self.integer()[1])
 
     def fraction(self) -> list:
         return ["fraction", f"{self.integer()[1]}/{self.rng.choice(DENOMINATORS)}"]

@@ -23,6 +23,7 @@ from importlib.machinery import EXTENSION_SUFFIXES
 from typing import Any
 
 from . import literals, typeinfo
+from .command_line import commands_of
 from .observe import clean_text, type_name
 from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS
 
@@ -65,6 +66,8 @@ def build_catalog(modules: list[str]) -> dict:
                 continue
         with contextlib.suppress(BaseException):  # a module whose source cannot be read: no values
             _add_values(module, operations)
+        with contextlib.suppress(BaseException):  # nor command lines
+            operations.update((op["id"], op) for op in commands_of(module))
     _add_builders(wanted, operations, classes, _project_roots(modules))
     _add_protocols([k for k in listed if type_name(k) in classes], operations, _project_roots(modules))
     return {"operations": list(operations.values()), "classes": classes, "import_errors": errors,

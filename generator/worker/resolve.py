@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .command_line import check_arguments, command_target, run_command_line
+
 # Dunder methods called through their operator so that reflection and NotImplemented
 # behave as in user code; the renderer uses the same table for the source form.
 OPERATORS: dict[str, Callable[..., Any]] = {
@@ -68,8 +70,10 @@ class Operation:
     """A resolved operation: how to call it and which unit it belongs to."""
 
     op_id: str
-    kind: str  # "function" | "constructor" | "method" | "static" | "value" (a module's attribute)
-    obj: Any  # the function, the class, or the class owning the method
+    # "function" | "constructor" | "method" | "static" | "value" (a module's attribute) | "command"
+    # (a command-line entry point, called with an argv list and a stdin text)
+    kind: str
+    obj: Any  # the function, the class, or the class owning the method; a command's entry point
     name: str  # attribute name for methods
 
     def call(self, args: list, kwargs: dict) -> Any:
@@ -82,11 +86,15 @@ class Operation:
             return getattr(self.obj, self.name)(*args, **kwargs)
         if self.kind == "value":
             return self.obj
+        if self.kind == "command":
+            return run_command_line(self.obj, *args)
         return self.obj(*args, **kwargs)
 
     def callee(self, args: list) -> str:
         """The `mod:Qual` of the code that runs, following dynamic dispatch on the receiver (and,
         for a protocol operation, on its operands: `2 * d` runs `Duration.__rmul__`)."""
+        if self.kind == "command":
+            return command_target(self.op_id) or self.op_id
         if self.kind == "method" and args:
             for klass in type(args[0]).__mro__:
                 if self.name in klass.__dict__:
@@ -127,6 +135,11 @@ class Resolver:
             if args or kwargs:
                 raise Unbindable(f"{op.op_id} is a value, not a function")
             return
+        if op.kind == "command":
+            problem = check_arguments(args, kwargs)
+            if problem:
+                raise Unbindable(problem)
+            return
         if op.kind == "method" and not args:
             raise Missing(f"? has no attribute {op.name!r}")
         signature = self._signature(_called(op, type(args[0]) if op.kind == "method" else None))
@@ -142,7 +155,7 @@ class Resolver:
         worker does this before forking, so that no forked child has to (what a child looks up
         dies with it). Raises Missing as `resolve` does."""
         op = self.resolve(op_id)
-        if op.kind != "value":
+        if op.kind not in ("value", "command"):  # a command's arguments are checked by shape
             self._signature(_called(op, op.obj))  # a method as its own class has it
         return op
 
@@ -162,7 +175,8 @@ class Resolver:
 
 
 def _called(op: Operation, receiver_type: type | None) -> Any:
-    """The function a call of `op` runs (a method's as `receiver_type` has it)."""
+    """The function a call of `op` runs (a method's as `receiver_type` has it; a module's click
+    command is a value, called as such)."""
     if op.kind == "method":
         func = getattr(receiver_type, op.name, None)
         if func is None:
@@ -174,6 +188,10 @@ def _called(op: Operation, receiver_type: type | None) -> Any:
 
 
 def _resolve(op_id: str) -> Operation:
+    target_id = command_target(op_id)
+    if target_id is not None:  # `pkg.cli:main<argv>`: whatever `pkg.cli:main` is, as a command line
+        entry = _resolve(target_id)
+        return Operation(op_id, "command", _called(entry, entry.obj), entry.name)
     module_name, _, qualname = op_id.partition(":")
     try:
         owner: Any = importlib.import_module(module_name)
@@ -201,3 +219,4 @@ def _resolve(op_id: str) -> Operation:
     if not callable(target):
         return Operation(op_id, "value", target, name)  # a module's constant, table or object
     return Operation(op_id, "function", target, name)
+
