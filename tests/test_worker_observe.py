@@ -377,6 +377,56 @@ class Plain:
     pass
 
 
+class Money:
+    """Primitive state in slots; counts its observer's calls (in a class attribute, outside the state)."""
+
+    __slots__ = ("__currency", "amount")
+    calls = 0
+
+    def __init__(self, amount: int, currency: str) -> None:
+        self.amount, self.__currency = amount, currency
+
+    def label(self) -> str:
+        Money.calls += 1
+        return f"{self.amount} {self.__currency}"
+
+
+def test_an_object_observed_again_in_the_same_state_reuses_its_observer_leaves() -> None:
+    observer, money = Observer(), Money(5, "EUR")
+    first, _ = snap(money, observer=observer)
+    calls = Money.calls
+    again, _ = snap(money, key="1/0", observer=observer)  # a receiver, after a call that changed nothing
+    assert Money.calls == calls
+    assert {k[3:]: v for k, v in again.items()} == {k[3:]: v for k, v in first.items()}
+    assert again["1/0.label()"] == ["s", "5 EUR"]
+    money.amount = 7  # a changed state is observed afresh
+    changed, _ = snap(money, key="2/0", observer=observer)
+    assert Money.calls > calls
+    assert changed["2/0.label()"] == ["s", "7 EUR"]
+
+
+def test_observations_are_not_reused_across_sequences_or_for_container_state() -> None:
+    observer, money = Observer(), Money(5, "EUR")
+    snap(money, observer=observer)
+    calls = Money.calls
+    observer.forget_objects()  # a new sequence: ids of the last one's objects may be reused
+    snap(money, observer=observer)
+    assert Money.calls > calls
+
+    class Basket:
+        def __init__(self) -> None:
+            self.items: list[int] = []
+
+        def total(self) -> int:
+            return sum(self.items)
+
+    basket = Basket()
+    snap(basket, observer=observer)
+    basket.items.append(3)  # a change no primitive attribute shows
+    out, _ = snap(basket, key="1/0", observer=observer)
+    assert out["1/0.total()"] == ["i", 3]
+
+
 def test_repr_observer_only_when_overridden_and_masked() -> None:
     assert snap(Repr())[0] == {"0/0": ["T", f"{__name__}.Repr"], "0/0@repr": ["s", "<Repr object at 0x?>"]}
     assert snap(Plain())[0] == {"0/0": ["T", f"{__name__}.Plain"]}

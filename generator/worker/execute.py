@@ -76,6 +76,7 @@ class SequenceRunner:
         """Execute `statements`; return status, observations and feedback for the generator."""
         random.seed(self.random_seed)
         literals.forget_clocks()
+        self.observer.forget_objects()
         started = time.perf_counter()
         values: list[Any] = []
         result: dict[str, Any] = {"status": Status.OK.value, "obs": {}, "types": [], "digests": {},

@@ -154,6 +154,8 @@ class Observer:
         self._observers: dict[type, list[tuple[str, str]]] = {}
         self._kinds: dict[type, str] = {}
         self._slots: dict[type, list[str]] = {}  # public `__slots__` names along each type's MRO
+        self._state_names: dict[type, tuple[bool, bool, tuple[str, ...]]] = {}
+        self._observed: dict[int, tuple[tuple, list[tuple[str, list]]]] = {}  # id -> state, observer leaves
         self._confirmed: set[tuple[type, str]] = set()
         self._unstable: set[tuple[type, str]] = set()
         self.disabled: set[str] = set()  # type names whose observers must not run
@@ -264,9 +266,59 @@ class Observer:
                 continue
             self._snap(out, step, attr, depth - 1, False, seen)
 
+    def forget_objects(self) -> None:
+        """Called before each sequence: the objects of the last one are gone (their ids reused)."""
+        self._observed.clear()
+
     def _snap_observers(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
         t = type(value)
-        for suffix, read in self.observers_of(t):
+        observers = self.observers_of(t)
+        if not observers:
+            return
+        try:
+            state = self._primitive_state(value)
+        except Exception:  # an odd `__dict__` or slot: observed afresh, as any other value
+            state = None
+        if state is not None:
+            earlier = self._observed.get(id(value))
+            if earlier is not None and earlier[0] == state:  # observed before, in the same state
+                for step, leaf in earlier[1]:
+                    out[key + step] = leaf
+                return
+        mark = len(out)
+        self._run_observers(out, key, value, observers, depth, seen)
+        if state is not None:
+            observed = [(k[len(key):], leaf) for k, leaf in islice(out.items(), mark, None)]
+            self._observed[id(value)] = (state, observed)
+
+    def _primitive_state(self, value: Any) -> tuple | None:
+        """The instance's whole state when it is made of primitive values only (a version, a
+        duration, a money amount), else None. Observers are pure functions of the state (checked
+        statically, and by a second call): an object observed again in the same state gives the
+        same leaves, which are reused. A receiver is observed after every call made on it, and
+        most calls on such values leave them as they were."""
+        t = type(value)
+        names = self._state_names.get(t)
+        if names is None:
+            names = self._state_names[t] = _state_names(t)
+        if not names[0]:
+            return None
+        state: list = []
+        attributes = vars(value) if names[1] else {}
+        for name, attr in attributes.items():
+            if type(attr) not in PRIMITIVE_TYPES or type(name) is not str:
+                return None
+            state.append((name, attr))
+        for name in names[2]:
+            attr = getattr(value, name, _UNSET)
+            if type(attr) not in PRIMITIVE_TYPES and attr is not _UNSET:
+                return None
+            state.append((name, attr))
+        return tuple(state)
+
+    def _run_observers(self, out: dict, key: str, value: Any, observers: list, depth: int, seen: set) -> None:
+        t = type(value)
+        for suffix, read in observers:
             first = self._observe_once(value, read, depth, seen)
             if (t, suffix) not in self._confirmed:
                 # Run-time purity check, once per type and observer in this process: the same
@@ -330,6 +382,30 @@ def _public_slots(t: type) -> list[str]:
         slots = klass.__dict__.get("__slots__", ())
         names.extend(_public_names((slots,) if isinstance(slots, str) else slots))
     return names
+
+
+PRIMITIVE_TYPES = frozenset({type(None), bool, int, float, str, bytes})
+HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not by C code
+_UNSET = object()  # a slot never assigned
+
+
+def _state_names(t: type) -> tuple[bool, bool, tuple[str, ...]]:
+    """(whether `t`'s instances keep all their state in Python attributes, whether they have a
+    `__dict__`, their slots' attribute names). A class built on a C type (a `dict`, a `datetime`)
+    keeps state that no attribute shows, and so does one whose attribute access runs code."""
+    classes = [k for k in t.__mro__ if k is not object]
+    in_python = all(k.__flags__ & HEAP_TYPE for k in classes) and not any(
+        name in k.__dict__ for k in classes for name in ("__getattr__", "__getattribute__"))
+    slots: list[str] = []
+    for klass in classes:
+        declared = klass.__dict__.get("__slots__", ())
+        for name in (declared,) if isinstance(declared, str) else declared:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            private = name.startswith("__") and not name.endswith("__")  # stored mangled: `_C__x`
+            slots.append(f"_{klass.__name__.lstrip('_')}{name}" if private else name)
+    has_dict = any("__dict__" in k.__dict__ for k in classes)
+    return in_python and (has_dict or bool(slots)), has_dict, tuple(slots)
 
 
 def _private_shape(value: Any) -> list:
