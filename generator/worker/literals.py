@@ -210,7 +210,7 @@ def source(lit: list) -> str:
     if tag == "fn":
         return f"lambda *args, **kwargs: {source(lit[1])}"
     if tag == "counter":
-        return f"lambda *args, _ticks=itertools.count({int(lit[1])}): next(_ticks)"
+        return f"lambda *args, _ticks=itertools.count({int(lit[1])}), **kwargs: next(_ticks)"
     if tag in ("datetime", "date", "timedelta"):
         return repr(decode(lit))  # datetime.datetime(2024, 2, 29, 12, 30)
     if tag == "fraction":
