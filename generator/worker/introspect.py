@@ -25,7 +25,7 @@ from typing import Any
 from . import literals, typeinfo
 from .command_line import commands_of
 from .observe import clean_text, type_name
-from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS
+from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS, code_name
 
 SKIPPED_BASES = (BaseException,)
 # Standard values a project's class meets in arithmetic and comparisons (`timedelta - Duration`).
@@ -72,6 +72,68 @@ def build_catalog(modules: list[str]) -> dict:
     _add_protocols([k for k in listed if type_name(k) in classes], operations, _project_roots(modules))
     return {"operations": list(operations.values()), "classes": classes, "import_errors": errors,
             "compiled": compiled_modules(_project_roots(modules))}
+
+
+def returned_callable(value: Any) -> list[dict] | None:
+    """The parameters of a callable that a call returned (a decorator's product, a closure, a bound
+    method, an object with a `__call__`, a class defined in a function), typed as an operation's are,
+    so that the host can call it in later statements; None for anything else: no callable, a class
+    the catalog builds through its constructor (one defined at the top of a module), a callable
+    that runs no Python code (a builtin, `str.upper`), one without a signature. Never raises."""
+    try:
+        if not callable(value) or code_name(value) is None or (
+                isinstance(value, type) and "<locals>" not in value.__qualname__):
+            return None
+        key = _callable_key(value)
+        if key is not None and key in _RETURNED:
+            return _RETURNED[key]
+        params = _callable_parameters(value)
+    except Exception:  # a signature, a hint or a source the project's objects make raise: not called
+        return None
+    if key is not None and len(_RETURNED) < MAX_RETURNED:
+        _RETURNED[key] = params
+    return params
+
+
+MAX_RETURNED = 1024  # signatures of returned callables remembered per process
+_RETURNED: dict[tuple, list[dict] | None] = {}
+
+
+def _callable_key(value: Any) -> tuple | None:
+    """What a returned callable's parameters depend on: its code and that of the function it wraps
+    (`functools.wraps`: each wrapper a decorator returns has the wrapped function's signature);
+    None when it has no code to key by (it is read every time)."""
+    function = getattr(value, "__func__", value)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return None
+    wrapped = getattr(inspect.unwrap(function), "__code__", None)
+    return type(value), code, wrapped
+
+
+def _callable_parameters(value: Any) -> list[dict] | None:
+    """The signature of a returned callable (a bound method's without `self`), with its parameters'
+    hints read as an operation's: annotations of the function a wrapper wraps, its docstring, the
+    calls of its body."""
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return None
+    if isinstance(value, type):
+        target, owner = value.__init__, value
+    elif isinstance(value, types.MethodType):
+        target = value.__func__
+        owner = value.__self__ if isinstance(value.__self__, type) else type(value.__self__)
+    elif inspect.isfunction(value):
+        target, owner = value, None
+    else:
+        target, owner = type(value).__call__, type(value)
+    with contextlib.suppress(ValueError):  # a wrapper cycle
+        target = inspect.unwrap(target)
+    params = list(signature.parameters.values())
+    evidence = _Evidence(value, target, owner, "function", {p.name for p in params}, _source(target)[1])
+    hints = _hints(target)
+    return [_parameter(p, hints, evidence, set()) for p in params]
 
 
 def _add_values(module: types.ModuleType, operations: dict) -> None:
