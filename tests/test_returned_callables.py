@@ -6,6 +6,7 @@ found with the `callables` component and not without it."""
 
 from __future__ import annotations
 
+import functools
 import random
 import sys
 import textwrap
@@ -19,7 +20,9 @@ from difforacle.bot.cli import build_parser
 from difforacle.generator.callables import ReturnedCallables, call_path, origin
 from difforacle.generator.compare import Mismatch
 from difforacle.generator.components import Components
+from difforacle.generator.constants import Constants
 from difforacle.generator.render import render_test
+from difforacle.generator.values import ValueGenerator
 from difforacle.generator.worker import literals
 from difforacle.generator.worker.introspect import returned_callable
 from difforacle.generator.worker.protocol import SequenceResult, Status
@@ -64,6 +67,23 @@ class Greeter:
     def _shout(self, name: str) -> str:
         return f"{self.greeting.upper()}, {name}!"
 '''
+CACHEDMETHOD = '''\
+import functools
+
+
+def cachedmethod(cache):
+    """Decorate a method to keep its results in the mapping that `cache(self)` returns."""
+    def decorator(method):
+        @functools.wraps(method)
+        def wrapper(self, *args):
+            store = cache(self)
+            key = args
+            if key not in store:
+                store[key] = method(self, *args)
+            return store[key]
+        return wrapper
+    return decorator
+'''
 ON, OFF = Components(), Components.without(["callables"])
 
 
@@ -73,7 +93,8 @@ ON, OFF = Components(), Components.without(["callables"])
 @pytest.fixture
 def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     """A small module of functions that return callables, imported from a temporary folder."""
-    (tmp_path / "dor_returned.py").write_text(MEMO + "\n\n" + SCALER + "\n\n" + GREETER + textwrap.dedent('''
+    sources = [MEMO, CACHEDMETHOD, SCALER, GREETER]
+    (tmp_path / "dor_returned.py").write_text("\n\n".join(sources) + textwrap.dedent('''
 
         class Plain:
             pass
@@ -112,6 +133,12 @@ def test_a_decorator_takes_a_callback_and_its_wrapper_the_wrapped_signature(modu
                                                   ("scale", "KEYWORD_ONLY")]
 
 
+def test_a_wrapper_of_a_callback_that_takes_anything_has_its_own_signature(module) -> None:
+    wrapper = module.cachedmethod(lambda owner: {})(literals.decode(["counter", 0]))
+    assert _names(returned_callable(wrapper)) == [("self", "POSITIONAL_OR_KEYWORD"),
+                                                  ("args", "VAR_POSITIONAL")]
+
+
 def test_a_bound_method_drops_self_and_a_local_class_is_constructed(module) -> None:
     method = module.Greeter("hi").formatter(False)
     assert _names(returned_callable(method)) == [("name", "POSITIONAL_OR_KEYWORD")]
@@ -119,8 +146,9 @@ def test_a_bound_method_drops_self_and_a_local_class_is_constructed(module) -> N
                                                                ("y", "POSITIONAL_OR_KEYWORD")]
 
 
-@pytest.mark.parametrize("value", [3, "text", None, len, str.upper, "a".upper, "Plain"])
-def test_no_call_for_values_builtins_and_classes_the_catalog_constructs(module, value) -> None:
+@pytest.mark.parametrize("value", [3, "text", None, len, str.upper, "a".upper, "Plain",
+                                   literals.decode(["counter", 1]), literals.decode(["fn", ["int", 2]])])
+def test_no_call_for_values_builtins_callbacks_and_classes_the_catalog_constructs(module, value) -> None:
     assert returned_callable(module.Plain if value == "Plain" else value) is None
 
 
@@ -146,11 +174,25 @@ def test_the_callee_of_a_call_is_the_code_that_runs(module) -> None:
     assert op.callee([module.make_scaler(2), 1]) == "dor_returned:make_scaler"
     assert op.callee([module.Greeter("hi").formatter(True), "x"]) == "dor_returned:Greeter._shout"
     assert op.callee([len, "ab"]) == CALL  # no Python code: the operation itself
+    cached = functools.lru_cache(maxsize=2)(module.make_scaler(2))  # written in C: what it wraps
+    assert op.callee([cached, 1]) == "dor_returned:make_scaler"
+    assert _names(returned_callable(cached)) == [("value", "POSITIONAL_OR_KEYWORD")]
 
 
 def test_a_hit_wrapper_is_named_after_the_function_it_wraps(module) -> None:
     traced = _wrap_function(module.Greeter._say, ChangeTracer())
     assert code_name(traced) == "dor_returned:Greeter._say"
+
+
+def test_a_callback_can_hand_out_the_same_mapping_on_every_call() -> None:
+    store = literals.decode(["fn", ["dict", []]])
+    assert store(1) is store(2) == {}
+    rendered = eval(literals.source(["fn", ["dict", []]]))
+    assert rendered("self") is rendered(key=1) == {}
+    drawn = [ValueGenerator(random.Random(seed), Constants()).callback() for seed in range(100)]
+    assert ["fn", ["dict", []]] in drawn
+    plain = [ValueGenerator(random.Random(seed), Constants(), stores=False).callback() for seed in range(100)]
+    assert ["fn", ["dict", []]] not in plain
 
 
 def test_a_counting_clock_renders_as_a_lambda_that_takes_keywords() -> None:
@@ -251,6 +293,22 @@ def test_a_returned_bound_method_whose_code_changed(builder: RepoBuilder, compon
         return
     [difference] = found
     assert difference.reproduced and ".formatter(False)" in difference.test
+
+
+# A method cache that keys its mapping by the instance too: the second call, on another object, misses.
+CACHED_PER_OBJECT = CACHEDMETHOD.replace("            key = args\n", "            key = (self,) + args\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("components", [ON, OFF], ids=["on", "off"])
+def test_a_method_cache_decorator_whose_wrapper_changed(builder: RepoBuilder, components: Components) -> None:
+    report = _run(builder, CACHEDMETHOD, CACHED_PER_OBJECT, components, sequences=400)
+    found = [d for d in report.differences if d.target == "pkg.core:cachedmethod"]
+    if components == OFF:
+        assert not found and not report.coverage.changed_lines_covered  # the wrapper never ran
+        return
+    assert found and all(d.reproduced for d in found)
+    assert "function = cachedmethod(lambda *args, _value={}, **kwargs: _value)" in found[0].test
 
 
 def test_the_command_line_switches_the_component_off() -> None:
