@@ -30,6 +30,8 @@ DESCRIPTIONS = {
            "with argv lists of their option strings and a stdin text; output and exit code compared",
     "carving": "seed sequences recorded from the calls of the project's tests and the PR's tests "
                "(Elbaum et al.'s test carving; Pynguin's seeding from tests)",
+    "callables": "callables that calls return (a decorator's wrapper, a closure, a bound method) called "
+                 "in turn, with arguments for their signatures",
 }
 NAMES = tuple(DESCRIPTIONS)
 
@@ -52,6 +54,7 @@ class Switches:
     structured: bool = True
     cli: bool = True
     carving: bool = True
+    callables: bool = True
 
 
 @dataclass(frozen=True)

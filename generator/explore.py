@@ -61,7 +61,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     rng = random.Random(options.seed)
     switches = options.components.switches
     generator = SequenceGenerator(
-        catalog, ValueGenerator(random.Random(rng.random()), constants, switches.structured), rng, aim.focus,
+        catalog, ValueGenerator(random.Random(rng.random()), constants, switches.structured,
+                                switches.callables), rng, aim.focus,
         switches=switches,
         aim=aim, uncovered=lambda: uncovered_ratios(aim.operation_targets, uncovered()),
         timed=not deadline.reproducible)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from .aim import Aim
 from .building import MAX_LENGTH, CallBuilder
+from .callables import ReturnedCallables, origin
 from .catalog import Catalog
 from .components import Switches
 from .learning import TypeLearning
@@ -73,6 +74,7 @@ class SequenceGenerator:
                                    switches)
         # field-coverage novelty replaces state equality as the redundancy filter
         self.novelty = FieldNovelty() if switches.novelty else None
+        self.callables = ReturnedCallables(rng) if switches.callables else None
         self.seen: set[str] = set()
         self.duplicates = 0
         self.attempts: dict[str, Attempts] = {}  # operation id -> what became of its calls
@@ -98,7 +100,7 @@ class SequenceGenerator:
         """Learn from a result; pool the values of a normally-ended sequence whose states are new."""
         if not statements:
             return
-        last_op = statements[-1]["op"]
+        last_op = origin(statements, len(statements) - 1)  # a returned callable's call: its origin's
         attempts = self._attempts(last_op)
         attempts.ran += result.status == Status.OK
         if result.status == Status.EXCEPTION:
@@ -119,6 +121,8 @@ class SequenceGenerator:
             return
         self.selector.succeeded(last_op)
         self.learning.from_success(statements, result.types)
+        if self.callables is not None:  # before novelty: a callable's state (a filled cache) has no fields
+            self.callables.learn(statements, result, self._cost(result))
         if self.novelty is not None and not self.novelty.add(result.fields or ()):
             return  # no new (field, source, target) triple: redundant, not extended
         self._pool(statements, result)
@@ -128,7 +132,7 @@ class SequenceGenerator:
         types, digests, last = result.types, result.digests, len(statements) - 1
         by_state = self.novelty is None  # without novelty, an equal state digest is redundant
         entry_statements = tuple(statements)
-        cost = float(result.milliseconds if result.milliseconds is not None else 1.0) if self.timed else 1.0
+        cost = self._cost(result)
         if result.reusable and result.reusable[-1] and len(types) > last:
             digest = digests.get(digest_key(last, last), "") if by_state else None
             self.pools.add(PoolEntry(entry_statements, last, cost), types[last], digest)
@@ -138,6 +142,10 @@ class SequenceGenerator:
                 digest = digests[digest_key(last, ref)] if by_state else None
                 self.pools.add(PoolEntry(entry_statements, ref, cost), types[ref], digest)
 
+    def _cost(self, result: SequenceResult) -> float:
+        """What a pooled entry of this result costs (orienteering): its milliseconds when timed."""
+        return float(result.milliseconds if result.milliseconds is not None else 1.0) if self.timed else 1.0
+
     def _candidate(self) -> list[dict] | None:
         op = self.selector.choose()
         if op is None:
@@ -146,7 +154,10 @@ class SequenceGenerator:
         attempts.chosen += 1
         builder = SequenceBuilder()
         receiver = None
-        if op.kind == "method":
+        returned = self.callables.pick(op.id) if self.callables is not None else None
+        if returned is not None:  # a callable the operation returned, called instead of the operation
+            op, receiver = returned.operation(self.rng), builder.include(returned.entry)
+        elif op.kind == "method":
             entry = self.builder.object_of(op.owner or "")
             if entry is None:
                 attempts.no_receiver += 1

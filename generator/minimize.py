@@ -35,6 +35,7 @@ from .difference import Case, Finding, Location, Shown
 from .differential import DifferenceCheck
 from .render import can_pin
 from .shrink import simpler, weight
+from .worker.resolve import CALL
 
 REF_WEIGHT = 6  # a reference costs more than None: dropping one can free its statement
 EARLIER_REFS = 8  # earlier statements tried in place of a referenced object
@@ -250,8 +251,7 @@ class _Minimizer(Generic[Outcome]):
         for index, statement in enumerate(case.statements):
             for smaller in self._fewer_arguments(statement):
                 yield _replaced(case, index, smaller)
-            op = self.operations.get(statement["op"])
-            receiver = 0 if op is not None and op.kind == "method" else None
+            receiver = 0 if self._has_receiver(statement) else None
             for position, arg in _arguments(statement):
                 for simpler_arg in _simpler_arguments(arg, receiver=position == receiver):
                     yield _replaced(case, index, _with_argument(statement, position, simpler_arg))
@@ -263,12 +263,18 @@ class _Minimizer(Generic[Outcome]):
         if op is None or not statement["args"]:
             return
         params = [p for p in op.params if p.kind in POSITIONAL]
-        offset = 1 if op.kind == "method" else 0  # the receiver is args[0] and has no parameter here
+        offset = 1 if self._has_receiver(statement) else 0  # the receiver is args[0], of no parameter
         last = len(statement["args"]) - 1
         position = last - offset
         if position >= 0 and (position >= len(params) or params[position].has_default
                               or params[position].kind == "VAR_POSITIONAL"):
             yield {**statement, "args": statement["args"][:last]}
+
+
+    def _has_receiver(self, statement: dict) -> bool:
+        """A method's first argument, and the callable a returned callable's call calls, are receivers."""
+        op = self.operations.get(statement["op"])
+        return statement["op"] == CALL or (op is not None and op.kind == "method")
 
 
 def _text(case: Case) -> str:

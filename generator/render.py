@@ -32,6 +32,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .callables import called
 from .catalog import Operation
 from .compare import EXACT_ENOUGH, FloatPolicy, Mismatch, is_lost, kind_of, leaf_text
 from .difference import Finding
@@ -41,7 +42,7 @@ from .worker.command_line import command_target, run_command_line
 from .worker.literals import input_files, modules_used
 from .worker.literals import source as literal_source
 from .worker.protocol import ObservationKey, Step
-from .worker.resolve import ARITHMETIC, COMPARISONS
+from .worker.resolve import ARITHMETIC, CALL, COMPARISONS
 
 __all__ = ["UNPINNABLE", "Pin", "Unpinnable", "can_pin", "import_difference", "render_findings",
            "render_test", "test_name"]
@@ -261,7 +262,9 @@ def _variable_names(statements: list[dict], operations: dict[str, Operation], ne
                     reserved: set[str] | tuple) -> dict[int, str]:
     names = Names(reserved)
     ops = [s["op"] for s in statements]
-    return {i: names.fresh(variable_name(ops[i], operations.get(ops[i]))) for i in sorted(needed)}
+    functions = {called(s) for s in statements}  # values called later: returned callables
+    return {i: names.fresh("function" if i in functions else variable_name(ops[i], operations.get(ops[i])))
+            for i in sorted(needed)}
 
 
 def _arg_source(arg: dict, names: dict[int, str], imports: _Imports) -> str:
@@ -280,6 +283,8 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
     module, _, qualname = op_id.partition(":")
     args = [_arg_source(a, names, imports) for a in statement["args"]]
     kwargs = [f"{k}={_arg_source(a, names, imports)}" for k, a in statement["kwargs"].items()]
+    if op_id == CALL:  # a callable an earlier statement returned, called
+        return f"{args[0]}({', '.join([*args[1:], *kwargs])})"
     kind = op.kind if op else ("method" if "." in qualname else "function")
     if kind == "method":
         receiver, rest = args[0], args[1:]

@@ -13,6 +13,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from .callables import call_path, origin
 from .changed_lines import ChangedLines
 from .compare import FloatPolicy, Mismatch, first_mismatch, unstable_keys
 from .difference import DifferenceKey
@@ -77,15 +78,18 @@ class Candidates:
                 for result in (kept.explored, base, head):
                     result.forget_observations()
                 continue
-            mismatch, operation = found
-            if scope.ignores(operation):
+            mismatch, statement = found
+            if scope.ignores(origin(kept.statements, statement)):
                 self.ignored += 1
                 continue
-            self.groups.setdefault(DifferenceKey.of(mismatch, operation), []).append((kept, mismatch))
+            # grouped by the operation called; a returned callable's call by its origin and the calls
+            # in between, so that a decorator's and its wrapper's differences stay apart
+            key = DifferenceKey.of(mismatch, call_path(kept.statements, statement))
+            self.groups.setdefault(key, []).append((kept, mismatch))
 
     def _difference(self, kept: KeptSequence, base: SequenceResult, head: SequenceResult,
-                    policy: FloatPolicy) -> tuple[Mismatch, str] | None:
-        """The first mismatch on head and the operation its statement calls, or None."""
+                    policy: FloatPolicy) -> tuple[Mismatch, int] | None:
+        """The first mismatch on head and the index of its statement, or None."""
         if Status.SKIPPED in (base.status, head.status):
             return None
         masked = unstable_keys(kept.explored.observations, base.observations, policy)
@@ -93,7 +97,7 @@ class Candidates:
         mismatch = first_mismatch(base, head, masked, policy)
         if mismatch is None:
             return None
-        return mismatch, kept.statements[ObservationKey.parse(mismatch.key).statement]["op"]
+        return mismatch, ObservationKey.parse(mismatch.key).statement
 
 
 class Replayer:

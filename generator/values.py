@@ -32,6 +32,7 @@ __all__ = [
 SMALL_INTS = (0, 1, 2, 3, -1, 5, 10, 4, 7, 100, -2)
 BOUNDARY_INTS = (255, 256, 1024, 65535, 2**31 - 1, -(2**31), 10**9, 2**63 - 1)
 FLOATS = ("0.0", "1.0", "0.5", "-1.5", "2.25", "100.0", "1e-09", "3.14159")
+STORE_RATIO = 0.15  # of callbacks: one handing out a mapping
 STRUCTURED_RATIO = 0.08  # of strings: a format spec, a date or time shape, a Unicode variant
 STRINGS = ("", "a", "abc", "x y", "A_b", "1", "0.5", "foo.bar", " ", "ünï")
 # Instants near the edges calendars and parsers get wrong: epoch, leap day, year ends, DST weeks.
@@ -81,11 +82,14 @@ def type_from_name(name: str) -> str | None:
 class ValueGenerator:
     """Seeded primitives by type name (`builtins.int`, ...), preferring mined constants."""
 
-    def __init__(self, rng: random.Random, constants: Constants, structured: bool = True) -> None:
-        """`structured`: mix format specifications, dates, times and Unicode variants into strings."""
+    def __init__(self, rng: random.Random, constants: Constants, structured: bool = True,
+                 stores: bool = True) -> None:
+        """`structured`: mix format specifications, dates, times and Unicode variants into strings;
+        `stores`: some callbacks hand out a mapping (see `callback`)."""
         self.rng = rng
         self.constants = constants
         self.structured = structured
+        self.stores = stores
         tags = ("int", "float", "str", "bytes")
         self._by_tag = {tag: constants.by_tag(tag) for tag in tags}
         self._package = {tag: _cumulative(*constants.package_by_tag(tag)) for tag in tags}
@@ -222,7 +226,11 @@ class ValueGenerator:
 
     def callback(self) -> list:
         """A function returning a constant, or counting up (a clock that moves), for callbacks
-        such as a cache's timer or time-to-use function."""
+        such as a cache's timer or time-to-use function; or (`stores`) one returning the same
+        empty dict on every call, for a decorator that asks where to keep its results
+        (`cachedmethod(lambda self: self.cache)`)."""
+        if self.stores and self.rng.random() < STORE_RATIO:
+            return ["fn", ["dict", []]]
         if self.rng.random() < 0.4:
             return ["counter", self.rng.choice(SMALL_INTS[:6])]
         return ["fn", self.integer() if self.rng.random() < 0.7 else self.real()]

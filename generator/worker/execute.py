@@ -18,6 +18,7 @@ from typing import Any
 
 from . import literals
 from .fields import graph_triples
+from .introspect import returned_callable
 from .observe import (
     MAX_ITEMS,
     Observer,
@@ -152,6 +153,9 @@ class SequenceRunner:
             leaf[0] != "i" or abs(value) > HUGE)
         result["types"].append(_mro(value))
         result["reusable"].append(value is not None and not huge)
+        params = returned_callable(value)
+        if params is not None:  # the host may call it in later statements, with these parameters
+            result.setdefault("callables", {})[str(index)] = params
         # The receiver (first argument) gets its observers too; other object arguments, which
         # calls change far less often, get their attributes and container contents.
         touched = [a["ref"] for a in (*statement["args"], *statement["kwargs"].values()) if "ref" in a]

@@ -25,7 +25,8 @@ from typing import Any
 from . import literals, typeinfo
 from .command_line import commands_of
 from .observe import clean_text, type_name
-from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS
+from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS, code_name
+from .tracer import unwrap_hits
 
 SKIPPED_BASES = (BaseException,)
 # Standard values a project's class meets in arithmetic and comparisons (`timedelta - Duration`).
@@ -72,6 +73,83 @@ def build_catalog(modules: list[str]) -> dict:
     _add_protocols([k for k in listed if type_name(k) in classes], operations, _project_roots(modules))
     return {"operations": list(operations.values()), "classes": classes, "import_errors": errors,
             "compiled": compiled_modules(_project_roots(modules))}
+
+
+def returned_callable(value: Any) -> list[dict] | None:
+    """The parameters of a callable that a call returned (a decorator's product, a closure, a bound
+    method, an object with a `__call__`, a class defined in a function), typed as an operation's are,
+    so that the host can call it in later statements; None for anything else: no callable, a class
+    the catalog builds through its constructor (one defined at the top of a module), a callable
+    that runs no Python code (a builtin, `str.upper`), a callback literal handed back, a callable
+    without a signature. Never raises."""
+    try:
+        name = code_name(value) if callable(value) else None
+        if name is None or name.startswith(_LITERALS) or (
+                isinstance(value, type) and "<locals>" not in value.__qualname__):
+            return None  # no Python code, a callback the generator made (passed back), or a known class
+        key = _callable_key(value)
+        if key in _RETURNED:
+            return _RETURNED[key]
+        params = _callable_parameters(value)
+    except Exception:  # a signature, a hint or a source the project's objects make raise: not called
+        return None
+    if len(_RETURNED) < MAX_RETURNED:
+        _RETURNED[key] = params
+    return params
+
+
+MAX_RETURNED = 1024  # signatures of returned callables remembered per process
+_RETURNED: dict[tuple, list[dict] | None] = {}
+_LITERALS = literals.__name__ + ":"
+
+
+def _callable_key(value: Any) -> tuple:
+    """What a returned callable's parameters depend on: its code and that of the function it wraps
+    (`functools.wraps`: each wrapper a decorator returns has the wrapped function's signature), or
+    its class's."""
+    if isinstance(value, type):
+        return (value,)
+    function = getattr(value, "__func__", value)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return (type(value),)  # an object whose class defines __call__: the class's signature
+    wrapped = getattr(inspect.unwrap(function), "__code__", None)
+    return type(value), code, wrapped
+
+
+def _callable_parameters(value: Any) -> list[dict] | None:
+    """The signature of a returned callable (a bound method's without `self`), with its parameters'
+    hints read as an operation's: annotations, docstring, the calls of its body. A wrapper's
+    signature is that of the function it wraps (`functools.wraps`), unless that one takes anything
+    (a callback such as the generator's own): then the wrapper's own says more (`self, *args`)."""
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return None
+    try:
+        own = inspect.signature(value, follow_wrapped=False)
+    except (TypeError, ValueError):  # a wrapper written in C (`functools.lru_cache`'s)
+        own = signature
+    follow = signature == own or not all(p.kind in _VARIADIC for p in signature.parameters.values())
+    if isinstance(value, type):
+        target, owner = value.__init__, value
+    elif isinstance(value, types.MethodType):
+        target = value.__func__
+        owner = value.__self__ if isinstance(value.__self__, type) else type(value.__self__)
+    elif inspect.isfunction(value):
+        target, owner = value, None
+    else:
+        target, owner = type(value).__call__, type(value)
+    with contextlib.suppress(ValueError):  # a wrapper cycle
+        target = inspect.unwrap(target) if follow else unwrap_hits(target)
+    params = list((signature if follow else own).parameters.values())
+    lines = _source(target, follow)[1]
+    evidence = _Evidence(value, target, owner, "function", {p.name for p in params}, lines)
+    hints = _hints(target)
+    return [_parameter(p, hints, evidence, set()) for p in params]
+
+
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
 def _add_values(module: types.ModuleType, operations: dict) -> None:
@@ -413,10 +491,11 @@ def _class_lines(klass: type) -> list[str]:
     return _source(klass)[1]
 
 
-def _source(func: Any) -> tuple[str | None, list[str], int | None]:
-    """(file, source lines, first line) of a function; (None, [], None) if it has none."""
+def _source(func: Any, follow_wrapped: bool = True) -> tuple[str | None, list[str], int | None]:
+    """(file, source lines, first line) of a function (`follow_wrapped`: of the function a wrapper
+    wraps); (None, [], None) if it has none."""
     try:
-        func = inspect.unwrap(func)
+        func = inspect.unwrap(func) if follow_wrapped else func
         path = inspect.getsourcefile(func)
         lines, start = inspect.getsourcelines(func)
     except (TypeError, OSError, ValueError):

@@ -3,9 +3,10 @@
 A literal is a list whose first item is a tag: ["int", 3], ["float", "nan"], ["str", "a"],
 ["bytes", "6162"], ["bool", true], ["none"], ["list", [lit, ...]], ["tuple", [...]],
 ["set", [...]], ["frozenset", [...]], ["dict", [[klit, vlit], ...]], and ["fn", lit]: a
-function that accepts any arguments and returns the literal (for callback parameters such
-as `timer`), and ["counter", n]: a function returning n, n+1, n+2, ... on successive calls
-(a clock that moves). Floats travel as `repr` text so that NaN, infinities and -0.0 survive JSON.
+function that accepts any arguments and returns the literal, the same object on every call
+(for callback parameters such as `timer`, or a decorator's `lambda self: self.cache`), and
+["counter", n]: a function returning n, n+1, n+2, ... on successive calls (a clock that
+moves). Floats travel as `repr` text so that NaN, infinities and -0.0 survive JSON.
 
 Values of common standard-library types that parameters ask for (GRT's detective builds a
 needed type on demand; these it cannot build from the package): ["datetime", iso],
@@ -208,9 +209,11 @@ def source(lit: list) -> str:
     if tag == "dict":
         return "{" + ", ".join(f"{source(k)}: {source(v)}" for k, v in lit[1]) + "}"
     if tag == "fn":
+        if lit[1][0] in CONTAINER_TAGS:  # a default is made once: every call hands out the same object
+            return f"lambda *args, _value={source(lit[1])}, **kwargs: _value"
         return f"lambda *args, **kwargs: {source(lit[1])}"
     if tag == "counter":
-        return f"lambda *args, _ticks=itertools.count({int(lit[1])}): next(_ticks)"
+        return f"lambda *args, _ticks=itertools.count({int(lit[1])}), **kwargs: next(_ticks)"
     if tag in ("datetime", "date", "timedelta"):
         return repr(decode(lit))  # datetime.datetime(2024, 2, 29, 12, 30)
     if tag == "fraction":

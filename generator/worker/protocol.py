@@ -110,6 +110,7 @@ class ResultRecord(TypedDict, total=False):
     skipped_op: str
     fields: list[str]
     callees: list[str]
+    callables: dict[str, list[dict]]
     arcs: list[list]
     covered: list[list]
 
@@ -365,7 +366,9 @@ class SequenceResult:
     what the run took; `lost`: the process died or hung, so observations stop at `executed`;
     `skipped_operation`: the operation that made the worker skip the sequence; `fields`:
     field-coverage triples (when asked); `callees`: per statement, the function that ran
-    (when asked); `lines`: coverage (when asked, on the last result of each forked process).
+    (when asked); `lines`: coverage (when asked, on the last result of each forked process);
+    `callables`: the statements whose values are callables the generator may call, with their
+    parameters (in the catalog's form).
     """
 
     status: Status
@@ -381,6 +384,7 @@ class SequenceResult:
     fields: list[str] | None = None
     callees: list[str] = field(default_factory=list)
     lines: ExecutedLines = field(default_factory=ExecutedLines)
+    callables: dict[int, list[dict]] = field(default_factory=dict)
 
     @staticmethod
     def from_json(data: ResultRecord) -> SequenceResult:
@@ -389,7 +393,8 @@ class SequenceResult:
             hit=bool(data.get("hit")), milliseconds=data.get("ms"), types=data.get("types", []),
             digests=data.get("digests", {}), reusable=data.get("reusable", []), lost=bool(data.get("lost")),
             skipped_operation=data.get("skipped_op"), fields=data.get("fields"),
-            callees=data.get("callees", []), lines=ExecutedLines.from_json(data))  # type: ignore[arg-type]
+            callees=data.get("callees", []), lines=ExecutedLines.from_json(data),  # type: ignore[arg-type]
+            callables={int(index): params for index, params in data.get("callables", {}).items()})
 
     def forget_observations(self) -> None:
         """Drop the observations once compared (they are most of a result's memory)."""

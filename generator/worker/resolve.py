@@ -11,11 +11,13 @@ import importlib
 import inspect
 import operator
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .command_line import check_arguments, command_target, run_command_line
+from .tracer import unwrap_hits
 
 # Dunder methods called through their operator so that reflection and NotImplemented
 # behave as in user code; the renderer uses the same table for the source form.
@@ -56,6 +58,11 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
 OPERATION_DUNDERS = frozenset(OPERATORS) - {"__hash__", "__str__", "__repr__", "__iter__", "__len__",
                                             "__bool__"}
 
+# Calls the callable an earlier statement returned (a decorator's product, a closure, a bound
+# method): its first argument, given the others. No catalog lists it; the host's generator makes
+# these statements for the callables it saw returned (`returned_callable` in introspect).
+CALL = "operator:call"
+
 
 class Missing(Exception):
     """The operation's name does not exist on this commit."""
@@ -71,7 +78,7 @@ class Operation:
 
     op_id: str
     # "function" | "constructor" | "method" | "static" | "value" (a module's attribute) | "command"
-    # (a command-line entry point, called with an argv list and a stdin text)
+    # (a command-line entry point, called with an argv list and a stdin text) | "call" (CALL)
     kind: str
     obj: Any  # the function, the class, or the class owning the method; a command's entry point
     name: str  # attribute name for methods
@@ -88,6 +95,8 @@ class Operation:
             return self.obj
         if self.kind == "command":
             return run_command_line(self.obj, *args)
+        if self.kind == "call":
+            return args[0](*args[1:], **kwargs)
         return self.obj(*args, **kwargs)
 
     def callee(self, args: list) -> str:
@@ -95,6 +104,8 @@ class Operation:
         for a protocol operation, on its operands: `2 * d` runs `Duration.__rmul__`)."""
         if self.kind == "command":
             return command_target(self.op_id) or self.op_id
+        if self.kind == "call" and args:
+            return code_name(args[0]) or self.op_id
         if self.kind == "method" and args:
             for klass in type(args[0]).__mro__:
                 if self.name in klass.__dict__:
@@ -109,6 +120,41 @@ class Operation:
                 if dunder in klass.__dict__ and not _standard(klass):
                     return f"{klass.__module__}:{klass.__qualname__}.{dunder}"
         return self.op_id
+
+
+def code_name(func: Any) -> str | None:
+    """`mod:Qual` of the code a call of `func` runs, named by its code object, so that a wrapper
+    that `functools.wraps` renamed after the function it wraps is still named after itself; a
+    local function (a closure, a decorator's wrapper) is named after the function it is defined
+    in: the unit that holds its lines. None for a callable without Python code."""
+    try:
+        if isinstance(func, type):
+            module, qualname = func.__module__, func.__qualname__
+        else:
+            function = _python_function(func)
+            if function is None:
+                return None
+            module = function.__globals__.get("__name__")
+            qualname = getattr(function.__code__, "co_qualname", None) or function.__qualname__
+    except Exception:  # a __getattr__ of the project's that raises: no name
+        return None
+    if not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    return f"{module}:{qualname.split('.<locals>', 1)[0]}"
+
+
+def _python_function(func: Any) -> Any:
+    """The Python function a call of `func` runs: itself, a bound method's, an object's `__call__`,
+    or the function that a wrapper written in C (`functools.lru_cache`'s) wraps; None if none."""
+    for candidate in (func, getattr(func, "__wrapped__", None)):
+        if candidate is None:
+            continue
+        function = unwrap_hits(getattr(candidate, "__func__", candidate))  # a bound method: its function
+        if not isinstance(function, types.FunctionType):
+            function = type(candidate).__call__  # an object with a __call__ of its own
+        if isinstance(function, types.FunctionType):
+            return function
+    return None
 
 
 def _standard(klass: type) -> bool:
@@ -140,9 +186,15 @@ class Resolver:
             if problem:
                 raise Unbindable(problem)
             return
-        if op.kind == "method" and not args:
+        if op.kind == "call":  # a returned callable: each sequence makes new ones, never cached
+            if not args or not callable(args[0]):
+                raise Unbindable(f"{type(args[0]).__qualname__ if args else 'nothing'} is not callable")
+            signature = _uncached_signature(args[0])
+            args = args[1:]
+        elif op.kind == "method" and not args:
             raise Missing(f"? has no attribute {op.name!r}")
-        signature = self._signature(_called(op, type(args[0]) if op.kind == "method" else None))
+        else:
+            signature = self._signature(_called(op, type(args[0]) if op.kind == "method" else None))
         if signature is None:
             return
         try:
@@ -155,7 +207,8 @@ class Resolver:
         worker does this before forking, so that no forked child has to (what a child looks up
         dies with it). Raises Missing as `resolve` does."""
         op = self.resolve(op_id)
-        if op.kind not in ("value", "command"):  # a command's arguments are checked by shape
+        # a command's arguments are checked by shape; a call's signature is its callable's, made later
+        if op.kind not in ("value", "command", "call"):
             self._signature(_called(op, op.obj))  # a method as its own class has it
         return op
 
@@ -166,11 +219,7 @@ class Resolver:
             pass
         except TypeError:  # unhashable callable
             return None
-        try:
-            signature = inspect.signature(func)
-        except (TypeError, ValueError):
-            signature = None
-        self._signatures[func] = signature
+        signature = self._signatures[func] = _uncached_signature(func)
         return signature
 
 
@@ -187,7 +236,17 @@ def _called(op: Operation, receiver_type: type | None) -> Any:
     return op.obj
 
 
+def _uncached_signature(func: Any) -> inspect.Signature | None:
+    """The signature of `func`, or None when it has none (a builtin): its calls are not checked."""
+    try:
+        return inspect.signature(func)
+    except Exception:  # TypeError, ValueError; a returned object's __signature__ may raise anything
+        return None
+
+
 def _resolve(op_id: str) -> Operation:
+    if op_id == CALL:
+        return Operation(op_id, "call", None, "call")
     target_id = command_target(op_id)
     if target_id is not None:  # `pkg.cli:main<argv>`: whatever `pkg.cli:main` is, as a command line
         entry = _resolve(target_id)

@@ -61,6 +61,16 @@ def _wrap_function(func: Any, tracer: ChangeTracer) -> Any:
     return entered
 
 
+_ENTERED = _wrap_function(len, ChangeTracer()).__code__  # the code of every hit wrapper
+
+
+def unwrap_hits(func: Any) -> Any:
+    """The function a hit wrapper wraps (`func` itself when it is none): the code a call runs."""
+    while getattr(func, "__code__", None) is _ENTERED:
+        func = func.__wrapped__
+    return func
+
+
 def _wrap_member(raw: Any, tracer: ChangeTracer) -> Any:
     if isinstance(raw, types.FunctionType):
         return _wrap_function(raw, tracer)
