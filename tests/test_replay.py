@@ -8,7 +8,7 @@ others (the run once died with `KeyError: 'obs'` on a result without observation
 from __future__ import annotations
 
 from difforacle.generator.compare import EXACT_ENOUGH
-from difforacle.generator.replay import Candidates, KeptSequence
+from difforacle.generator.replay import Candidates, KeptSequence, Replayer
 from difforacle.generator.scope import EVERYTHING
 from difforacle.generator.worker.protocol import SequenceResult, lost_record
 
@@ -66,3 +66,31 @@ def test_an_unreadable_key_costs_its_sequence_only() -> None:
     [(key, members)] = candidates.groups.items()
     assert (key.kind, key.observation, members[0][1].key) == ("return", "result", "1/1")
     assert members[0][0] is sequences[1] and sequences[1].replayed_head.observations == good_head  # type: ignore[union-attr]
+
+
+class RecordingWorker:
+    """Stands in for a worker: records each replay round it is asked for, answers every sequence."""
+
+    def __init__(self) -> None:
+        self.rounds: list[int] = []
+
+    def run(self, sequences: list, random_seed: int, **options: object) -> list[SequenceResult]:
+        self.rounds.append(len(sequences))
+        return [ran(dict(OBSERVED)) for _ in sequences]
+
+
+def test_kept_sequences_wait_for_a_full_round_and_the_rest_go_when_asked() -> None:
+    base, head = RecordingWorker(), RecordingWorker()
+    with Replayer(base, head, None) as replayer:  # type: ignore[arg-type]
+        few = [kept(None, None) for _ in range(Replayer.ROUND_MIN - 1)]  # type: ignore[arg-type]
+        replayer.start(few)
+        assert replayer.finish() == [] and base.rounds == []  # too few for a round: they wait
+        replayer.start([kept(None, None)])  # type: ignore[arg-type]
+        round_one = replayer.finish()
+        assert len(round_one) == Replayer.ROUND_MIN and base.rounds == head.rounds == [Replayer.ROUND_MIN]
+        assert all(k.replayed_base is not None and k.replayed_head is not None for k in round_one)
+        replayer.start([kept(None, None), kept(None, None)])  # type: ignore[arg-type]
+        assert replayer.finish() == []
+        replayer.start([], all_waiting=True)  # the explorer's last call: whatever waits
+        assert len(replayer.finish()) == 2 and base.rounds == [Replayer.ROUND_MIN, 2]
+        assert replayer.replayed == Replayer.ROUND_MIN + 2
