@@ -32,6 +32,8 @@ DESCRIPTIONS = {
                "(Elbaum et al.'s test carving; Pynguin's seeding from tests)",
     "callables": "callables that calls return (a decorator's wrapper, a closure, a bound method) called "
                  "in turn, with arguments for their signatures",
+    "failing": "callback arguments that raise ValueError, TypeError or KeyError, so that the code "
+               "handling a user function's failure runs",
 }
 NAMES = tuple(DESCRIPTIONS)
 
@@ -55,6 +57,7 @@ class Switches:
     cli: bool = True
     carving: bool = True
     callables: bool = True
+    failing: bool = True
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     switches = options.components.switches
     generator = SequenceGenerator(
         catalog, ValueGenerator(random.Random(rng.random()), constants, switches.structured,
-                                switches.callables), rng, aim.focus,
+                                switches.callables, switches.failing), rng, aim.focus,
         switches=switches,
         aim=aim, uncovered=lambda: uncovered_ratios(aim.operation_targets, uncovered()),
         timed=not deadline.reproducible)

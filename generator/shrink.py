@@ -45,6 +45,8 @@ def weight(lit: Literal) -> int:
     if tag in ("fn", "counter"):
         inner = lit[1] if tag == "fn" else ["int", lit[1]]
         return 4 + weight(inner)
+    if tag == "raises":
+        return 4 + weight(["str", lit[2]])
     if tag in ("textio", "path"):
         return 4 + weight(["str", lit[1]])
     if tag == "bytesio":
@@ -94,6 +96,8 @@ def _candidates(lit: Literal) -> Iterator[Literal]:
         yield from (["fn", inner] for inner in simpler(lit[1]))
     elif tag == "counter":
         yield from (["counter", v] for v in _smaller_ints(int(lit[1])))
+    elif tag == "raises":
+        yield from (["raises", lit[1], inner[1]] for inner in simpler(["str", lit[2]]))
     elif tag in ("textio", "path"):
         yield from ([tag, inner[1]] for inner in simpler(["str", lit[1]]))
     elif tag == "bytesio":

@@ -22,6 +22,7 @@ from .constants import (
     tf_idf_weights,
 )
 from .structured import format_spec, structured
+from .worker.literals import FAILURES
 from .worker.typeinfo import FORMAT_SPEC
 
 __all__ = [
@@ -33,6 +34,7 @@ SMALL_INTS = (0, 1, 2, 3, -1, 5, 10, 4, 7, 100, -2)
 BOUNDARY_INTS = (255, 256, 1024, 65535, 2**31 - 1, -(2**31), 10**9, 2**63 - 1)
 FLOATS = ("0.0", "1.0", "0.5", "-1.5", "2.25", "100.0", "1e-09", "3.14159")
 STORE_RATIO = 0.15  # of callbacks: one handing out a mapping
+FAILING_RATIO = 0.15  # of callbacks: one that raises
 STRUCTURED_RATIO = 0.08  # of strings: a format spec, a date or time shape, a Unicode variant
 STRINGS = ("", "a", "abc", "x y", "A_b", "1", "0.5", "foo.bar", " ", "ünï")
 # Instants near the edges calendars and parsers get wrong: epoch, leap day, year ends, DST weeks.
@@ -83,13 +85,14 @@ class ValueGenerator:
     """Seeded primitives by type name (`builtins.int`, ...), preferring mined constants."""
 
     def __init__(self, rng: random.Random, constants: Constants, structured: bool = True,
-                 stores: bool = True) -> None:
+                 stores: bool = True, failing: bool = True) -> None:
         """`structured`: mix format specifications, dates, times and Unicode variants into strings;
-        `stores`: some callbacks hand out a mapping (see `callback`)."""
+        `stores`: some callbacks hand out a mapping, `failing`: some raise (see `callback`)."""
         self.rng = rng
         self.constants = constants
         self.structured = structured
         self.stores = stores
+        self.failing = failing
         tags = ("int", "float", "str", "bytes")
         self._by_tag = {tag: constants.by_tag(tag) for tag in tags}
         self._package = {tag: _cumulative(*constants.package_by_tag(tag)) for tag in tags}
@@ -228,9 +231,14 @@ class ValueGenerator:
         """A function returning a constant, or counting up (a clock that moves), for callbacks
         such as a cache's timer or time-to-use function; or (`stores`) one returning the same
         empty dict on every call, for a decorator that asks where to keep its results
-        (`cachedmethod(lambda self: self.cache)`)."""
+        (`cachedmethod(lambda self: self.cache)`); or (`failing`) one raising ValueError,
+        TypeError or KeyError with a mined or empty message, so that the code handling a user
+        function's failure runs (a converter's error message, a rollback)."""
         if self.stores and self.rng.random() < STORE_RATIO:
             return ["fn", ["dict", []]]
+        if self.failing and self.rng.random() < FAILING_RATIO:
+            message = self.string()[1] if self.rng.random() < 0.5 else ""
+            return ["raises", self.rng.choice(tuple(FAILURES)), message]
         if self.rng.random() < 0.4:
             return ["counter", self.rng.choice(SMALL_INTS[:6])]
         return ["fn", self.integer() if self.rng.random() < 0.7 else self.real()]

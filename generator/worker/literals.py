@@ -6,7 +6,9 @@ A literal is a list whose first item is a tag: ["int", 3], ["float", "nan"], ["s
 function that accepts any arguments and returns the literal, the same object on every call
 (for callback parameters such as `timer`, or a decorator's `lambda self: self.cache`), and
 ["counter", n]: a function returning n, n+1, n+2, ... on successive calls (a clock that
-moves). Floats travel as `repr` text so that NaN, infinities and -0.0 survive JSON.
+moves), and ["raises", name, message]: a function raising the built-in exception `name` (one of
+FAILURES) with `message` on every call (a user's function that fails, for the code that calls
+it). Floats travel as `repr` text so that NaN, infinities and -0.0 survive JSON.
 
 Values of common standard-library types that parameters ask for (GRT's detective builds a
 needed type on demand; these it cannot build from the package): ["datetime", iso],
@@ -64,6 +66,8 @@ def decode(lit: list) -> Any:
         return _constant_function(decode(lit[1]))
     if tag == "counter":
         return _counter_function(int(lit[1]))
+    if tag == "raises":
+        return _failing_function(FAILURES[lit[1]], lit[2])
     if tag == "datetime":
         return datetime.datetime.fromisoformat(lit[1])
     if tag == "date":
@@ -146,6 +150,18 @@ def _counter_function(start: int) -> Any:
     return counter
 
 
+# The exceptions a failing callback raises: those a caller of user code most often handles.
+FAILURES: dict[str, type[Exception]] = {"ValueError": ValueError, "TypeError": TypeError,
+                                        "KeyError": KeyError}
+
+
+def _failing_function(exception: type[Exception], message: str) -> Any:
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise exception(message)
+
+    return failing
+
+
 def _constant_function(value: Any) -> Any:
     def constant(*args: Any, **kwargs: Any) -> Any:
         return value
@@ -214,6 +230,10 @@ def source(lit: list) -> str:
         return f"lambda *args, **kwargs: {source(lit[1])}"
     if tag == "counter":
         return f"lambda *args, _ticks=itertools.count({int(lit[1])}), **kwargs: next(_ticks)"
+    if tag == "raises":  # a lambda cannot `raise`; a generator's `throw` can
+        if lit[1] not in FAILURES:
+            raise ValueError(f"not an exception a callback raises: {lit[1]!r}")
+        return f"lambda *args, **kwargs: (_ for _ in ()).throw({lit[1]}({lit[2]!r}))"
     if tag in ("datetime", "date", "timedelta"):
         return repr(decode(lit))  # datetime.datetime(2024, 2, 29, 12, 30)
     if tag == "fraction":
