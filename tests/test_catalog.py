@@ -166,3 +166,28 @@ def test_members_whose_listing_raises_are_left_out_not_the_module(tmp_path: Path
     assert catalog.import_errors == {}
     ids = {op.id for op in catalog.operations}
     assert f"{name}:kept" in ids and f"{name}:Shy.hidden" not in ids, ids
+
+
+def test_classes_and_functions_a_package_rehomes_are_still_their_modules(tmp_path: Path) -> None:
+    """A package that sets its public objects' `__module__` to itself (for nicer reprs) still has
+    them listed in the module that defines them, named after that module; imports are not."""
+    package = tmp_path / "rehomed_pkg"
+    package.mkdir()
+    (package / "_base.py").write_text(
+        "from collections import OrderedDict\n\n\n"
+        "class Base:\n    def __init__(self, x=0):\n        self.x = x\n\n"
+        "    def double(self):\n        return self._double()\n\n"
+        "    def _double(self):\n        return 2 * self.x\n\n\n"
+        "def helper(x):\n    return x + 1\n")
+    (package / "__init__.py").write_text(
+        "from ._base import Base, helper\n\nfor _obj in (Base, helper):\n    _obj.__module__ = __name__\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        catalog = Catalog.from_json(build_catalog(["rehomed_pkg._base"]))
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m.startswith("rehomed_pkg")]:
+            del sys.modules[name]
+    ids = {op.id for op in catalog.operations}
+    assert {"rehomed_pkg._base:Base", "rehomed_pkg._base:Base.double", "rehomed_pkg._base:helper"} <= ids
+    assert not any("OrderedDict" in op_id for op_id in ids)  # an import, not the module's own

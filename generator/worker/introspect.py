@@ -59,7 +59,7 @@ def build_catalog(modules: list[str]) -> dict:
         for obj in _public_members(module):
             try:
                 if isinstance(obj, type):
-                    _add_class(obj, operations, classes, wanted)
+                    _add_class(obj, operations, classes, wanted, home=name)
                     listed.append(obj)
                 elif inspect.isfunction(obj) or inspect.isbuiltin(obj):
                     _add_operation(operations, f"{name}:{obj.__qualname__}", "function", obj, None, wanted)
@@ -292,11 +292,28 @@ def _public_members(module: types.ModuleType) -> list[Any]:
             continue
         try:
             obj = getattr(module, name, None)
-            if getattr(obj, "__module__", None) == module.__name__:
+            if _defined_in(obj, module):
                 members.append(obj)
         except BaseException:
             continue
     return members
+
+
+def _defined_in(obj: Any, module: types.ModuleType) -> bool:
+    """`obj` is the module's own, not an import: by its `__module__`, or, for a function or class
+    whose `__module__` the package rewrote to its public home (`BidictBase.__module__ = "bidict"`,
+    for nicer reprs), by the file its code is in."""
+    if getattr(obj, "__module__", None) == module.__name__:
+        return True
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str):
+        return False
+    if isinstance(obj, types.FunctionType):
+        return obj.__code__.co_filename == path
+    if isinstance(obj, type):
+        return any(isinstance(member, types.FunctionType) and member.__code__.co_filename == path
+                   for member in vars(obj).values())
+    return False
 
 
 def _in_project(klass: type, roots: set[str]) -> bool:
@@ -304,12 +321,14 @@ def _in_project(klass: type, roots: set[str]) -> bool:
 
 
 def _add_class(klass: type, operations: dict, classes: dict, wanted: set[type],
-               constructor_only: bool = False) -> None:
+               constructor_only: bool = False, home: str | None = None) -> None:
+    """`home`: the module the class was found in, which its operations are named after (its
+    `__module__` may be the package that re-exports it)."""
     if issubclass(klass, SKIPPED_BASES) or type_name(klass) in classes:
         return
     classes[type_name(klass)] = {"mro": [type_name(k) for k in klass.__mro__ if k is not object],
                                  "abstract": inspect.isabstract(klass)}
-    prefix = f"{klass.__module__}:{klass.__qualname__}"
+    prefix = f"{home or klass.__module__}:{klass.__qualname__}"
     if not inspect.isabstract(klass):
         _add_operation(operations, prefix, "constructor", klass, klass, wanted)
     if constructor_only:
