@@ -44,6 +44,7 @@ from .executor import WorkerOptions, WorkerPool
 from .explore import Exploration, explore
 from .extensions import Extensions, build_extensions, declared_extensions, extension_note
 from .impact import Impact, analyze_impact
+from .importers import importers
 from .minimize import minimize_findings
 from .model import NOT_MEASURED, ChangeSet, Checkout, Difference, InternalError, Report, RunError, SetupError
 from .options import READING_HISTORY, Options, Progress
@@ -82,6 +83,7 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         if not changes.modules:
             report.notes.append("No change to importable Python code between the two commits.")
             return report
+        changes = replace(changes, importers=importers(base, changes))
         extensions = _prepare_extensions(base, head, options, deadline, report)
         impact = analyze_impact(changes, base, head)
         progress = _Progress(options, deadline)

@@ -68,7 +68,7 @@ class Worker:
         try:
             reply = self.request({
                 "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
-                "modules": list(changes.modules), "units": units, "lines": lines,
+                "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
                 "coverage_path": _coverage_only_path(self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,
                 "memory_mb": options.memory_mb,
