@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .model import DifferenceKind
 from .worker.literals import source as literal_source
-from .worker.protocol import EXCEPTION_MARK, Leaf, ObservationKey, SequenceResult, statement_of
+from .worker.protocol import EXCEPTION_MARK, Leaf, ObservationKey, SequenceResult, exception_key, statement_of
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
@@ -83,6 +83,19 @@ class Mismatch:
     key: str
     base: Leaf | None
     head: Leaf | None
+    # the exception the key's statement raised on both sides, when the key observes what that
+    # failed call left behind (the state of its receiver): the rendered test expects it first
+    raised: Leaf | None = None
+
+
+def raised_before(key: str, base: dict, head: dict) -> Leaf | None:
+    """The exception both sides' statement of `key` raised, if it raised (see `Mismatch.raised`)."""
+    parsed = ObservationKey.parse(key)
+    if parsed.is_exception:
+        return None
+    mark = exception_key(parsed.statement)
+    leaf = base.get(mark)
+    return leaf if leaf is not None and leaf[0] == "E" and leaves_equal(leaf, head.get(mark)) else None
 
 
 def first_mismatch(base: SequenceResult, head: SequenceResult, masked: set[str],
@@ -104,7 +117,7 @@ def first_mismatch(base: SequenceResult, head: SequenceResult, masked: set[str],
         if not leaves_equal(base_obs.get(key), head_obs.get(key), policy):
             if _stopped_earlier(key, base, head):
                 continue
-            return Mismatch(key, base_obs.get(key), head_obs.get(key))
+            return Mismatch(key, base_obs.get(key), head_obs.get(key), raised_before(key, base_obs, head_obs))
     return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from .compare import FloatPolicy, Mismatch, leaves_equal
+from .compare import FloatPolicy, Mismatch, leaves_equal, raised_before
 from .difference import Case, DifferenceKey, Shown
 from .executor import Worker
 from .worker.protocol import SequenceResult
@@ -57,7 +57,8 @@ class DifferenceCheck:
         # what ran on base; where base dispatched to no function of the project (a `__hash__` it
         # lacks, run through `hash()`), what ran on head
         target = on_base if on_base not in (None, op) else on_head or on_base or op
-        return Shown(Mismatch(key, base_leaf, head_leaf), target, base, head)
+        raised = raised_before(key, base.observations, head.observations)
+        return Shown(Mismatch(key, base_leaf, head_leaf, raised), target, base, head)
 
 
 def _callee(result: SequenceResult, case: Case) -> str | None:

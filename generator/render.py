@@ -345,7 +345,10 @@ def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, impor
             raise Unpinnable(f"not an exception: {pinned}")
         return [f"# {note}", *_raises(pinned, other, call, imports)]
     value_name = names.get(key.variable, "result")  # type: ignore[arg-type]
-    prefix = [f"{value_name} = {call}"] if key.observes_result else [call]
+    if mismatch.raised is not None and not key.observes_result:  # what the failed call left behind
+        prefix = _raises(mismatch.raised, None, call, imports)
+    else:
+        prefix = [f"{value_name} = {call}"] if key.observes_result else [call]
     expression, owner = _expression(value_name, key.steps)
     last = key.steps[-1] if key.steps else None
     if pinned is None:

@@ -130,6 +130,8 @@ class SequenceRunner:
                 raise
             except BaseException as exc:  # SystemExit and KeyboardInterrupt from the SUT included
                 obs[exception_key(index)] = [*exception_leaf(exc), raised_by(exc)]
+                with literals.clocks_rewound():  # what a failed call left behind is behaviour too
+                    self._observe_touched(index, statement, values, result)
                 return Status.EXCEPTION
             values.append(value)
             with literals.clocks_rewound():
@@ -156,8 +158,14 @@ class SequenceRunner:
         params = returned_callable(value)
         if params is not None:  # the host may call it in later statements, with these parameters
             result.setdefault("callables", {})[str(index)] = params
-        # The receiver (first argument) gets its observers too; other object arguments, which
-        # calls change far less often, get their attributes and container contents.
+        self._observe_touched(index, statement, values, result)
+
+    def _observe_touched(self, index: int, statement: dict, values: list, result: dict) -> None:
+        """The objects statement `index` was passed, after it ran (or raised: a failed update
+        that rolls back, or does not, shows here). The receiver (first argument) gets its
+        observers too; other object arguments, which calls change far less often, get their
+        attributes and container contents."""
+        obs = result["obs"]
         touched = [a["ref"] for a in (*statement["args"], *statement["kwargs"].values()) if "ref" in a]
         receiver = statement["args"][0].get("ref") if statement["args"] else None
         for ref in sorted(set(touched)):
