@@ -51,15 +51,16 @@ class Built:
     calls: tuple[int, ...]  # statement indexes of the candidate's calls before the focus call
 
     @property
-    def request(self) -> dict:
-        """What the worker records for the dynamic influence check (`worker/influence.py`)."""
-        return {"receiver": self.receiver, "calls": list(self.calls)}
+    def request(self) -> dict | None:
+        """What the worker records for the dynamic influence check (`worker/influence.py`):
+        nothing when the focus call has no receiver (only returned values can count)."""
+        return {"receiver": self.receiver, "calls": list(self.calls)} if self.receiver >= 0 else None
 
 
 @dataclass
 class SearchStats:
-    built: int = 0  # candidates made concrete and run
-    checked: int = 0  # of them, judged by the dynamic influence check
+    built: int = 0  # candidates made concrete and run (duplicates of earlier sequences are not)
+    checked: int = 0  # of them with calls before the focus call, judged by the dynamic influence check
     redundant: int = 0  # of those, with a call that influenced nothing
     pruned: int = 0  # of those, with a call whose writes were all dead: no extension is run
     skipped: int = 0  # extensions of pruned candidates left out
@@ -97,13 +98,13 @@ class CandidateSearch:
                 continue
             built = self._concrete(candidate, focus)
             if built is not None:
-                self.stats.built += 1
                 return built
             self._retry(candidate, frontier)
         return None
 
     def learn(self, built: Built, result: SequenceResult) -> None:
         """The dynamic influence check on a candidate's run: prune it when a call influenced nothing."""
+        self.stats.built += 1
         last = len(built.statements) - 1
         reached = result.status in (Status.OK, Status.EXCEPTION) and result.executed >= last
         if not reached:
@@ -111,9 +112,11 @@ class CandidateSearch:
             if frontier is not None:
                 self._retry(built.operations, frontier)
             return
-        if not self.prune:
-            return
-        verdict = check_influence(built.statements, built.calls, result.influence, result.types)
+        if not self.prune or not built.calls:
+            return  # a candidate of the focus call alone has nothing to judge
+        # without a receiver there are no fields: only the values the calls returned can count
+        facts = result.influence if built.receiver >= 0 else {"reads": {str(last): []}, "writes": {}}
+        verdict = check_influence(built.statements, built.calls, facts, result.types)
         if not verdict.checked:
             return
         self.stats.checked += 1

@@ -121,7 +121,8 @@ class InfluenceMap:
         """The project types a call of `op` returns (reference types only, as in the thesis)."""
         if op.kind == "constructor" and op.owner:
             return (op.owner,)
-        return tuple(name for name in op.returns if name in self.catalog.classes)
+        return tuple(name for name in op.returns
+                     if name in self.catalog.classes and not name.startswith(PRIMITIVE_MODULE))
 
     def _facts(self, type_name: str) -> ClassFacts:
         return self.classes.get(type_name, NO_FACTS)
@@ -169,6 +170,7 @@ class InfluenceMap:
 
 
 INVOKABLE_KINDS = ("function", "constructor", "method", "static")
+PRIMITIVE_MODULE = "builtins."  # values the value generator makes: literals, not influencing calls
 
 
 def influence_map(sources: dict[str, str], catalog: Catalog) -> InfluenceMap:
