@@ -22,7 +22,7 @@ from .aim import Aim
 from .building import MAX_LENGTH, CallBuilder
 from .callables import ReturnedCallables, origin
 from .candidate_search import Built, CandidateSearch
-from .catalog import Catalog
+from .catalog import Catalog, Operation
 from .components import Switches
 from .influence import InfluenceMap
 from .learning import TypeLearning
@@ -173,14 +173,14 @@ class SequenceGenerator:
             return None
         attempts = self._attempts(op.id)
         attempts.chosen += 1
-        if self.search is not None and op.id in self._focus_ids and self.rng.random() < SEARCH_RATIO:
-            built = self.search.propose(op)
+        returned = self.callables.pick(op.id) if self.callables is not None else None
+        if returned is None and self._searching(op):
+            built = self.search.propose(op) if self.search is not None else None
             if built is not None:
                 self._searched[id(built.statements)] = built
                 return built.statements
         builder = SequenceBuilder()
         receiver = None
-        returned = self.callables.pick(op.id) if self.callables is not None else None
         if returned is not None:  # a callable the operation returned, called instead of the operation
             op, receiver = returned.operation(self.rng), builder.include(returned.entry)
         elif op.kind == "method":
@@ -200,6 +200,12 @@ class SequenceGenerator:
         if len(builder.statements) > MAX_LENGTH:
             return None
         return builder.statements
+
+    def _searching(self, op: Operation) -> bool:
+        """Whether this pick of `op` takes influence search's next candidate: for a focus operation
+        that something can influence (else the candidate would be the plain call), half the time."""
+        return (self.search is not None and op.id in self._focus_ids
+                and bool(self.search.influence.influencers(op)) and self.rng.random() < SEARCH_RATIO)
 
     def _attempts(self, op_id: str) -> Attempts:
         return self.attempts.setdefault(op_id, Attempts())
