@@ -93,7 +93,8 @@ class CandidateSearch:
             if self._extends_pruned(candidate):
                 self.stats.skipped += 1
                 continue
-            self._extend(candidate, focus, frontier)
+            if not self._attempts[candidate]:  # a candidate retried was extended when first taken
+                self._extend(candidate, focus, frontier)
             if not self._executable(candidate, focus):
                 continue
             built = self._concrete(candidate, focus)
@@ -103,7 +104,8 @@ class CandidateSearch:
         return None
 
     def learn(self, built: Built, result: SequenceResult) -> None:
-        """The dynamic influence check on a candidate's run: prune it when a call influenced nothing."""
+        """The dynamic influence check on a candidate's run: prune it when a call's writes were all
+        dead; a candidate whose run never reached the focus call is tried again."""
         self.stats.built += 1
         last = len(built.statements) - 1
         reached = result.status in (Status.OK, Status.EXCEPTION) and result.executed >= last
