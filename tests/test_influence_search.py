@@ -368,6 +368,7 @@ def test_a_change_reached_only_after_a_sequence_of_setters(builder: RepoBuilder,
     assert _boom(report)
     stats = report.stats
     assert stats.influence_candidates > 0 and stats.influence_checked > 0
+    assert stats.influence_checked >= stats.influence_redundant >= stats.influence_pruned
     assert stats.influence_longest_prefix >= 3  # Machine(), arm(), charge(), charge() before fire()
 
 
