@@ -13,6 +13,7 @@ object before it is reused.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 
 from .catalog import Catalog, Operation, Parameter
 from .components import Switches
@@ -49,8 +50,10 @@ class CallBuilder:
         self.unbuilt: str | None = None  # the parameter the last failed `call` found no value for
 
     def call(self, op: Operation, builder: SequenceBuilder, receiver: dict | None,
-             depth: int = DETECTIVE_DEPTH) -> dict | None:
-        """A call of `op`; object arguments missing from the pools are built `depth` levels deep."""
+             depth: int = DETECTIVE_DEPTH, provided: Mapping[str, dict] | None = None) -> dict | None:
+        """A call of `op`; object arguments missing from the pools are built `depth` levels deep.
+        `provided`: type name -> a reference to a value of that type already in the sequence,
+        passed to a parameter of that type (a return-argument pair of influence search)."""
         args: list[dict] = [receiver] if receiver is not None else []
         kwargs: dict[str, dict] = {}
         skipping = False
@@ -59,13 +62,13 @@ class CallBuilder:
                 continue
             if param.kind == "VAR_POSITIONAL":
                 if not skipping and self.rng.random() < 0.3:
-                    args.append(self._argument(param, builder, op.id, depth))
+                    args.append(self._argument(param, builder, op.id, depth, provided))
                 continue
             omit = 0.85 if param.default_is_none and not param.hints else 0.5
             if param.has_default and self.rng.random() < omit:
                 skipping = skipping or param.kind != "KEYWORD_ONLY"
                 continue
-            value = self._argument(param, builder, op.id, depth)
+            value = self._argument(param, builder, op.id, depth, provided)
             if value is None:
                 self.unbuilt = param.name
                 return None
@@ -100,8 +103,13 @@ class CallBuilder:
 
     # ------------------------------------------------------------ arguments
 
-    def _argument(self, param: Parameter, builder: SequenceBuilder, op_id: str, depth: int) -> dict | None:
+    def _argument(self, param: Parameter, builder: SequenceBuilder, op_id: str, depth: int,
+                  provided: Mapping[str, dict] | None = None) -> dict | None:
         rng = self.rng
+        if provided:
+            given = next((provided[name] for name in self._expanded(param.hints) if name in provided), None)
+            if given is not None:
+                return given
         if ARGV in param.hints:  # a command line's argv and stdin: their shape is the protocol,
             return {"lit": self.values.argv(param.options)}  # not a type to guess
         if STDIN in param.hints:
@@ -113,7 +121,7 @@ class CallBuilder:
             return {"lit": list(rng.choice(param.choices))}
         if rng.random() < NULL_RATIO:
             return {"lit": ["none"]}
-        hints = [name for h in param.hints for name in self._short_names.get(h, [h])]
+        hints = self._expanded(param.hints)
         if param.hints_from == "dispatch" and rng.random() < DISPATCH_ANY_RATIO:
             hints = []  # the body only branches on these types; others carry on, so try any
         if typed and not hints:
@@ -164,6 +172,10 @@ class CallBuilder:
             if entry is not None:
                 return builder.include(entry)
         return {"lit": self.values.any()}
+
+    def _expanded(self, hints: tuple[str, ...]) -> list[str]:
+        """The hints with each string annotation (`?Name`) replaced by the catalog's types of that name."""
+        return [name for h in hints for name in self._short_names.get(h, [h])]
 
     def _fits(self, literal: list, hints: list[str]) -> bool:
         makeable = [h for h in hints if self.values.can_make(h)]

@@ -1,8 +1,8 @@
 """The generation techniques that can be switched off one by one, so their effect can be measured.
 
 Each name is a technique from the literature the engine is built on (GRT, Randoop, field
-coverage criteria, test carving); `difforacle diff --disable NAME` switches one off (repeatable), and the
-ablation benchmark runs with each switched off in turn. Everything is on by default.
+coverage criteria, test carving, JTestCraft); `difforacle diff --disable NAME` switches one off
+(repeatable), and the ablation benchmark runs with each switched off in turn. Everything is on by default.
 """
 
 from __future__ import annotations
@@ -34,6 +34,11 @@ DESCRIPTIONS = {
                  "in turn, with arguments for their signatures",
     "failing": "callback arguments that raise ValueError, TypeError or KeyError, so that the code "
                "handling a user function's failure runs",
+    "influence": "Candidate Sequence Search: receivers of focus operations prepared by breadth-first "
+                 "sequences of calls that can influence them (return-argument and field define-use "
+                 "pairs, over callees and overrides; JTestCraft)",
+    "pruning": "dynamic influence check: a candidate of influence search with a call that wrote no field "
+               "the method under test read, and returned nothing it used, is not extended (JTestCraft)",
 }
 NAMES = tuple(DESCRIPTIONS)
 
@@ -58,6 +63,8 @@ class Switches:
     carving: bool = True
     callables: bool = True
     failing: bool = True
+    influence: bool = True
+    pruning: bool = True
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from .explore import Exploration, explore
 from .extensions import Extensions, build_extensions, declared_extensions, extension_note
 from .impact import Impact, analyze_impact
 from .importers import importers
+from .influence import influence_map
 from .minimize import minimize_findings
 from .model import NOT_MEASURED, ChangeSet, Checkout, Difference, InternalError, Report, RunError, SetupError
 from .options import READING_HISTORY, Options, Progress
@@ -212,11 +213,13 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         replay_all = (bool(explorer_worker.unwrapped) or bool(impact.at_import)
                       or any(u.kind in ("module", "class") for u in changes.units))
         carving = _carve(changes, base, head, options, deadline, report, progress)
+        influence = influence_map(impact.sources, catalog) if switches.influence else None
         progress("exploring")
         with Replayer(replay_worker, head_worker, lines if measured else None) as replayer:
             exploration = explore(explorer_worker, replayer, catalog, aim, constants, options, deadline,
                                   replay_all=replay_all, uncovered=lines.uncovered,
-                                  on_progress=progress.explored, seeds=carving.sequences)
+                                  on_progress=progress.explored, seeds=carving.sequences,
+                                  influence=influence)
         progress.exploration = exploration
         _record(report, exploration)
         report.coverage = lines.report()
@@ -305,6 +308,11 @@ def _record(report: Report, exploration: Exploration) -> None:
     stats.crashed, stats.explore_seconds = exploration.crashed, exploration.seconds
     stats.masked_keys = exploration.candidates.masked_keys
     stats.candidates = len(exploration.candidates)
+    search = exploration.search
+    stats.influence_candidates, stats.influence_checked = search.built, search.checked
+    stats.influence_redundant = search.redundant
+    stats.influence_pruned, stats.influence_pruned_share = search.pruned, round(search.pruned_share, 3)
+    stats.influence_longest_prefix = search.longest_prefix
 
 
 def _worker_options(options: Options) -> WorkerOptions:

@@ -16,12 +16,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .aim import Aim
+from .candidate_search import SearchStats
 from .catalog import Catalog
 from .constants import Constants
 from .deadline import Deadline
 from .executor import Worker
 from .generate import Attempts, SequenceGenerator
 from .guidance import uncovered_ratios
+from .influence import InfluenceMap
 from .options import Options
 from .replay import Candidates, KeptSequence, Replayer
 from .values import ValueGenerator
@@ -44,19 +46,21 @@ class Exploration:
     crashed: int = 0  # crashed their process or timed out
     seconds: float = 0.0
     attempts: dict[str, Attempts] = field(default_factory=dict)  # operation id -> what became of its calls
+    search: SearchStats = field(default_factory=SearchStats)  # Candidate Sequence Search's figures
 
 
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
             options: Options, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
             on_progress: Callable[[Exploration], None] = lambda exploration: None,
-            seeds: list[list[dict]] | None = None) -> Exploration:
+            seeds: list[list[dict]] | None = None, influence: InfluenceMap | None = None) -> Exploration:
     """Generate on base; replay each batch's kept sequences while the next batch is generated.
 
     `replay_all`: the change cannot be detected by calls into changed functions (module-level
     code, class bodies, functions run at import), so every sequence is kept. `uncovered()`
     gives the changed lines and branches not yet covered (for Bloodhound's weights). `seeds`
     (sequences carved from the project's tests) are the first batches: run, learned from and
-    replayed like generated ones.
+    replayed like generated ones. `influence`: the static influence between operations, for
+    Candidate Sequence Search.
     """
     rng = random.Random(options.seed)
     switches = options.components.switches
@@ -65,7 +69,7 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
                                 switches.callables, switches.failing), rng, aim.focus,
         switches=switches,
         aim=aim, uncovered=lambda: uncovered_ratios(aim.operation_targets, uncovered()),
-        timed=not deadline.reproducible)
+        timed=not deadline.reproducible, influence=influence)
     exploration = Exploration()
     started = time.monotonic()
     seeds = list(seeds or ())
@@ -77,7 +81,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
             batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
             if not batch:
                 break
-            running = base_run.submit(worker.run, batch, EXPLORE_RANDOM_SEED, fields=switches.novelty)
+            running = base_run.submit(worker.run, batch, EXPLORE_RANDOM_SEED, fields=switches.novelty,
+                                      influence=generator.influence_requests(batch))
             # while the worker runs this batch, the previous batch's replays are compared
             exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
             results = running.result()
@@ -97,4 +102,6 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
     exploration.replayed = replayer.replayed
     exploration.attempts = generator.attempts
+    if generator.search is not None:
+        exploration.search = generator.search.stats
     return exploration

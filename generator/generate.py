@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from .aim import Aim
 from .building import MAX_LENGTH, CallBuilder
 from .callables import ReturnedCallables, origin
-from .catalog import Catalog
+from .candidate_search import Built, CandidateSearch
+from .catalog import Catalog, Operation
 from .components import Switches
+from .influence import InfluenceMap
 from .learning import TypeLearning
 from .novelty import FieldNovelty
 from .pools import PoolEntry, Pools, SequenceBuilder
@@ -31,6 +33,7 @@ from .values import ValueGenerator
 from .worker.protocol import SequenceResult, Status, digest_key
 
 REPEAT_RATIO = 0.05
+SEARCH_RATIO = 0.5  # a chosen focus operation gets its next influence-search candidate
 MAX_REPEAT = 6
 ALL_ON = Switches()
 
@@ -57,11 +60,13 @@ class SequenceGenerator:
 
     def __init__(self, catalog: Catalog, values: ValueGenerator, rng: random.Random, focus: set[str], *,
                  switches: Switches = ALL_ON, aim: Aim | None = None,
-                 uncovered: Callable[[], Mapping[str, float]] | None = None, timed: bool = True) -> None:
+                 uncovered: Callable[[], Mapping[str, float]] | None = None, timed: bool = True,
+                 influence: InfluenceMap | None = None) -> None:
         """`focus`: the ids of the operations that touch the change. `aim` shares the focus over the
         plan's units; `uncovered()` gives, per operation, the fraction of its changed lines and
         branches not yet covered. `timed`: orienteering and the quota may weigh entries and units by
-        measured time (not in reproducible runs)."""
+        measured time (not in reproducible runs). `influence`: the static influence between
+        operations, for Candidate Sequence Search (when that component is on)."""
         self.switches, self.timed, self.rng = switches, timed, rng
         self.pools = Pools(rng=random.Random(rng.random()), by_mro=switches.elephant,
                            orienteering=switches.orienteering)
@@ -75,6 +80,11 @@ class SequenceGenerator:
         # field-coverage novelty replaces state equality as the redundancy filter
         self.novelty = FieldNovelty() if switches.novelty else None
         self.callables = ReturnedCallables(rng) if switches.callables else None
+        self.search = (CandidateSearch(influence, self.builder, self.selector.operations,
+                                       prune=switches.pruning)
+                       if influence is not None and switches.influence else None)
+        self._searched: dict[int, Built] = {}  # id of a proposed candidate's statements -> the candidate
+        self._focus_ids = {op.id for op in self.selector.focus}
         self.seen: set[str] = set()
         self.duplicates = 0
         self.attempts: dict[str, Attempts] = {}  # operation id -> what became of its calls
@@ -91,15 +101,26 @@ class SequenceGenerator:
             key = json.dumps(statements, separators=(",", ":"))
             if key in self.seen:
                 self.duplicates += 1
+                self._searched.pop(id(statements), None)
                 continue
             self.seen.add(key)
             made += 1
             yield statements
 
+    def influence_requests(self, batch: list[list[dict]]) -> list[dict | None] | None:
+        """Per sequence of `batch`, what the worker records for the dynamic influence check: only
+        influence search's candidates are traced, and only with that check on."""
+        if self.search is None or not self.search.prune:
+            return None
+        return [built.request if (built := self._searched.get(id(s))) is not None else None for s in batch]
+
     def feedback(self, statements: list[dict], result: SequenceResult) -> None:
         """Learn from a result; pool the values of a normally-ended sequence whose states are new."""
         if not statements:
             return
+        built = self._searched.pop(id(statements), None)
+        if built is not None and self.search is not None:
+            self.search.learn(built, result)
         last_op = origin(statements, len(statements) - 1)  # a returned callable's call: its origin's
         attempts = self._attempts(last_op)
         attempts.ran += result.status == Status.OK
@@ -152,9 +173,14 @@ class SequenceGenerator:
             return None
         attempts = self._attempts(op.id)
         attempts.chosen += 1
+        returned = self.callables.pick(op.id) if self.callables is not None else None
+        if returned is None and self._searching(op):
+            built = self.search.propose(op) if self.search is not None else None
+            if built is not None:
+                self._searched[id(built.statements)] = built
+                return built.statements
         builder = SequenceBuilder()
         receiver = None
-        returned = self.callables.pick(op.id) if self.callables is not None else None
         if returned is not None:  # a callable the operation returned, called instead of the operation
             op, receiver = returned.operation(self.rng), builder.include(returned.entry)
         elif op.kind == "method":
@@ -174,6 +200,12 @@ class SequenceGenerator:
         if len(builder.statements) > MAX_LENGTH:
             return None
         return builder.statements
+
+    def _searching(self, op: Operation) -> bool:
+        """Whether this pick of `op` takes influence search's next candidate: for a focus operation
+        that something can influence (else the candidate would be the plain call), half the time."""
+        return (self.search is not None and op.id in self._focus_ids
+                and bool(self.search.influence.influencers(op)) and self.rng.random() < SEARCH_RATIO)
 
     def _attempts(self, op_id: str) -> Attempts:
         return self.attempts.setdefault(op_id, Attempts())

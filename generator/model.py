@@ -226,6 +226,15 @@ class Stats:
     history_seconds: float = 0.0  # reading the git history for the defect scores
     carve_seconds: float = 0.0  # running the project's tests to carve seed sequences from them
     carved: int = 0  # seed sequences carved from the project's tests
+    # Candidate Sequence Search (JTestCraft): candidates run, judged by the dynamic influence check,
+    # redundant (a call influenced nothing), and pruned (a call's writes were all dead: not
+    # extended); the most calls before the focus call in a candidate all of which influenced it
+    influence_candidates: int = 0
+    influence_checked: int = 0
+    influence_redundant: int = 0
+    influence_pruned: int = 0
+    influence_pruned_share: float = 0.0
+    influence_longest_prefix: int = 0
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import literals
 from .fields import graph_triples
+from .influence import InfluenceRecorder
 from .introspect import returned_callable
 from .observe import (
     MAX_ITEMS,
@@ -73,8 +74,10 @@ class SequenceRunner:
                 signal.setitimer(signal.ITIMER_REAL, 0)
 
     def run(self, statements: list[dict], want_callees: bool = False,
-            want_fields: bool = False) -> ResultRecord:
-        """Execute `statements`; return status, observations and feedback for the generator."""
+            want_fields: bool = False, influence: dict | None = None) -> ResultRecord:
+        """Execute `statements`; return status, observations and feedback for the generator.
+        `influence`: the candidate's receiver and calls, whose reads and writes are recorded for
+        the host's dynamic influence check (see `influence`)."""
         random.seed(self.random_seed)
         literals.forget_clocks()
         self.observer.forget_objects()
@@ -89,10 +92,12 @@ class SequenceRunner:
         if want_callees:
             result["callees"] = []
         self.tracer.hit = False
+        recorder = InfluenceRecorder(influence) if influence is not None else None
         try:
             for index, statement in enumerate(statements):
                 self.on_statement(index)
-                status = self._step(index, statement, values, result, want_callees)
+                status = self._step(index, statement, values, result, want_callees, recorder,
+                                    len(statements) - 1)
                 if status != Status.OK:
                     result["status"] = status.value
                     if status == Status.TIMEOUT:
@@ -102,12 +107,15 @@ class SequenceRunner:
             signal.setitimer(signal.ITIMER_REAL, 0)
         if want_fields and result["status"] == Status.OK.value and values:
             result["fields"] = _fields(statements[-1], values)
+        if recorder is not None:
+            result["influence"] = recorder.record()
         result["n"] = len(values)
         result["hit"] = self.tracer.hit
         result["ms"] = round((time.perf_counter() - started) * 1000, 3)  # for the host's time planning
         return result  # type: ignore[return-value]
 
-    def _step(self, index: int, statement: dict, values: list, result: dict, want_callees: bool) -> Status:
+    def _step(self, index: int, statement: dict, values: list, result: dict, want_callees: bool,
+              recorder: InfluenceRecorder | None = None, last: int = -1) -> Status:
         obs = result["obs"]
         try:
             op = self.resolver.resolve(statement["op"])
@@ -125,7 +133,8 @@ class SequenceRunner:
         signal.setitimer(signal.ITIMER_REAL, self.call_timeout)
         try:
             try:
-                value = op.call(args, kwargs)
+                value = (op.call(args, kwargs) if recorder is None
+                         else recorder.around(index, last, values, lambda: op.call(args, kwargs)))
             except StatementTimeout:
                 raise
             except BaseException as exc:  # SystemExit and KeyboardInterrupt from the SUT included

@@ -38,7 +38,7 @@ import enum
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 PROTOCOL = "difforacle.worker/1"
 
@@ -93,6 +93,8 @@ class RunRequest(TypedDict):
     lines: bool  # measure the changed lines and arcs that ran
     fields: bool  # field-coverage triples of each ok sequence's last statement
     disabled_observers: list[str]  # type names whose observers must not run
+    # per sequence, None or {"receiver", "calls"}: record its reads and writes (dynamic influence check)
+    influence: NotRequired[list[dict | None]]
 
 
 class ResultRecord(TypedDict, total=False):
@@ -111,6 +113,7 @@ class ResultRecord(TypedDict, total=False):
     fields: list[str]
     callees: list[str]
     callables: dict[str, list[dict]]
+    influence: dict | None
     arcs: list[list]
     covered: list[list]
 
@@ -368,7 +371,8 @@ class SequenceResult:
     field-coverage triples (when asked); `callees`: per statement, the function that ran
     (when asked); `lines`: coverage (when asked, on the last result of each forked process);
     `callables`: the statements whose values are callables the generator may call, with their
-    parameters (in the catalog's form).
+    parameters (in the catalog's form); `influence`: the receiver fields each traced statement
+    read and wrote (when asked; None when the receiver could not be traced).
     """
 
     status: Status
@@ -385,6 +389,7 @@ class SequenceResult:
     callees: list[str] = field(default_factory=list)
     lines: ExecutedLines = field(default_factory=ExecutedLines)
     callables: dict[int, list[dict]] = field(default_factory=dict)
+    influence: dict | None = None
 
     @staticmethod
     def from_json(data: ResultRecord) -> SequenceResult:
@@ -394,7 +399,8 @@ class SequenceResult:
             digests=data.get("digests", {}), reusable=data.get("reusable", []), lost=bool(data.get("lost")),
             skipped_operation=data.get("skipped_op"), fields=data.get("fields"),
             callees=data.get("callees", []), lines=ExecutedLines.from_json(data),  # type: ignore[arg-type]
-            callables={int(index): params for index, params in data.get("callables", {}).items()})
+            callables={int(index): params for index, params in data.get("callables", {}).items()},
+            influence=data.get("influence"))
 
     def forget_observations(self) -> None:
         """Drop the observations once compared (they are most of a result's memory)."""

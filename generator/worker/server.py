@@ -101,15 +101,20 @@ class Worker:
         isolate = bool(request.get("isolate"))
         measured = _Measured(self.probe, per_statement=isolate) if request.get("lines") else None
 
-        def work(sequence: list[dict]) -> dict:
-            return runner.run(sequence, want_callees, want_fields)
+        # each sequence with what to record for the dynamic influence check (None: nothing)
+        influence = request.get("influence") or [None] * len(request["sequences"])
+
+        def work(item: tuple[list[dict], dict | None]) -> dict:
+            return runner.run(item[0], want_callees, want_fields, item[1])
 
         runner.hanging_ops.clear()
 
-        def on_hang(sequence: list[dict], statement: int) -> None:
+        def on_hang(item: tuple[list[dict], dict | None], statement: int) -> None:
+            sequence = item[0]
             runner.hanging_ops.add(sequence[min(statement, len(sequence) - 1)]["op"])
 
-        results = self.forks.run(request["sequences"], work, isolate, on_hang, measured)
+        items = list(zip(request["sequences"], influence, strict=True))
+        results = self.forks.run(items, work, isolate, on_hang, measured)
         return RawReply('{"ok": true, "results": [' + ",".join(results) + "]}")
 
     def reply(self, message: dict[str, Any] | RawReply) -> None:
