@@ -67,6 +67,7 @@ def build_catalog(modules: list[str]) -> dict:
                 continue
         with contextlib.suppress(BaseException):  # a module whose source cannot be read: no values
             _add_values(module, operations)
+            listed.extend(_value_classes(module, operations, classes))
         with contextlib.suppress(BaseException):  # nor command lines
             operations.update((op["id"], op) for op in commands_of(module))
     _add_builders(wanted, operations, classes, _project_roots(modules))
@@ -176,6 +177,30 @@ def _add_values(module: types.ModuleType, operations: dict) -> None:
 _MISSING = object()
 
 
+def _value_classes(module: types.ModuleType, operations: dict, classes: dict) -> list[type]:
+    """The project's classes of the module's public values that the catalog does not list (a
+    private `_TokenType` whose instances are the public `Keyword`, `Name`, ...), registered so
+    that they get their protocol operations: a change to `_TokenType.__deepcopy__` or
+    `__getattr__` is reached through `copy.deepcopy(tokens.Keyword)`."""
+    roots = {module.__name__.split(".")[0]}
+    found = []
+    for op in operations.values():
+        if op["kind"] != "value" or not op["id"].startswith(module.__name__ + ":"):
+            continue
+        klass = type(getattr(module, op["id"].split(":", 1)[1], None))
+        listed = type_name(klass) in classes or issubclass(klass, SKIPPED_BASES)
+        if _in_project(klass, roots) and not listed:
+            classes[type_name(klass)] = _class_entry(klass)
+            found.append(klass)
+    return found
+
+
+def _class_entry(klass: type) -> dict:
+    """The catalog's entry of a class: its MRO by type name (the pools' subtype index)."""
+    return {"mro": [type_name(k) for k in klass.__mro__ if k is not object],
+            "abstract": inspect.isabstract(klass)}
+
+
 def _typing(value: object) -> bool:
     """A helper of type annotations: a TypeVar, a ParamSpec, a generic alias, a union."""
     kind = type(value)
@@ -222,9 +247,10 @@ def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> Non
         operations[op_id] = {"id": op_id, "kind": "function", "owner": None, "params": [*params, *extra],
                              "returns": [], "file": None, "line": None, "end": None, "dispatches": dispatches}
 
-    # copying an object whose class customizes nothing runs no project code: only those that do
-    add("copy:copy", [type_name(k) for k in having("__copy__", *PICKLING)])
-    add("copy:deepcopy", [type_name(k) for k in having("__deepcopy__", *PICKLING)])
+    # copying an object whose class customizes nothing runs no project code: only those that do,
+    # or that answer attribute lookups themselves (copying looks `__deepcopy__` up on the object)
+    add("copy:copy", [type_name(k) for k in having("__copy__", "__getattr__", *PICKLING)])
+    add("copy:deepcopy", [type_name(k) for k in having("__deepcopy__", "__getattr__", *PICKLING)])
     add("builtins:hash", [type_name(k) for k in having("__eq__", "__hash__")])
     spec = {"name": "format_spec", "kind": "POSITIONAL_ONLY", "has_default": False,
             "hints": [typeinfo.FORMAT_SPEC]}
@@ -326,8 +352,7 @@ def _add_class(klass: type, operations: dict, classes: dict, wanted: set[type],
     `__module__` may be the package that re-exports it)."""
     if issubclass(klass, SKIPPED_BASES) or type_name(klass) in classes:
         return
-    classes[type_name(klass)] = {"mro": [type_name(k) for k in klass.__mro__ if k is not object],
-                                 "abstract": inspect.isabstract(klass)}
+    classes[type_name(klass)] = _class_entry(klass)
     prefix = f"{home or klass.__module__}:{klass.__qualname__}"
     if not inspect.isabstract(klass):
         _add_operation(operations, prefix, "constructor", klass, klass, wanted)

@@ -1,0 +1,45 @@
+"""What the catalog lists so that changed code is reached: the protocol operations of the private
+classes whose instances a changed module exposes as public values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import RepoBuilder, make_pr, run_analyze
+from test_catalog import real_catalog
+
+TOKENS = '''\
+class _TokenType(tuple):
+    parent = None
+
+    def __contains__(self, item):
+        return item is not None and (self is item or item[:len(self)] == self)
+
+    def __getattr__(self, name):
+        new = _TokenType(self + (name,))
+        setattr(self, name, new)
+        new.parent = self
+        return new
+
+
+Token = _TokenType()
+Keyword = Token.Keyword
+'''
+# head makes up no token types for dunder names: deepcopy, which looks up __deepcopy__, works again
+NO_DUNDERS = TOKENS.replace("    def __getattr__(self, name):\n", "    def __getattr__(self, name):\n"
+                            "        if name.startswith('__'):\n            raise AttributeError(name)\n")
+
+
+def test_the_private_class_of_public_values_gets_protocol_operations(tmp_path: Path) -> None:
+    catalog = real_catalog(tmp_path, "dor_tokens", TOKENS)
+    ids = {op.id for op in catalog.operations}
+    assert {"dor_tokens:Token", "dor_tokens:Keyword", "copy:deepcopy", "operator:contains"} <= ids
+    assert "dor_tokens._TokenType" in catalog.classes
+    assert not any(op_id.startswith("dor_tokens:_TokenType") for op_id in ids)  # no private constructor
+
+
+def test_a_dunder_lookup_through_a_value_of_a_private_class(builder: RepoBuilder) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/tokens.py": TOKENS}, {"pkg/tokens.py": NO_DUNDERS})
+    report = run_analyze(builder, max_sequences=200)
+    assert any(d.target.startswith("pkg.tokens:_TokenType") or d.target == "copy:deepcopy"
+               for d in report.differences), [(d.target, d.kind) for d in report.differences]
