@@ -171,6 +171,8 @@ def leaf_text(leaf: list | None, other: list | None = None) -> str:
         return f"raises {leaf[1]}: {leaf[2]}" if leaf[2] else f"raises {leaf[1]}"
     if tag == "API":
         return f"API change ({leaf[1]}): {leaf[2]}"
+    if tag == "exc":  # an exception object held as a value
+        return f"{leaf[1]}({leaf[2]!r})"
     if tag == "unobservable":  # observing the value raised (see generator.worker.observe)
         return f"cannot be observed: {leaf_text(['E', *leaf[1:]])}"
     if tag == "T":

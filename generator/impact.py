@@ -27,7 +27,6 @@ IMPACT_DEPTH = 3
 UnitKey = tuple[str, str]  # (module, qualname)
 NOT_OPERATIONS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
 STATIC_DECORATORS = frozenset({"staticmethod", "classmethod"})
-EXCEPTION_SUFFIXES = ("Error", "Exception", "Warning")  # classes the catalog does not list as operations
 
 
 @dataclass
@@ -298,7 +297,7 @@ def _definitions(module: str, source: str) -> list[Operation]:
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.append(_operation(module, node.name, "function", None))
-        elif not any(_name_of(base).endswith(EXCEPTION_SUFFIXES) for base in node.bases):
+        else:  # exception classes too: their messages and attributes are behaviour
             owner = f"{module}.{node.name}"
             found.append(_operation(module, node.name, "constructor", owner))
             for method in _top_level(node.body):

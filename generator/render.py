@@ -529,6 +529,8 @@ def _check(x: str, leaf: list, other: list | None, last: Step | None, imports: _
         return _text_check(x, leaf, imports)
     if tag == "n":
         return f"{x} is None"
+    if tag == "exc":  # an exception object held as a value: its class and message
+        return f"type({x}).__qualname__ == {leaf[1]!r} and str({x}) == {leaf[2]!r}"
     if tag == "v":  # a standard value by its exact repr (`datetime.timedelta(days=1)`)
         return f"repr({x}) == {leaf[2]!r}"
     if tag == "v~":  # a long one (a large compiled regex): its length and digest

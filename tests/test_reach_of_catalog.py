@@ -1,5 +1,6 @@
-"""What the catalog lists so that changed code is reached: the protocol operations of the private
-classes whose instances a changed module exposes as public values."""
+"""What the catalog lists so that changed code is reached: a changed module's exception classes
+(their messages are behaviour), and the protocol operations of the private classes whose
+instances the module exposes as public values."""
 
 from __future__ import annotations
 
@@ -7,6 +8,19 @@ from pathlib import Path
 
 from conftest import RepoBuilder, make_pr, run_analyze
 from test_catalog import real_catalog
+
+ERRORS = '''\
+class FrozenError(AttributeError):
+    """Raised on assignment to a frozen instance."""
+
+    msg = "can't set attribute"
+
+    def __init__(self, name=""):
+        self.name = name
+        super().__init__()
+'''
+# head passes the message on: str(error) is no longer empty
+WITH_MESSAGE = ERRORS.replace("        super().__init__()\n", "        super().__init__(self.msg)\n")
 
 TOKENS = '''\
 class _TokenType(tuple):
@@ -43,3 +57,19 @@ def test_a_dunder_lookup_through_a_value_of_a_private_class(builder: RepoBuilder
     report = run_analyze(builder, max_sequences=200)
     assert any(d.target.startswith("pkg.tokens:_TokenType") or d.target == "copy:deepcopy"
                for d in report.differences), [(d.target, d.kind) for d in report.differences]
+
+
+def test_exception_classes_of_a_module_are_listed_with_a_constructor(tmp_path: Path) -> None:
+    catalog = real_catalog(tmp_path, "dor_errors", ERRORS + "\n\nclass Plain(ValueError):\n    pass\n")
+    kinds = {op.qualname: op.kind for op in catalog.operations if op.module == "dor_errors"}
+    assert kinds == {"FrozenError": "constructor", "Plain": "constructor"}
+
+
+def test_an_exception_whose_message_changed(builder: RepoBuilder) -> None:
+    files = {"pkg/__init__.py": "", "pkg/exceptions.py": ERRORS}
+    make_pr(builder, files, {"pkg/exceptions.py": WITH_MESSAGE})
+    report = run_analyze(builder, max_sequences=200)
+    found = [d for d in report.differences if d.target == "pkg.exceptions:FrozenError"]
+    assert found, [d.target for d in report.differences]
+    assert all(d.reproduced for d in found)
+    assert '.__qualname__ == "FrozenError" and str(' in found[0].test  # a value: no pytest.raises

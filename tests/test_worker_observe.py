@@ -119,13 +119,13 @@ class Unprintable(Exception):
 
 def test_addresses_are_masked_in_exception_messages() -> None:
     out, _ = snap(ValueError(f"bad object at {id(object()):#x}"))
-    assert out["0/0"] == ["E", "ValueError", "bad object at 0x?", "builtins"]
+    assert out["0/0"] == ["exc", "ValueError", "bad object at 0x?", "builtins"]  # a value, not a raise
     assert clean_text("at 0x7FFFabcd1234 and 0x12") == "at 0x? and 0x12"
 
 
 def test_broken_exception_str_is_an_observation() -> None:
     out, _ = snap(Unprintable())
-    assert out["0/0"][:3] == ["E", "Unprintable", "<unprintable>"]
+    assert out["0/0"][:3] == ["exc", "Unprintable", "<unprintable>"]
 
 
 def test_cycles_terminate() -> None:

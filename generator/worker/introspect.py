@@ -28,7 +28,10 @@ from .observe import clean_text, type_name
 from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS, code_name
 from .tracer import unwrap_hits
 
+# Exception classes are listed only where a changed module defines them (their messages and
+# attributes are behaviour), never built as arguments or given protocol operations.
 SKIPPED_BASES = (BaseException,)
+EXCEPTION_SIGNATURE = inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)])
 # Standard values a project's class meets in arithmetic and comparisons (`timedelta - Duration`).
 STANDARD_OPERANDS = ("builtins.int", "builtins.float", "fractions.Fraction", "decimal.Decimal",
                      "datetime.date", "datetime.datetime", "datetime.timedelta")
@@ -349,8 +352,8 @@ def _in_project(klass: type, roots: set[str]) -> bool:
 def _add_class(klass: type, operations: dict, classes: dict, wanted: set[type],
                constructor_only: bool = False, home: str | None = None) -> None:
     """`home`: the module the class was found in, which its operations are named after (its
-    `__module__` may be the package that re-exports it)."""
-    if issubclass(klass, SKIPPED_BASES) or type_name(klass) in classes:
+    `__module__` may be the package that re-exports it); an exception class is listed only there."""
+    if (issubclass(klass, SKIPPED_BASES) and home is None) or type_name(klass) in classes:
         return
     classes[type_name(klass)] = _class_entry(klass)
     prefix = f"{home or klass.__module__}:{klass.__qualname__}"
@@ -397,7 +400,9 @@ def _add_operation(operations: dict, op_id: str, kind: str, func: Any, owner: ty
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError):
-        return
+        if not (kind == "constructor" and issubclass(func, BaseException)):
+            return
+        signature = EXCEPTION_SIGNATURE  # an exception class that keeps BaseException's C constructor
     params = list(signature.parameters.values())
     if kind == "method":
         params = params[1:]

@@ -237,8 +237,8 @@ class Observer:
             out[key] = ["gen", len(items)]
             for i, item in enumerate(items):
                 self._snap(out, key + item_step(i), item, depth - 1, False, seen)
-        elif kind == "exception":
-            out[key] = exception_leaf(value)
+        elif kind == "exception":  # an exception held as a value (returned, stored), not raised
+            out[key] = ["exc", *exception_leaf(value)[1:]]
         else:
             tname = type_name(t)
             out[key] = ["T", tname]
