@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .compare import Mismatch, kind_of
-from .model import DifferenceKind
+from .model import Difference, DifferenceKind
 from .pools import shift
 from .worker.protocol import EXCEPTION_MARK, Leaf, ObservationKey, SequenceResult, exception_key, value_key
 
@@ -132,3 +132,25 @@ class Finding:
     def identity(self) -> tuple[DifferenceKey, str | None, int | None]:
         """Findings with the same key in the same changed hunk are one."""
         return self.shown.key, self.location.path, self.location.hunk
+
+
+def merge_repeats(differences: list[Difference]) -> tuple[list[Difference], list[str]]:
+    """One difference for each changed line, kind and pair of values: the others, found through
+    other entry points (the callers of a changed private helper all show its new message), merge
+    into the first, which counts their sequences. A note names the entry points merged away."""
+    kept: dict[tuple, Difference] = {}
+    merged: dict[str, list[str]] = {}
+    for difference in differences:
+        if difference.path is None or difference.line is None:
+            kept[(id(difference),)] = difference
+            continue
+        same = (difference.path, difference.line, difference.side, difference.kind, difference.severity,
+                difference.base, difference.head)
+        first = kept.setdefault(same, difference)
+        if first is not difference:
+            first.count += difference.count
+            merged.setdefault(first.target, []).append(difference.target)
+    notes = [f"{len(others)} more entry point(s) showed the same difference as {target} at the same "
+             f"line and were merged into it: {', '.join(sorted(set(others))[:5])}"
+             + (", ..." if len(set(others)) > 5 else "") for target, others in merged.items()]
+    return list(kept.values()), notes

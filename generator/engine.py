@@ -19,6 +19,8 @@
     minimize   each finding's sequence shrunk while it shows the same      minimize.py
     render     two pytest tests per finding                                 render.py
     reproduce  the tests run by pytest on both commits                      reproduce.py
+    merge      one difference per changed line and values, whatever the    difference.py
+               entry point that showed it
     report     the Report, with coverage, allocation and notes              model.py (report.py: its forms)
 
 One `Deadline` (deadline.py) decides when each phase stops: by time, or by a count of
@@ -39,6 +41,7 @@ from .changes import compute_changes
 from .confirm import Confirmation, Locator, confirm
 from .constants import Constants, mine_change
 from .deadline import Deadline
+from .difference import merge_repeats
 from .differential import DifferenceCheck
 from .executor import WorkerOptions, WorkerPool
 from .explore import Exploration, explore
@@ -104,8 +107,8 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
             if known.progress.phase in ("", "importing"):
                 raise
             raise _stopped(report, known, deadline, exc) from exc
-        report.differences = reproduced.differences
-        report.notes.extend([*reproduced.notes, *known.minimization_notes])
+        report.differences, merged = merge_repeats(reproduced.differences)
+        report.notes.extend([*reproduced.notes, *known.minimization_notes, *merged])
     _finish(report, deadline)
     return report
 
