@@ -49,8 +49,10 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "operator:contains": ("__contains__",), "builtins:hash": ("__hash__",), "builtins:len": ("__len__",),
     "builtins:bool": ("__bool__", "__len__"), "builtins:list": ("__iter__",),
     "builtins:format": ("__format__",),
-    "copy:copy": ("__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__"),
-    "copy:deepcopy": ("__deepcopy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__"),
+    # copying looks its dunders up on the object: a class's `__getattr__` answers when it has none
+    "copy:copy": ("__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__getattr__"),
+    "copy:deepcopy": ("__deepcopy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__",
+                      "__getattr__"),
 }
 
 # Dunders worth calling as operations (comparisons, containers, arithmetic, text); the catalog
