@@ -301,7 +301,7 @@ def _definitions(module: str, source: str) -> list[Operation]:
             owner = f"{module}.{node.name}"
             found.append(_operation(module, node.name, "constructor", owner))
             for method in _top_level(node.body):
-                decorators = {_name_of(d) for d in getattr(method, "decorator_list", ())}
+                decorators = {name_of(d) for d in getattr(method, "decorator_list", ())}
                 if (not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
                         or decorators & NOT_OPERATIONS
                         or (method.name.startswith("_") and method.name not in OPERATION_DUNDERS)):
@@ -334,7 +334,7 @@ def _exported(tree: ast.Module) -> set[str] | None:
     return None
 
 
-def _name_of(node: ast.expr) -> str:
+def name_of(node: ast.expr) -> str:
     """The last name of a decorator or base: `property`, `x.setter` -> `setter`, `abc.ABC` -> `ABC`."""
     if isinstance(node, ast.Call):
         node = node.func

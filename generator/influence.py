@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Operation
+from .impact import name_of
 from .worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
 
 
@@ -199,7 +200,7 @@ def class_facts(module: str, source: str) -> dict[str, ClassFacts]:
                            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
                 annotated = frozenset(item.target.id for item in node.body if isinstance(item, ast.AnnAssign)
                                       and isinstance(item.target, ast.Name))
-                bases = tuple(_last_name(base) for base in node.bases if _last_name(base))
+                bases = tuple(name_of(base) for base in node.bases if name_of(base))
                 found[f"{module}.{prefix}{node.name}"] = ClassFacts(methods, bases, annotated)
                 visit(node.body, f"{prefix}{node.name}.")
             elif isinstance(node, (ast.If, ast.Try)):
@@ -212,7 +213,7 @@ def class_facts(module: str, source: str) -> dict[str, ClassFacts]:
 def method_facts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> MethodFacts:
     """The fields of `self` (the first parameter) a method body reads and writes, and the
     methods it calls on `self`; a static method has no `self`."""
-    decorators = {_last_name(d) for d in function.decorator_list}
+    decorators = {name_of(d) for d in function.decorator_list}
     positional = [*function.args.posonlyargs, *function.args.args]
     if "staticmethod" in decorators or not positional:
         return MethodFacts()
@@ -265,11 +266,3 @@ def _mutates(method: str) -> bool:
 
 def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
-
-
-def _last_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
