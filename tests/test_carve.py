@@ -51,8 +51,8 @@ class Register:
         self.items: list[str] = []
 
     def add(self, item: str) -> None:
+        _prices()[item]  # an unknown item raises KeyError, and is not added
         self.items.append(item)
-        _prices()[item]  # an unknown item raises KeyError (and stays on the list: a bug of no concern here)
 
     def total(self) -> int:
         prices = _prices()

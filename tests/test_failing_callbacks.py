@@ -90,7 +90,7 @@ MESSAGE = CONVERTER.replace('''        except ValueError:
 
 def _run(builder: RepoBuilder, components: Components):
     make_pr(builder, {"pkg/__init__.py": "", "pkg/types.py": CONVERTER}, {"pkg/types.py": MESSAGE})
-    return run_analyze(builder, max_sequences=300, components=components)
+    return run_analyze(builder, max_sequences=600, components=components)
 
 
 def test_a_converter_whose_error_message_changed(builder: RepoBuilder) -> None:
