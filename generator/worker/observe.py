@@ -35,7 +35,7 @@ import sys
 import types
 from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from .literals import clocks_rewound, encode
 from .protocol import attribute_step, call_step, item_step, property_step, wrap_step
@@ -153,8 +153,7 @@ class Observer:
     def __init__(self) -> None:
         self._observers: dict[type, list[tuple[str, str]]] = {}
         self._kinds: dict[type, str] = {}
-        self._slots: dict[type, list[str]] = {}  # public `__slots__` names along each type's MRO
-        self._state_names: dict[type, tuple[bool, bool, tuple[str, ...]]] = {}
+        self._layouts: dict[type, Layout] = {}
         self._observed: dict[int, tuple[tuple, list[tuple[str, list]]]] = {}  # id -> state, observer leaves
         self._confirmed: set[tuple[type, str]] = set()
         self._unstable: set[tuple[type, str]] = set()
@@ -249,11 +248,7 @@ class Observer:
     def _snap_attributes(self, out: dict, key: str, value: Any, depth: int, seen: set) -> None:
         attributes = getattr(value, "__dict__", None)
         names = _public_names(attributes) if isinstance(attributes, dict) else []
-        t = type(value)
-        slots = self._slots.get(t)
-        if slots is None:
-            slots = self._slots[t] = _public_slots(t)
-        for name in sorted({*names, *slots})[:MAX_ITEMS]:
+        for name in sorted({*names, *self.layout(type(value)).public_slots})[:MAX_ITEMS]:
             step = key + attribute_step(name)
             try:
                 attr = getattr(value, name)
@@ -265,6 +260,12 @@ class Observer:
                 out[step] = exception_leaf(exc)
                 continue
             self._snap(out, step, attr, depth - 1, False, seen)
+
+    def layout(self, t: type) -> Layout:
+        layout = self._layouts.get(t)
+        if layout is None:
+            layout = self._layouts[t] = _layout(t)
+        return layout
 
     def forget_objects(self) -> None:
         """Called before each sequence: the objects of the last one are gone (their ids reused)."""
@@ -297,19 +298,16 @@ class Observer:
         statically, and by a second call): an object observed again in the same state gives the
         same leaves, which are reused. A receiver is observed after every call made on it, and
         most calls on such values leave them as they were."""
-        t = type(value)
-        names = self._state_names.get(t)
-        if names is None:
-            names = self._state_names[t] = _state_names(t)
-        if not names[0]:
+        layout = self.layout(type(value))
+        if not layout.in_python:
             return None
         state: list = []
-        attributes = vars(value) if names[1] else {}
+        attributes = vars(value) if layout.has_dict else {}
         for name, attr in attributes.items():
             if type(attr) not in PRIMITIVE_TYPES or type(name) is not str:
                 return None
             state.append((name, attr))
-        for name in names[2]:
+        for name in layout.slots:
             attr = getattr(value, name, _UNSET)
             if type(attr) not in PRIMITIVE_TYPES and attr is not _UNSET:
                 return None
@@ -376,23 +374,23 @@ def _public_names(names: Iterable) -> list[str]:
     return [n for n in names if type(n) is str and not n.startswith("_")]
 
 
-def _public_slots(t: type) -> list[str]:
-    names: list[str] = []
-    for klass in t.__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        names.extend(_public_names((slots,) if isinstance(slots, str) else slots))
-    return names
-
-
 PRIMITIVE_TYPES = frozenset({type(None), bool, int, float, str, bytes})
 HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not by C code
 _UNSET = object()  # a slot never assigned
 
 
-def _state_names(t: type) -> tuple[bool, bool, tuple[str, ...]]:
-    """(whether `t`'s instances keep all their state in Python attributes, whether they have a
-    `__dict__`, their slots' attribute names). A class built on a C type (a `dict`, a `datetime`)
-    keeps state that no attribute shows, and so does one whose attribute access runs code."""
+class Layout(NamedTuple):
+    """Where a type's instances keep their state, decided once per type."""
+
+    in_python: bool  # all of it in attributes (see `_layout`)
+    has_dict: bool
+    slots: tuple[str, ...]  # attribute names, private ones mangled (`_C__x`)
+    public_slots: tuple[str, ...]
+
+
+def _layout(t: type) -> Layout:
+    """A class built on a C type (a `dict`, a `datetime`) keeps state that no attribute shows,
+    and so does one whose attribute access runs code: not `in_python`."""
     classes = [k for k in t.__mro__ if k is not object]
     in_python = all(k.__flags__ & HEAP_TYPE for k in classes) and not any(
         name in k.__dict__ for k in classes for name in ("__getattr__", "__getattribute__"))
@@ -405,7 +403,8 @@ def _state_names(t: type) -> tuple[bool, bool, tuple[str, ...]]:
             private = name.startswith("__") and not name.endswith("__")  # stored mangled: `_C__x`
             slots.append(f"_{klass.__name__.lstrip('_')}{name}" if private else name)
     has_dict = any("__dict__" in k.__dict__ for k in classes)
-    return in_python and (has_dict or bool(slots)), has_dict, tuple(slots)
+    return Layout(in_python and (has_dict or bool(slots)), has_dict, tuple(slots),
+                  tuple(n for n in slots if not n.startswith("_")))
 
 
 def _private_shape(value: Any) -> list:
