@@ -79,10 +79,12 @@ class Catalog:
 
     def without(self, *, protocols: bool = False, values: bool = False, commands: bool = False) -> Catalog:
         """The catalog without its protocol operations (`copy:deepcopy`, `operator:__sub__`, ...),
-        the reads of module values (`pkg.units:TABLE`) and/or the command lines (`pkg.cli:main<argv>`)."""
+        the reads of module values (`pkg.units:TABLE`) and exported names (`pkg:Name<export>`),
+        and/or the command lines (`pkg.cli:main<argv>`)."""
         kept = [op for op in self.operations
                 if not (protocols and op.dispatches and op.kind == "function")
-                and not (values and op.kind == "value") and not (commands and op.kind == "command")]
+                and not (values and op.kind in ("value", "export"))
+                and not (commands and op.kind == "command")]
         return Catalog(kept, self.classes, self.import_errors, self.head_import_errors, self.compiled)
 
     @property

@@ -61,8 +61,9 @@ class Locator:
                 line = self._first_changed(side, unit.path, unit.start, unit.end)
                 return Location(unit.path, line, side, self._hunk(side, unit.path, line) if line else None)
         op = self.operations.get(shown.target)
-        if op and op.file and op.kind == "value" and op.line is not None:
-            # a module's value: the first changed line of its assignment (on base, where it was listed)
+        if op and op.file and op.kind in ("value", "export") and op.line is not None:
+            # a module's value: the first changed line of its assignment (on base, where it was
+            # listed); an exported name: its line in `__all__` or in the package's imports
             path = relative(op.file, self.base)
             line = self._first_changed("base", path, op.line, op.end or op.line)
             if line is not None:

@@ -42,7 +42,7 @@ from .worker.command_line import command_target, run_command_line
 from .worker.literals import input_files, modules_used
 from .worker.literals import source as literal_source
 from .worker.protocol import ObservationKey, Step
-from .worker.resolve import ARITHMETIC, CALL, COMPARISONS
+from .worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target
 
 __all__ = ["UNPINNABLE", "Pin", "Unpinnable", "can_pin", "import_difference", "render_findings",
            "render_test", "test_name"]
@@ -306,6 +306,9 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
         return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
     if kind == "value":  # a module's constant or table, read
         return imports.name_for(module, qualname)
+    if kind == "export":  # an exported name, looked up in the test's body (not its imports)
+        imports.modules.add(module)
+        return f"{module}.{export_target(op_id).partition(':')[2]}"
     if kind == "command":  # an entry point run as its command line, by the helper the test carries
         imports.command_line = True
         main = _callable_name(*(command_target(op_id) or op_id).split(":", 1), imports)

@@ -78,3 +78,63 @@ def test_the_catalog_reads_only_the_modules_own_public_values(tmp_path: Path,
                               "tables:WORD", "typed:LIMIT"]  # no TypeVar, alias or union
     assert values["tables:UNITS"]["returns"] == ["builtins.dict"]
     assert values["tables:UNITS"]["line"] == 5
+
+
+HOOKS = '''\
+from typing import TypedDict
+
+
+class SpecOpts(TypedDict):
+    firstresult: bool
+
+
+class Marker:
+    def __call__(self, name: str) -> str:
+        return name.upper()
+'''
+PACKAGE = '''\
+__all__ = [
+    "Marker",
+    "SpecOpts",
+]
+from ._hooks import Marker, SpecOpts
+'''
+
+
+def test_a_name_the_package_stops_exporting_is_an_api_change(builder: RepoBuilder) -> None:
+    """A `TypedDict` re-exported from a private module has no operation of its own (no signature);
+    renaming it in the package's `__all__` and imports is still found, at the `__all__` line."""
+    renamed = {"hooks/_hooks.py": HOOKS.replace("SpecOpts", "SpecOptions"),
+               "hooks/__init__.py": PACKAGE.replace("SpecOpts", "SpecOptions")}
+    make_pr(builder, {"hooks/__init__.py": PACKAGE, "hooks/_hooks.py": HOOKS}, renamed)
+    differences = run_analyze(builder, max_sequences=200).differences
+    [removed] = [d for d in differences if d.target == "hooks:SpecOpts<export>"]
+    assert removed.kind == "api"
+    assert (removed.path, removed.line) == ("hooks/__init__.py", 3)
+    assert "hooks.SpecOpts" in removed.test and "import hooks" in removed.test
+
+
+def test_an_exported_name_that_moved_is_no_difference(builder: RepoBuilder) -> None:
+    """Moving a class to another private module, still exported under its name, changes nothing."""
+    moved = {"hooks/_hooks.py": "from ._opts import SpecOpts\n" + HOOKS.split("\n\n\n", 1)[1],
+             "hooks/_opts.py": HOOKS.split("\n\n\n")[0] + "\n\n\n" + HOOKS.split("\n\n\n")[1],
+             "hooks/__init__.py": PACKAGE}
+    make_pr(builder, {"hooks/__init__.py": PACKAGE, "hooks/_hooks.py": HOOKS}, moved)
+    report = run_analyze(builder, max_sequences=200)
+    assert not [d for d in report.differences if d.target.endswith("<export>")], report.differences
+
+
+def test_the_catalog_lists_exports_without_operations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "hooks"
+    package.mkdir()
+    (package / "_hooks.py").write_text(HOOKS)
+    (package / "__init__.py").write_text(PACKAGE)
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "_impl.py").write_text("LIMIT = 3\n\n\ndef helper():\n    return 1\n")
+    (tmp_path / "plain" / "__init__.py").write_text("from . import _impl\nfrom ._impl import LIMIT, helper as run\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    operations = build_catalog(["hooks", "plain"])["operations"]
+    exports = {op["id"]: op["line"] for op in operations if op["kind"] == "export"}
+    # by `__all__` (with its lines); without one, the package's public imports (not the submodule)
+    assert exports == {"hooks:Marker<export>": 2, "hooks:SpecOpts<export>": 3,
+                       "plain:LIMIT<export>": 2, "plain:run<export>": 2}

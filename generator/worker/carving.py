@@ -53,7 +53,7 @@ class Recorder:
         catalog = build_catalog(self.modules)
         roots = {name.split(".")[0] for name in self.modules}
         for op in catalog["operations"]:
-            if op.get("dispatches") or op["kind"] == "value":
+            if op.get("dispatches") or op["kind"] in ("value", "export"):
                 continue  # `copy.deepcopy`, `operator.__sub__`, a table: nothing of the project's to wrap
             try:
                 self._wrap(op["id"], op["kind"], roots)

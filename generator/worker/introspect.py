@@ -25,7 +25,7 @@ from typing import Any
 from . import literals, typeinfo
 from .command_line import commands_of
 from .observe import clean_text, type_name
-from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS, code_name
+from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS, code_name, export_id
 from .tracer import unwrap_hits
 
 # Exception classes are listed only where a changed module defines them (their messages and
@@ -70,6 +70,7 @@ def build_catalog(modules: list[str]) -> dict:
                 continue
         with contextlib.suppress(BaseException):  # a module whose source cannot be read: no values
             _add_values(module, operations)
+            _add_exports(module, operations)
             listed.extend(_value_classes(module, operations, classes))
         with contextlib.suppress(BaseException):  # nor command lines
             operations.update((op["id"], op) for op in commands_of(module))
@@ -178,6 +179,58 @@ def _add_values(module: types.ModuleType, operations: dict) -> None:
 
 
 _MISSING = object()
+
+
+def _add_exports(module: types.ModuleType, operations: dict) -> None:
+    """The names a public module exports that no operation of the catalog reads under it (a class
+    re-exported from a private module, a `TypedDict` without a signature, a constant imported from
+    elsewhere) as operations that only find them: a name head stops exporting is an API change.
+    Exported means listed in a literal `__all__`, or, in a package's `__init__` without one,
+    imported from the package's own modules under a public name."""
+    if any(part.startswith("_") for part in module.__name__.split(".")):
+        return
+    listed = getattr(module, "__all__", None)
+    tree = ast.parse(inspect.getsource(module))
+    if isinstance(listed, (list, tuple)):
+        names = {name: line for name, line in _all_entries(tree).items() if name in listed}
+        names.update((name, None) for name in listed if isinstance(name, str) and name not in names)
+    elif hasattr(module, "__path__"):
+        names = _package_imports(tree)
+    else:
+        return
+    for name, line in names.items():
+        if f"{module.__name__}:{name}" in operations:
+            continue  # read by its own operation
+        if isinstance(getattr(module, name, None), types.ModuleType):
+            continue  # a submodule is no name of the API
+        operations[export_id(module.__name__, name)] = {
+            "id": export_id(module.__name__, name), "kind": "export", "owner": None, "params": [],
+            "returns": [], "file": getattr(module, "__file__", None), "line": line, "end": line}
+
+
+def _all_entries(tree: ast.Module) -> dict[str, int]:
+    """The strings of the module's `__all__ = [...]` (or `+=`) statements, with their lines."""
+    found: dict[str, int] = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
+            for leaf in ast.walk(node.value):
+                if isinstance(leaf, ast.Constant) and isinstance(leaf.value, str):
+                    found.setdefault(leaf.value, leaf.lineno)
+    return found
+
+
+def _package_imports(tree: ast.Module) -> dict[str, int]:
+    """Public names a package's `__init__` imports from its own modules (`from ._hooks import X`)."""
+    found: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            for alias in node.names:
+                name = alias.asname or alias.name
+                if name != "*" and not name.startswith("_"):
+                    found.setdefault(name, alias.lineno)
+    return found
 
 
 def _value_classes(module: types.ModuleType, operations: dict, classes: dict) -> list[type]:

@@ -65,6 +65,21 @@ OPERATION_DUNDERS = frozenset(OPERATORS) - {"__hash__", "__str__", "__repr__", "
 # these statements for the callables it saw returned (`returned_callable` in introspect).
 CALL = "operator:call"
 
+# `pkg:Name<export>`: a name a public module exports (listed in `__all__`, or imported into a
+# package's `__init__`) that the catalog lists no operation under; reading it only says it is
+# there, so a name head stops exporting is an API change, whatever the object is and wherever
+# it moved.
+EXPORT_SUFFIX = "<export>"
+
+
+def export_id(module: str, name: str) -> str:
+    return f"{module}:{name}{EXPORT_SUFFIX}"
+
+
+def export_target(op_id: str) -> str | None:
+    """`pkg:Name` for `pkg:Name<export>`; None for any other operation."""
+    return op_id[: -len(EXPORT_SUFFIX)] if op_id.endswith(EXPORT_SUFFIX) else None
+
 
 class Missing(Exception):
     """The operation's name does not exist on this commit."""
@@ -80,7 +95,8 @@ class Operation:
 
     op_id: str
     # "function" | "constructor" | "method" | "static" | "value" (a module's attribute) | "command"
-    # (a command-line entry point, called with an argv list and a stdin text) | "call" (CALL)
+    # (a command-line entry point, called with an argv list and a stdin text) | "call" (CALL) |
+    # "export" (a name a module exports, read for its presence only)
     kind: str
     obj: Any  # the function, the class, or the class owning the method; a command's entry point
     name: str  # attribute name for methods
@@ -95,6 +111,8 @@ class Operation:
             return getattr(self.obj, self.name)(*args, **kwargs)
         if self.kind == "value":
             return self.obj
+        if self.kind == "export":
+            return None  # its presence is the behaviour; the object is another operation's business
         if self.kind == "command":
             return run_command_line(self.obj, *args)
         if self.kind == "call":
@@ -179,7 +197,7 @@ class Resolver:
 
     def check_binding(self, op: Operation, args: list, kwargs: dict) -> None:
         """Raise Unbindable if the signature on this commit rejects the call."""
-        if op.kind == "value":
+        if op.kind in ("value", "export"):
             if args or kwargs:
                 raise Unbindable(f"{op.op_id} is a value, not a function")
             return
@@ -210,7 +228,7 @@ class Resolver:
         dies with it). Raises Missing as `resolve` does."""
         op = self.resolve(op_id)
         # a command's arguments are checked by shape; a call's signature is its callable's, made later
-        if op.kind not in ("value", "command", "call"):
+        if op.kind not in ("value", "export", "command", "call"):
             self._signature(_called(op, op.obj))  # a method as its own class has it
         return op
 
@@ -253,6 +271,15 @@ def _resolve(op_id: str) -> Operation:
     if target_id is not None:  # `pkg.cli:main<argv>`: whatever `pkg.cli:main` is, as a command line
         entry = _resolve(target_id)
         return Operation(op_id, "command", _called(entry, entry.obj), entry.name)
+    exported = export_target(op_id)
+    if exported is not None:
+        module_name, _, name = exported.partition(":")
+        try:  # getattr, not getattr_static: a module `__getattr__` still serving an old name serves it
+            return Operation(op_id, "export", getattr(importlib.import_module(module_name), name), name)
+        except ImportError as exc:
+            raise Missing(f"module {module_name} cannot be imported: {exc}") from None
+        except Exception:  # AttributeError, or a module `__getattr__` refusing the name another way
+            raise Missing(f"{module_name} has no {name}") from None
     module_name, _, qualname = op_id.partition(":")
     try:
         owner: Any = importlib.import_module(module_name)
