@@ -124,14 +124,16 @@ def test_an_exported_name_that_moved_is_no_difference(builder: RepoBuilder) -> N
     assert not [d for d in report.differences if d.target.endswith("<export>")], report.differences
 
 
-def test_the_catalog_lists_exports_without_operations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_catalog_lists_exports_without_operations(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     package = tmp_path / "hooks"
     package.mkdir()
     (package / "_hooks.py").write_text(HOOKS)
     (package / "__init__.py").write_text(PACKAGE)
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "_impl.py").write_text("LIMIT = 3\n\n\ndef helper():\n    return 1\n")
-    (tmp_path / "plain" / "__init__.py").write_text("from . import _impl\nfrom ._impl import LIMIT, helper as run\n")
+    (tmp_path / "plain" / "__init__.py").write_text(
+        "from . import _impl\nfrom ._impl import LIMIT, helper as run\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     operations = build_catalog(["hooks", "plain"])["operations"]
     exports = {op["id"]: op["line"] for op in operations if op["kind"] == "export"}

@@ -258,6 +258,9 @@ def test_detection_rule_changed_units_and_callers(tmp_path: Path, tiny: dict) ->
     assert not changes.counts("tiny:unrelated")
     assert not changes.counts("other:double")
     assert changes.counts("tiny:<module>")  # importing the module runs the changed code
+    assert changes.counts("tiny:double<argv>")  # an operation's form suffix names the same unit
+    assert changes.counts("tiny:double<export>")
+    assert not changes.counts("tiny:unrelated<export>")
 
 
 def test_detection_rule_classes_tables_and_inheritance() -> None:

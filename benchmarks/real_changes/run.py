@@ -539,8 +539,9 @@ class ChangeMap:
         return {"changed": sorted(f"{m}:{q}" for m, q in self.changed), "related_count": len(self.related)}
 
     def counts(self, target: str) -> bool:
-        """Does a reported difference at `target` (`pkg.mod:Qual.name`) belong to this change?"""
-        module, _, qualname = target.partition(":")
+        """Does a reported difference at `target` (`pkg.mod:Qual.name`) belong to this change? An
+        operation's form suffix (`pkg.cli:main<argv>`, `pkg:Name<export>`) names the same unit."""
+        module, _, qualname = re.sub(r"(?<=\w)<\w+>$", "", target).partition(":")
         if not qualname:
             return False
         if qualname == "<module>":  # importing the module runs the changed module-level code
