@@ -39,7 +39,7 @@ from .difference import Finding
 from .model import ChangeSet, Difference, Statement
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
 from .worker.command_line import command_target, run_command_line
-from .worker.literals import input_files, modules_used
+from .worker.literals import SHARED_NAN, input_files, modules_used
 from .worker.literals import source as literal_source
 from .worker.protocol import ObservationKey, Step
 from .worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target
@@ -149,6 +149,7 @@ class _Imports:
     files: dict[str, str] = field(default_factory=dict)  # input files the calls read: name -> text
     floats: FloatPolicy = EXACT_ENOUGH  # the tolerance of `pytest.approx` checks
     command_line: bool = False  # a call runs a command line: the test defines COMMAND_LINE_HELPER
+    nan: str | None = None  # the variable of the sequence's one NaN argument, when it is passed twice
 
     def name_for(self, module: str, name: str) -> str:
         if self.names.get(name, (module, name)) == (module, name) and name not in RESERVED | BUILTIN_NAMES:
@@ -203,9 +204,13 @@ def render_test(statements: list[dict], operations: dict[str, Operation], mismat
     needed = _referenced(statements, mismatch)
     probe = _Imports(floats=floats)  # first pass: which names the imports bind, so no variable shadows one
     _body(statements, operations, mismatch, pin, _variable_names(statements, operations, needed, ()), probe)
-    names = _variable_names(statements, operations, needed, probe.bound() | RESERVED | {test_name})
-    imports = _Imports(floats=floats)
+    reserved = probe.bound() | RESERVED | {test_name}
+    nan = Names(reserved).fresh("nan") if _shared_nans(statements) > 1 else None
+    names = _variable_names(statements, operations, needed, reserved | {nan} if nan else reserved)
+    imports = _Imports(floats=floats, nan=nan)
     body = _body(statements, operations, mismatch, pin, names, imports)
+    if nan:  # the worker passes one NaN object to every call given one (SHARED_NAN): so does the test
+        body.insert(0, f'{nan} = float("nan")')
     header = imports.lines()
     if imports.command_line:  # the helper's annotations stay unevaluated, as in the worker
         header = ["from __future__ import annotations", "", *header]
@@ -267,9 +272,17 @@ def _variable_names(statements: list[dict], operations: dict[str, Operation], ne
             for i in sorted(needed)}
 
 
+def _shared_nans(statements: list[dict]) -> int:
+    """How many arguments are the sequence's shared NaN."""
+    return sum(arg.get("lit") == SHARED_NAN
+               for statement in statements for arg in (*statement["args"], *statement["kwargs"].values()))
+
+
 def _arg_source(arg: dict, names: dict[int, str], imports: _Imports) -> str:
     if "ref" in arg:
         return names[arg["ref"]]
+    if imports.nan and arg["lit"] == SHARED_NAN:
+        return imports.nan
     imports.modules |= modules_used(arg["lit"])
     imports.files.update(input_files(arg["lit"]))
     return literal_source(arg["lit"])

@@ -32,7 +32,7 @@ __all__ = [
 
 SMALL_INTS = (0, 1, 2, 3, -1, 5, 10, 4, 7, 100, -2)
 BOUNDARY_INTS = (255, 256, 1024, 65535, 2**31 - 1, -(2**31), 10**9, 2**63 - 1)
-FLOATS = ("0.0", "1.0", "0.5", "-1.5", "2.25", "100.0", "1e-09", "3.14159")
+FLOATS = ("0.0", "1.0", "0.5", "-1.5", "2.25", "100.0", "1e-09", "3.14159", "nan")
 STORE_RATIO = 0.15  # of callbacks: one handing out a mapping
 FAILING_RATIO = 0.15  # of callbacks: one that raises
 STRUCTURED_RATIO = 0.08  # of strings: a format spec, a date or time shape, a Unicode variant

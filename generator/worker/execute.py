@@ -33,6 +33,8 @@ from .protocol import ResultRecord, Status, digest_key, exception_key, value_key
 from .resolve import Missing, Resolver, Unbindable
 from .tracer import ChangeTracer
 
+SHARED_NAN = literals.SHARED_NAN
+
 HUGE = 10**12
 MODULE_VALUE_ITEMS = 1000  # a module's table is walked whole (up to this): its every entry is behaviour
 
@@ -81,6 +83,7 @@ class SequenceRunner:
         random.seed(self.random_seed)
         literals.forget_clocks()
         self.observer.forget_objects()
+        self._nan = float("nan")  # this sequence's one NaN argument (SHARED_NAN)
         started = time.perf_counter()
         values: list[Any] = []
         result: dict[str, Any] = {"status": Status.OK.value, "obs": {}, "types": [], "digests": {},
@@ -119,8 +122,8 @@ class SequenceRunner:
         obs = result["obs"]
         try:
             op = self.resolver.resolve(statement["op"])
-            args = [_argument(a, values) for a in statement["args"]]
-            kwargs = {k: _argument(a, values) for k, a in statement["kwargs"].items()}
+            args = [_argument(a, values, self._nan) for a in statement["args"]]
+            kwargs = {k: _argument(a, values, self._nan) for k, a in statement["kwargs"].items()}
             self.resolver.check_binding(op, args, kwargs)
         except Missing as exc:
             obs[exception_key(index)] = ["API", "missing", str(exc)]
@@ -196,9 +199,11 @@ def _fields(statement: dict, values: list) -> list[str]:
         return [f"!{type(exc).__name__}"]
 
 
-def _argument(arg: dict, values: list) -> Any:
+def _argument(arg: dict, values: list, nan: float) -> Any:
     if "ref" in arg:
         return values[arg["ref"]]
+    if arg["lit"] == SHARED_NAN:
+        return nan
     return literals.decode(arg["lit"])
 
 

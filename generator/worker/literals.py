@@ -35,6 +35,10 @@ from typing import Any
 PRIMITIVE_TAGS = ("int", "float", "str", "bytes", "bool", "none")
 CONTAINER_TAGS = ("list", "tuple", "set", "frozenset", "dict")
 INPUT_FILE_PREFIX = "input-"
+# A NaN given directly as an argument is one object per sequence: `b[nan] = 1; b[nan] = 2` passes
+# the same key twice, as user code passing one variable does, and containers, `in` and tuple
+# comparison take an object as equal to itself even when it is NaN (the renderer names it `nan`).
+SHARED_NAN = ["float", "nan"]
 
 
 def decode(lit: list) -> Any:
