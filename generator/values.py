@@ -47,6 +47,8 @@ DENOMINATORS = (1, 2, 3, 7, 10)  # for fractions.Fraction operands
 MAX_ARGV_WORDS = 4  # options and positional words of a generated command line, beyond a subcommand
 OPTION_RATIO = 0.6  # of a command line's words: one of its options (when its source spells any)
 MAX_DURATION = 10**12  # seconds; timedelta stops near 8.6e13
+STANDARD_VALUES = ("decimal.Decimal", "fractions.Fraction", "datetime.datetime", "datetime.date",
+                   "datetime.timedelta")  # for parameters of no known type, now and then
 
 
 # Parameter-name conventions for parameters without annotations or informative defaults.
@@ -133,12 +135,14 @@ class ValueGenerator:
         roll = self.rng.random()
         if roll < 0.38:
             return self.integer()
-        if roll < 0.78:
+        if roll < 0.76:
             return self.string()
-        if roll < 0.86:
+        if roll < 0.84:
             return self.real()
-        if roll < 0.90:
+        if roll < 0.88:
             return ["bool", self.rng.random() < 0.5]
+        if roll < 0.91:  # a number or time of the standard library (`get(Decimal("1.5"))`)
+            return self.make(self.rng.choice(STANDARD_VALUES))
         if roll < 0.94:
             return self.container("list")
         if roll < 0.97:

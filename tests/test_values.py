@@ -214,3 +214,22 @@ def test_stdlib_types_are_made_as_values_of_that_type(tmp_path: Path,
 ])
 def test_parameter_names_of_stdlib_types(name: str, type_name: str) -> None:
     assert type_from_name(name) == type_name
+
+
+def test_parameters_of_no_known_type_sometimes_get_standard_numbers_and_times() -> None:
+    """`get(*args)` whose body converts a `Decimal` is reached only if one is ever passed."""
+    import datetime
+    import decimal
+    import fractions
+
+    values = ValueGenerator(random.Random(4), CONSTANTS)
+    kinds = {type(decode(values.any())) for _ in range(3000)}
+    assert {decimal.Decimal, fractions.Fraction, datetime.datetime, datetime.date,
+            datetime.timedelta} <= kinds
+
+
+def test_nan_is_among_the_floats() -> None:
+    import math
+
+    values = ValueGenerator(random.Random(5), Constants())
+    assert any(math.isnan(decode(values.real())) for _ in range(300))
