@@ -166,7 +166,8 @@ class CallBuilder:
                 entry = self.pools.pick(primitives, rng)
                 if entry is not None:
                     return builder.include(entry)
-            return {"lit": self.values.make(rng.choice(primitives))}
+            chosen = rng.choice(primitives)
+            return {"lit": self.values.make(chosen, param.elements_of(chosen))}
         if rng.random() < 0.25:
             entry = self.pools.pick_any(rng)
             if entry is not None:

@@ -19,13 +19,22 @@ class Parameter:
     hints_from: str = ""  # "" (annotation), "docstring", "default", "isinstance" or "dispatch"
     # a command line's argv: the words its source spells, (text, takes a value, the value's choices)
     options: tuple[tuple[str, bool, tuple[str, ...]], ...] = ()
+    # a container hint's element types, one tuple of hints per type argument:
+    # `list[tuple]` -> (("builtins.list", (("builtins.tuple",),)),)
+    elements: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
 
     @staticmethod
     def from_json(data: dict) -> Parameter:
         options = tuple((text, takes, tuple(values)) for text, takes, values in data.get("options", ()))
+        elements = tuple((container, tuple(tuple(hints) for hints in arguments))
+                         for container, arguments in data.get("elements", {}).items())
         return Parameter(data["name"], data["kind"], data["has_default"], tuple(data.get("hints", ())),
                          tuple(tuple(c) for c in data.get("choices", ())), data.get("default") == ["none"],
-                         data.get("hints_from", ""), options)
+                         data.get("hints_from", ""), options, elements)
+
+    def elements_of(self, container: str) -> tuple[tuple[str, ...], ...]:
+        """The element types of one of the hints (nothing known: empty)."""
+        return next((arguments for hint, arguments in self.elements if hint == container), ())
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,10 @@ DENOMINATORS = (1, 2, 3, 7, 10)  # for fractions.Fraction operands
 MAX_ARGV_WORDS = 4  # options and positional words of a generated command line, beyond a subcommand
 OPTION_RATIO = 0.6  # of a command line's words: one of its options (when its source spells any)
 MAX_DURATION = 10**12  # seconds; timedelta stops near 8.6e13
+CONTAINER_TAGS = {"builtins.list": "list", "builtins.tuple": "tuple", "builtins.set": "set",
+                  "builtins.frozenset": "set", "builtins.dict": "dict"}
+UNHASHABLE_TAGS = ("list", "dict", "set")
+PAIR_RATIO = 0.7  # of tuples inside containers: a (key, value) pair
 STANDARD_VALUES = ("decimal.Decimal", "fractions.Fraction", "datetime.datetime", "datetime.date",
                    "datetime.timedelta")  # for parameters of no known type, now and then
 
@@ -127,8 +131,38 @@ class ValueGenerator:
         """The literal tag a primitive type name is made with (`builtins.int` -> `int`)."""
         return _plain(type_name).rsplit(".", 1)[-1].replace("NoneType", "none")
 
-    def make(self, type_name: str) -> list:
-        return self._makers[_plain(type_name)]()
+    def make(self, type_name: str, elements: tuple[tuple[str, ...], ...] = ()) -> list:
+        """A value of `type_name`; for a container, of the element types when they are known
+        (`elements`: hints per type argument, `list[tuple]` -> `(("builtins.tuple",),)`)."""
+        plain = _plain(type_name)
+        if elements and plain in CONTAINER_TAGS:
+            return self._typed_container(CONTAINER_TAGS[plain], elements)
+        return self._makers[plain]()
+
+    def _typed_container(self, tag: str, elements: tuple[tuple[str, ...], ...]) -> list:
+        """A container of the given element types: a tuple's items one per argument when it lists
+        several, a dict's keys and values by its two; set elements and dict keys kept hashable."""
+        if tag == "tuple" and len(elements) > 1:
+            return ["tuple", [self._element(hints) for hints in elements]]
+        if tag == "dict" and len(elements) == 2:
+            keys = {repr(k): k for k in (self._element(elements[0]) for _ in range(self.rng.randint(0, 2)))
+                    if k[0] not in UNHASHABLE_TAGS}
+            return ["dict", [[k, self._element(elements[1])] for k in keys.values()]]
+        items = [self._element(elements[0]) for _ in range(self.rng.randint(0, 3))]
+        if tag == "set":
+            items = list({repr(i): i for i in items if i[0] not in UNHASHABLE_TAGS}.values())
+        return [tag, items]
+
+    def _element(self, hints: tuple[str, ...]) -> list:
+        """An item of a container: of one of `hints` when it can be made. A tuple of unknown arity
+        in a container is most often an item pair (`Iterable[tuple[K, V]]`, what `update`s take),
+        whose key is any value: sometimes an unhashable one, which a bulk update fails on midway."""
+        hint = self.rng.choice(hints) if hints else None
+        if hint is None or not self.can_make(hint):
+            return self.any()
+        if _plain(hint) == "builtins.tuple" and self.rng.random() < PAIR_RATIO:
+            return ["tuple", [self.any(), self.any()]]
+        return self.make(hint)
 
     def any(self) -> list:
         """A primitive of any type, for parameters we know nothing about."""
