@@ -4,7 +4,8 @@ Random text and mined constants rarely spell a format specification with a thous
 (`{:,d}`), an ISO-8601 time without its second colon (`"12:3045"`), or a string with a character
 that Unicode case folding turns into ASCII (`"ſ"` folds to `"s"`). This module builds such
 strings: format specifications by the format-specification mini-language, `strftime` patterns
-and ISO-8601 dates, times and durations in their complete and partial shapes, and Unicode
+and ISO-8601 dates, times and durations in their complete and partial shapes, URLs in the
+shapes validators disagree on (`"http://:pass@example.com"`, empty user info), and Unicode
 variants of a given string (non-ASCII digits, case-folding characters, full-width forms,
 combining marks). The value generator mixes them into its strings; impurity applies the Unicode
 variants as one more kind of edit.
@@ -34,6 +35,16 @@ _LOOKALIKES = {
     ".": "．", ":": "：", "/": "／",
 }
 _COMBINING = ("\u0301", "\u0308", "\u0327", "\u200d")
+# URLs in the shapes validators and parsers disagree on (RFC 3986): empty or encoded user info,
+# ports, IP literals, IDNA hosts, relative and scheme-only forms.
+_URLS = ("http://example.com", "https://example.com:8080/a/b?q=1&r=2#frag", "http://user:pass@example.com/",
+         "http://:pass@example.com", "http://user@example.com", "http://user:@example.com",
+         "http://us%40er:p%3Ass@example.com", "http://a@b@example.com", "ftp://foo:bar@ftp.example.org/",
+         "http://[::1]:80/", "http://127.0.0.1/", "http://localhost:8000", "http://example.com:99999",
+         "http://xn--bcher-kva.example/", "http://example.com/a%20b", "http://ex ample.com",
+         "//example.com/path", "mailto:user@example.com", "file:///etc/hosts", "example.com",
+         "http://example", "HTTP://EXAMPLE.COM/")
+_URL_HINTS = ("://", "www.", "http", "url", "@")  # in a seed string: the code handles URLs
 
 
 def format_spec(rng: random.Random) -> str:
@@ -66,10 +77,15 @@ def unicode_variant(text: str, rng: random.Random) -> str:
 
 
 def structured(rng: random.Random, seed_text: str) -> str:
-    """One of the kinds above; the Unicode variant is of `seed_text` (a mined constant, say)."""
+    """One of the kinds above; the Unicode variant is of `seed_text` (a mined constant, say).
+    A seed that speaks of URLs (`"://"`, `"http"`) makes a URL likely."""
     roll = rng.random()
-    if roll < 0.35:
+    if any(hint in seed_text.lower() for hint in _URL_HINTS) and roll < 0.6:
+        return rng.choice(_URLS)
+    if roll < 0.3:
         return format_spec(rng)
-    if roll < 0.75:
+    if roll < 0.65:
         return temporal(rng)
+    if roll < 0.75:
+        return rng.choice(_URLS)
     return unicode_variant(seed_text, rng)

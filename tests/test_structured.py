@@ -39,6 +39,14 @@ def test_temporal_shapes_include_partial_iso_times() -> None:
     assert {"12:3045", "2024-02-29T12:30:45+01:00", "PT1H30M", "%Y-%m-%d"} <= shapes
 
 
+def test_urls_come_often_where_the_seed_speaks_of_urls() -> None:
+    rng = random.Random(6)
+    near_urls = [structured(rng, "http://") for _ in range(400)]
+    elsewhere = [structured(rng, "abc") for _ in range(400)]
+    assert "http://:pass@example.com" in near_urls  # empty user info, which RFC 3986 allows
+    assert sum("://" in s for s in near_urls) > 2 * sum("://" in s for s in elsewhere) > 0
+
+
 def test_unicode_variants_look_like_the_text() -> None:
     rng = random.Random(3)
     variants = {unicode_variant("class 3", rng) for _ in range(300)}
