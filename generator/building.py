@@ -132,7 +132,8 @@ class CallBuilder:
                 hints = [guess]
         value = self._value(param, hints, builder, op_id, typed, depth)
         if value is not None and "lit" in value and self.switches.impurity and rng.random() < FUZZ_RATIO:
-            return {"lit": fuzz_literal(value["lit"], rng, self.switches.structured)}  # GRT's impurity
+            return {"lit": fuzz_literal(value["lit"], rng, self.switches.structured,  # GRT's impurity
+                                        self.values.hunk_punctuation)}
         return value
 
     def _value(self, param: Parameter, hints: list[str], builder: SequenceBuilder, op_id: str,

@@ -102,6 +102,9 @@ class ValueGenerator:
         tags = ("int", "float", "str", "bytes")
         self._by_tag = {tag: constants.by_tag(tag) for tag in tags}
         self._package = {tag: _cumulative(*constants.package_by_tag(tag)) for tag in tags}
+        # what text edits put in (fuzz): the punctuation and spaces of the changed lines' strings
+        self.hunk_punctuation = "".join(sorted({char for literal in self._by_tag["str"][0]
+                                                for char in literal[1] if not char.isalnum()}))
         self._makers = {
             "builtins.int": self.integer, "builtins.str": self.string, "builtins.float": self.real,
             "builtins.bool": lambda: ["bool", self.rng.random() < 0.5], "builtins.bytes": self.raw,

@@ -34,6 +34,15 @@ def test_strings_get_one_edit() -> None:
     assert all(len(fuzz_text("", rng)) == 1 for _ in range(20))  # an empty string can only grow
 
 
+def test_edits_often_put_in_the_changed_codes_punctuation() -> None:
+    """A setext underline `=====` becomes the mixed `==-==` the change is about far more often."""
+    rng = random.Random(4)
+    with_alphabet = [fuzz_text("Title\n=====\n", rng, "-") for _ in range(400)]
+    without = [fuzz_text("Title\n=====\n", rng) for _ in range(400)]
+    mixed = [e for e in with_alphabet if "=-" in e or "-=" in e]
+    assert len(mixed) > 40 > sum("=-" in e or "-=" in e for e in without)
+
+
 def test_other_literals_pass_through_and_bytes_stay_bytes() -> None:
     rng = random.Random(4)
     assert fuzz_literal(["none"], rng) == ["none"]

@@ -233,3 +233,8 @@ def test_nan_is_among_the_floats() -> None:
 
     values = ValueGenerator(random.Random(5), Constants())
     assert any(math.isnan(decode(values.real())) for _ in range(300))
+
+
+def test_text_edits_draw_on_the_punctuation_of_the_changed_lines() -> None:
+    values = ValueGenerator(random.Random(6), Constants(hunk=[["str", r"^[=-]+[ ]*\\n"], ["str", "abc"]]))
+    assert set(values.hunk_punctuation) == set("^[=-]+ *\\")  # not the letters
