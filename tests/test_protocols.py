@@ -146,3 +146,46 @@ def test_standard_values_are_observed_by_their_repr() -> None:
                                                           "datetime.timedelta(days=1)"]
     assert primitive_leaf(decimal.Decimal("1.50")) == ["v", "decimal.Decimal", "Decimal('1.50')"]
     assert shape(primitive_leaf(datetime.date(2024, 2, 29))) != shape(primitive_leaf(decimal.Decimal(1)))
+
+
+SPANS = '''\
+class _Span:
+    """A private class: its instances come from `Ranges.add`."""
+
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+
+    def __lt__(self, other):
+        if not isinstance(other, _Span):
+            return NotImplemented
+        return self.high < other.low
+
+
+class Ranges:
+    def __init__(self):
+        self.spans = []
+
+    def add(self, low: int, high: int):
+        span = _Span(low, high)
+        self.spans.append(span)
+        return span
+'''
+
+
+def test_a_private_classs_changed_comparison(builder: RepoBuilder) -> None:
+    """`add()` returns a private `_Span`; comparing two of them is the module's behaviour too."""
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/spans.py": SPANS},
+            {"pkg/spans.py": SPANS.replace("self.high < other.low", "self.high <= other.low")})
+    differences = run_analyze(builder, max_sequences=400).differences
+    assert [d for d in differences if d.target == "pkg.spans:_Span.__lt__"], [d.target for d in differences]
+
+
+def test_private_classes_get_protocols_but_no_operations(tmp_path, monkeypatch) -> None:
+    (tmp_path / "spans.py").write_text(SPANS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    catalog = build_catalog(["spans"])
+    ids = {op["id"] for op in catalog["operations"]}
+    assert "spans._Span" in catalog["classes"]
+    assert not any(op_id.startswith("spans:_Span") for op_id in ids)  # no constructor or methods
+    [less] = [op for op in catalog["operations"] if op["id"] == "operator:lt"]
+    assert less["params"][0]["hints"] == ["spans._Span"]

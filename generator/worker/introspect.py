@@ -72,6 +72,8 @@ def build_catalog(modules: list[str]) -> dict:
             _add_values(module, operations)
             _add_exports(module, operations)
             listed.extend(_value_classes(module, operations, classes))
+        with contextlib.suppress(BaseException):
+            listed.extend(_private_classes(module, classes))
         with contextlib.suppress(BaseException):  # nor command lines
             operations.update((op["id"], op) for op in commands_of(module))
     _add_builders(wanted, operations, classes, _project_roots(modules))
@@ -246,6 +248,20 @@ def _value_classes(module: types.ModuleType, operations: dict, classes: dict) ->
         klass = type(getattr(module, op["id"].split(":", 1)[1], None))
         listed = type_name(klass) in classes or issubclass(klass, SKIPPED_BASES)
         if _in_project(klass, roots) and not listed:
+            classes[type_name(klass)] = _class_entry(klass)
+            found.append(klass)
+    return found
+
+
+def _private_classes(module: types.ModuleType, classes: dict) -> list[type]:
+    """The module's own private classes (`_OrderedBidictKeysView`), registered so that they get
+    their protocol operations: their instances come from public calls (`keys()`), and what their
+    dunders do (`keys() < other.items()`) is behaviour of the module. No constructor or method
+    operations: those are the public classes' business."""
+    found = []
+    for name, klass in list(vars(module).items()):
+        if (name.startswith("_") and not name.startswith("__") and isinstance(klass, type)
+                and _defined_in(klass, module) and type_name(klass) not in classes):
             classes[type_name(klass)] = _class_entry(klass)
             found.append(klass)
     return found
