@@ -3,15 +3,16 @@
 Sequences are built bottom-up: pick an operation (`selection`), fill its receiver and
 arguments from pools of earlier sequences whose values have the right runtime type, from
 literals, or by building the object on demand (`building`, `pools`), and append the call,
-sometimes several times in a row (Randoop's repetition). Duplicates are discarded before
-execution. After execution, the generator learns from each result (`learning`): sequences
-that ended normally and whose object graphs add a field-coverage triple (`novelty`; state
-equality with that component off) extend the pools; sequences that raised are never
-extended (but are still kept as regression tests by the engine).
+sometimes several times in a row (Randoop's repetition; half the time the very same call).
+Duplicates are discarded before execution. After execution, the generator learns from each
+result (`learning`): sequences that ended normally and whose object graphs add a field-coverage
+triple (`novelty`; state equality with that component off) extend the pools; sequences that
+raised are never extended (but are still kept as regression tests by the engine).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from collections import Counter
@@ -35,6 +36,9 @@ from .worker.protocol import SequenceResult, Status, digest_key
 REPEAT_RATIO = 0.05
 SEARCH_RATIO = 0.5  # a chosen focus operation gets its next influence-search candidate
 MAX_REPEAT = 6
+# of repetitions: the very same call again (setting an item already set, adding a key already
+# there: what code re-handling an existing entry gets wrong), not a new call of the operation
+SAME_CALL_RATIO = 0.5
 ALL_ON = Switches()
 
 
@@ -191,8 +195,10 @@ class SequenceGenerator:
             receiver = builder.include(entry)
         repeating = self.switches.repetition and self.rng.random() < REPEAT_RATIO
         repeat = self.rng.randint(2, MAX_REPEAT) if repeating else 1
+        same = repeating and self.rng.random() < SAME_CALL_RATIO
         for _ in range(repeat):
-            call = self.builder.call(op, builder, receiver)
+            call = (copy.deepcopy(builder.statements[-1]) if same and builder.statements and
+                    builder.statements[-1]["op"] == op.id else self.builder.call(op, builder, receiver))
             if call is None:
                 attempts.no_argument[self.builder.unbuilt or "?"] += 1
                 return None
