@@ -31,6 +31,8 @@ WORKED_RATIO = 0.3
 REUSABLE_TAGS = ("int", "str", "float", "bytes", "tuple")
 DISPATCH_ANY_RATIO = 0.3  # a parameter typed only by the body's isinstance branches takes any type
 LEARNED_RATIO = 0.5  # an untyped parameter takes a runtime type that worked there before
+KEYWORDS_RATIO = 0.5  # of calls with a `**kwargs` whose options the source reads: some of them set
+MAX_KEYWORDS = 3
 FUZZ_RATIO = 0.1  # a primitive argument is perturbed (GRT impurity)
 IMPURE_RATIO = 0.1  # a pooled object gets an impure call before reuse (GRT impurity)
 DETECTIVE_DEPTH = 3  # levels of objects built on demand for one value: Order(Customer(Address()))
@@ -59,6 +61,8 @@ class CallBuilder:
         skipping = False
         for param in op.params:
             if param.kind == "VAR_KEYWORD":
+                if param.keywords and self.rng.random() < KEYWORDS_RATIO:
+                    kwargs.update(self._keyword_options(param, op.id, builder, depth))
                 continue
             if param.kind == "VAR_POSITIONAL":
                 if not skipping and self.rng.random() < 0.3:
@@ -80,6 +84,20 @@ class CallBuilder:
             else:
                 args.append(value)
         return {"op": op.id, "args": args, "kwargs": kwargs}
+
+    def _keyword_options(self, param: Parameter, op_id: str, builder: SequenceBuilder,
+                         depth: int) -> dict[str, dict]:
+        """A few of the options a `**kwargs` parameter's code reads (`output_format="python"`):
+        mostly a value the code compares it with, else a value for its name."""
+        rng = self.rng
+        chosen = rng.sample(param.keywords, rng.randint(1, min(MAX_KEYWORDS, len(param.keywords))))
+        options: dict[str, dict] = {}
+        for key, choices in chosen:
+            if choices and rng.random() < 0.8:
+                options[key] = {"lit": list(rng.choice(choices))}
+            elif (value := self._argument(Parameter(key, "KEYWORD_ONLY", True, ()), builder, op_id, depth)):
+                options[key] = value
+        return options
 
     def object_of(self, type_name: str, depth: int = DETECTIVE_DEPTH) -> PoolEntry | None:
         """A pooled value of `type_name`, or (GRT's detective) a fresh call of one of its builders

@@ -22,15 +22,18 @@ class Parameter:
     # a container hint's element types, one tuple of hints per type argument:
     # `list[tuple]` -> (("builtins.list", (("builtins.tuple",),)),)
     elements: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
+    # a `**kwargs` parameter's options read from the source: (key, the literals it is compared with)
+    keywords: tuple[tuple[str, tuple[tuple, ...]], ...] = ()
 
     @staticmethod
     def from_json(data: dict) -> Parameter:
         options = tuple((text, takes, tuple(values)) for text, takes, values in data.get("options", ()))
         elements = tuple((container, tuple(tuple(hints) for hints in arguments))
                          for container, arguments in data.get("elements", {}).items())
+        keywords = tuple((key, tuple(tuple(c) for c in choices)) for key, choices in data.get("keywords", ()))
         return Parameter(data["name"], data["kind"], data["has_default"], tuple(data.get("hints", ())),
                          tuple(tuple(c) for c in data.get("choices", ())), data.get("default") == ["none"],
-                         data.get("hints_from", ""), options, elements)
+                         data.get("hints_from", ""), options, elements, keywords)
 
     def elements_of(self, container: str) -> tuple[tuple[str, ...], ...]:
         """The element types of one of the hints (nothing known: empty)."""

@@ -1,11 +1,13 @@
-"""Importers: the modules built on a changed private module, listed in the catalog beside it.
+"""Importers: the modules built on a changed module, listed in the catalog beside it.
 
 A private module (`pkg._base`) is a package's implementation; its changed code is often reached
 only through what other modules of the package build on it: bidict's `MutableBidict.update`,
 in `bidict._bidict`, is what calls `bidict._base`'s changed `_update` with rollback. The modules
 of the package that import a changed private module are found statically, from base's sources
-(nothing is imported here), and their operations join the catalog. Bounded: the package's own
-public modules first.
+(nothing is imported here), and their operations join the catalog. So does the package's root
+module, its front door, which often defines the very functions users call (`sqlparse.format`,
+which runs the changed `sqlparse.filters.output` through the formatter it builds). Bounded: the
+root first, then the package's own public modules.
 """
 
 from __future__ import annotations
@@ -20,18 +22,19 @@ MAX_IMPORTERS = 6
 
 
 def importers(checkout: Checkout, changes: ChangeSet) -> tuple[str, ...]:
-    """Modules of the packages of `changes`' private modules that import one of them."""
+    """The root packages of `changes`' modules, and the modules of the packages of its private
+    modules that import one of them."""
+    found: set[str] = {root for root in (m.split(".")[0] for m in changes.modules)
+                       if root not in changes.modules
+                       and any((base / root / "__init__.py").is_file() for base in checkout.import_roots)}
     private = {m for m in changes.modules if _is_private(m)}
-    if not private:
-        return ()
-    found: set[str] = set()
-    for root in checkout.import_roots:
+    for base in checkout.import_roots:
         for package in sorted({m.split(".")[0] for m in private}):
-            folder = root / package
+            folder = base / package
             if not folder.is_dir():
                 continue
             for path in sorted(folder.rglob("*.py")):
-                name = module_name(path.relative_to(root).as_posix(), ["."])
+                name = module_name(path.relative_to(base).as_posix(), ["."])
                 if name and name not in changes.modules and private & _imported(path, name):
                     found.add(name)
     return tuple(sorted(found, key=lambda m: (_is_private(m), m.count("."), m))[:MAX_IMPORTERS])

@@ -43,13 +43,14 @@ def test_modules_importing_a_changed_private_module_in_every_form(tmp_path: Path
     assert found == ("pkg", "pkg.absolute", "pkg.public", "pkg.sub.deep", "pkg._other")
 
 
-def test_none_for_public_changed_modules_and_at_most_the_bound(tmp_path: Path) -> None:
+def test_only_the_root_for_public_changed_modules_and_at_most_the_bound(tmp_path: Path) -> None:
     _write(tmp_path, {"pkg/__init__.py": "", "pkg/api.py": "X = 1\n",
                       **{f"pkg/m{i}.py": "from . import api, _impl\n" for i in range(MAX_IMPORTERS + 3)},
-                      "pkg/_impl.py": "Y = 2\n"})
-    assert importers(_checkout(tmp_path), _changes("pkg.api")) == ()
+                      "pkg/_impl.py": "Y = 2\n", "single.py": "Z = 3\n"})
+    assert importers(_checkout(tmp_path), _changes("pkg.api")) == ("pkg",)  # the package's front door
+    assert importers(_checkout(tmp_path), _changes("single")) == ()  # a module of its own: no package
     found = importers(_checkout(tmp_path), _changes("pkg._impl"))
-    assert len(found) == MAX_IMPORTERS and all(m.startswith("pkg.m") for m in found)
+    assert len(found) == MAX_IMPORTERS and found[0] == "pkg" and all(m.startswith("pkg.m") for m in found[1:])
 
 
 BASE = '''\

@@ -24,6 +24,7 @@ from typing import Any
 
 from . import literals, typeinfo
 from .command_line import commands_of
+from .keywords import keyword_options
 from .observe import clean_text, type_name
 from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS, code_name, export_id
 from .tracer import unwrap_hits
@@ -376,14 +377,14 @@ def _project_roots(modules: list[str]) -> set[str]:
 
 
 def _public_members(module: types.ModuleType) -> list[Any]:
-    """The module's own public objects; a name that is no str or whose lookup raises (a module
-    `__getattr__`, a lazy attribute) is left out, not the module."""
+    """The module's own public objects: those its `__all__` lists, and its functions and classes
+    without a leading underscore (`__all__` says what `import *` binds; sqlparse's lists only
+    submodules, and `sqlparse.format` is its API all the same). A name that is no str or whose
+    lookup raises (a module `__getattr__`, a lazy attribute) is left out, not the module."""
     names = getattr(module, "__all__", None)
-    if not isinstance(names, (list, tuple)):
-        try:
-            names = [n for n in dir(module) if not n.startswith("_")]
-        except BaseException:  # a module-level __dir__ that raises
-            names = []
+    names = list(names) if isinstance(names, (list, tuple)) else []
+    with contextlib.suppress(BaseException):  # a module-level __dir__ that raises
+        names += [n for n in dir(module) if not n.startswith("_") and n not in names]
     members = []
     for name in names:
         if type(name) is not str:
@@ -500,6 +501,7 @@ class _Evidence:
     def __init__(self, func: Any, target: Any, owner: type | None, kind: str, names: set[str],
                  lines: list[str]) -> None:
         self.scope = typeinfo.Scope.of(target, owner)
+        self.target = target  # the code that runs: its `**kwargs` options are read from it
         self._owner = func if kind == "constructor" else owner
         self._docs = (target, func) if kind == "constructor" else (func,)  # __init__'s, then the class's
         self._lines = lines
@@ -592,6 +594,11 @@ def _parameter(param: inspect.Parameter, hints: dict, evidence: _Evidence, wante
         entry["elements"] = info.elements
     if source and info:
         entry["hints_from"] = source
+    if param.kind == param.VAR_KEYWORD:
+        with contextlib.suppress(Exception):  # source that cannot be read or parsed: no options
+            options = keyword_options(evidence.target, param.name)
+            if options:
+                entry["keywords"] = [[key, choices] for key, choices in options.items()]
     return entry
 
 
