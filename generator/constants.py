@@ -622,10 +622,13 @@ def _example(items: list, variant: int, depth: int) -> str | None:
         elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
             low, high, sub = av
             count = min((low, max(low, 1), max(low, 2))[variant % 3], high)
-            part = _example(list(sub), variant, depth + 1)
-            if part is None or count > MAX_CONSTANT_LENGTH:
+            if count > MAX_CONSTANT_LENGTH:
                 return None
-            out.append(part * count)
+            # each repetition its own pick: `[=-]+` twice is `=-`, a mix the pattern allows
+            parts = [_example(list(sub), variant + i, depth + 1) for i in range(count)]
+            if None in parts:
+                return None
+            out.append("".join(parts))  # type: ignore[arg-type]
         elif op is sre.SUBPATTERN:
             part = _example(list(av[3]), variant, depth + 1)
             if part is None:

@@ -281,3 +281,10 @@ def test_package_modules_of_a_renamed_or_top_level_module(tmp_path: Path) -> Non
     _package(tmp_path, {"test_lib.py": "", "setup.py": ""})
     assert package_modules([(moved, "new.mod")]) == [moved]  # folders do not spell the name
     assert package_modules([(solo, "lib")]) == [solo, helper]  # a top-level module's folder
+
+
+def test_regex_examples_mix_a_repeated_class() -> None:
+    """A setext underline `[=-]+` is also `=-`: what a stricter `(?:=+|-+)` turns away."""
+    examples = regex_examples(r"^.*?\n[=-]+[ ]*(\n|$)")
+    assert any("=-" in e or "-=" in e for e in examples)
+    assert all(re.fullmatch(r"(?s).*?\n[=-]+[ ]*(\n|)", e) for e in examples)
