@@ -20,6 +20,7 @@ from .components import Switches
 from .fuzz import fuzz_literal
 from .learning import FACTORY_KINDS, TypeLearning
 from .pools import PoolEntry, Pools, SequenceBuilder
+from .structured import speaks_of_urls, url
 from .values import ValueGenerator, type_from_name
 from .worker.command_line import ARGV, STDIN
 from .worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
@@ -33,6 +34,7 @@ DISPATCH_ANY_RATIO = 0.3  # a parameter typed only by the body's isinstance bran
 LEARNED_RATIO = 0.5  # an untyped parameter takes a runtime type that worked there before
 KEYWORDS_RATIO = 0.5  # of calls with a `**kwargs` whose options the source reads: some of them set
 MAX_KEYWORDS = 3
+URL_RATIO = 0.5  # of text arguments of an operation or parameter named for URLs: a URL
 FUZZ_RATIO = 0.1  # a primitive argument is perturbed (GRT impurity)
 IMPURE_RATIO = 0.1  # a pooled object gets an impure call before reuse (GRT impurity)
 DETECTIVE_DEPTH = 3  # levels of objects built on demand for one value: Order(Customer(Address()))
@@ -140,6 +142,9 @@ class CallBuilder:
         if rng.random() < NULL_RATIO:
             return {"lit": ["none"]}
         hints = self._expanded(param.hints)
+        if (self.switches.structured and set(hints) <= {"builtins.str"}
+                and speaks_of_urls(op_id.partition(":")[2], param.name) and rng.random() < URL_RATIO):
+            return self._perturbed({"lit": ["str", url(rng)]})  # `URL.__call__(value: str)`: a URL
         if param.hints_from == "dispatch" and rng.random() < DISPATCH_ANY_RATIO:
             hints = []  # the body only branches on these types; others carry on, so try any
         if typed and not hints:
@@ -148,9 +153,12 @@ class CallBuilder:
                 hints = list(learned)
             elif (guess := type_from_name(param.name)) and rng.random() < 0.8:
                 hints = [guess]
-        value = self._value(param, hints, builder, op_id, typed, depth)
-        if value is not None and "lit" in value and self.switches.impurity and rng.random() < FUZZ_RATIO:
-            return {"lit": fuzz_literal(value["lit"], rng, self.switches.structured,  # GRT's impurity
+        return self._perturbed(self._value(param, hints, builder, op_id, typed, depth))
+
+    def _perturbed(self, value: dict | None) -> dict | None:
+        """Now and then a literal perturbed (GRT's impurity)."""
+        if value is not None and "lit" in value and self.switches.impurity and self.rng.random() < FUZZ_RATIO:
+            return {"lit": fuzz_literal(value["lit"], self.rng, self.switches.structured,
                                         self.values.hunk_punctuation)}
         return value
 

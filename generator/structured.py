@@ -14,6 +14,7 @@ variants as one more kind of edit.
 from __future__ import annotations
 
 import random
+import re
 
 _FILLS = ("", "", "", "*", "0", " ", "_")
 _ALIGNS = ("", "", "<", ">", "^", "=")
@@ -46,6 +47,7 @@ _URLS = ("http://example.com", "https://example.com:8080/a/b?q=1&r=2#frag", "htt
          "//example.com/path", "mailto:user@example.com", "file:///etc/hosts", "example.com",
          "http://example", "HTTP://EXAMPLE.COM/")
 _URL_HINTS = ("://", "www.", "http", "url", "@")  # in a seed string: the code handles URLs
+_URL_WORDS = frozenset({"url", "urls", "uri", "uris", "href", "link", "links"})
 
 
 def format_spec(rng: random.Random) -> str:
@@ -75,6 +77,17 @@ def unicode_variant(text: str, rng: random.Random) -> str:
         i = rng.randrange(len(text))
         return text[: i + 1] + rng.choice(_COMBINING) + text[i + 1:]
     return text + rng.choice("ſK٣０")
+
+
+def url(rng: random.Random) -> str:
+    """A URL in one of the shapes above."""
+    return rng.choice(_URLS)
+
+
+def speaks_of_urls(*names: str) -> bool:
+    """An operation or parameter named for URLs (`URL.__call__`, `validate_uri`, `href`)."""
+    words = {word.lower() for name in names for word in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)}
+    return bool(words & _URL_WORDS)
 
 
 def structured(rng: random.Random, seed_text: str) -> str:

@@ -97,3 +97,12 @@ def test_a_format_spec_with_grouping_reaches_the_change(builder: RepoBuilder) ->
     # (what remains is the minor one: int's own error message names `int` on head, `Money` on base)
     assert not [d for d in without.differences
                 if d.target == "bank.money:Money.__format__" and d.severity != "minor"]
+
+
+def test_operations_and_parameters_named_for_urls() -> None:
+    from difforacle.generator.structured import speaks_of_urls, url
+
+    assert speaks_of_urls("URL.__call__", "value") and speaks_of_urls("fetch", "href")
+    assert speaks_of_urls("URLField._deserialize", "data") and speaks_of_urls("validate_uri", "text")
+    assert not speaks_of_urls("Security.during", "curl_options")  # words, not substrings
+    assert "://" in url(random.Random(1)) or ":" in url(random.Random(1))
