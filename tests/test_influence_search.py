@@ -372,14 +372,19 @@ def test_a_change_reached_only_after_a_sequence_of_setters(builder: RepoBuilder,
     assert stats.influence_longest_prefix >= 3  # Machine(), arm(), charge(), charge() before fire()
 
 
+# Repetition's same call again (`charge(); charge()`) reaches the state too, now and then: the pair
+# below leaves it out on both sides, so that what it compares is influence search alone.
+WITHOUT_REPETITION = Components.without(["repetition"])
+
+
 def test_the_change_is_found_with_influence_search(builder: RepoBuilder) -> None:
-    report = _fired(builder, ALL, 0)
+    report = _fired(builder, WITHOUT_REPETITION, 0)
     [difference] = _boom(report)
     assert difference.test.count(".charge()") == 2 and ".arm()" in difference.test
 
 
 def test_the_same_sequences_miss_it_without_influence_search(builder: RepoBuilder) -> None:
-    report = _fired(builder, Components.without(["influence"]), 0)
+    report = _fired(builder, Components.without(["influence", "repetition"]), 0)
     assert not report.differences
     assert report.stats.influence_candidates == 0
 
