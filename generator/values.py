@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import datetime
+import html
 import itertools
 import random
 
@@ -51,6 +52,9 @@ CONTAINER_TAGS = {"builtins.list": "list", "builtins.tuple": "tuple", "builtins.
                   "builtins.frozenset": "set", "builtins.dict": "dict"}
 UNHASHABLE_TAGS = ("list", "dict", "set")
 PAIR_RATIO = 0.7  # of tuples inside containers: a (key, value) pair
+# HTML's elements, the void ones (no content, no end tag: what serializers special-case) among them
+HTML_TAGS = ("p", "div", "span", "a", "em", "code", "pre", "ul", "li", "h1", "table", "td", "br",
+             "hr", "img", "input", "meta", "link", "source", "track", "wbr", "embed", "col", "area")
 STANDARD_VALUES = ("decimal.Decimal", "fractions.Fraction", "datetime.datetime", "datetime.date",
                    "datetime.timedelta")  # for parameters of no known type, now and then
 
@@ -124,6 +128,7 @@ class ValueGenerator:
             "_io.BytesIO": lambda: ["bytesio", self.raw()[1]],
             "pathlib.Path": lambda: ["path", self.text()],
             "pathlib.PosixPath": lambda: ["path", self.text()],
+            "xml.etree.ElementTree.Element": self.element,
             FORMAT_SPEC: self.spec,
         }
 
@@ -290,6 +295,15 @@ class ValueGenerator:
             return self.rng.choice(DATETIMES)
         moment = datetime.datetime(1900, 1, 1) + datetime.timedelta(seconds=self.rng.randrange(CENTURIES))
         return moment.isoformat()
+
+    def element(self) -> list:
+        """An element tree of HTML's vocabulary (the trees markup renderers build and serialize):
+        a tag, maybe a mined text, maybe a child, an empty (void) element among them now and then."""
+        rng = self.rng
+        tag = rng.choice(HTML_TAGS)
+        text = html.escape("".join(c for c in self.string()[1] if c.isprintable())) if rng.random() < 0.5 else ""
+        child = f"<{rng.choice(HTML_TAGS)} />" if rng.random() < 0.4 else ""
+        return ["element", f"<{tag}>{text}{child}</{tag}>"]
 
     def duration(self) -> list:
         """A timedelta: a common span (a minute, a day, a week), or seconds from the integers."""

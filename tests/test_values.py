@@ -238,3 +238,19 @@ def test_nan_is_among_the_floats() -> None:
 def test_text_edits_draw_on_the_punctuation_of_the_changed_lines() -> None:
     values = ValueGenerator(random.Random(6), Constants(hunk=[["str", r"^[=-]+[ ]*\\n"], ["str", "abc"]]))
     assert set(values.hunk_punctuation) == set("^[=-]+ *\\")  # not the letters
+
+
+def test_element_trees_of_html_tags() -> None:
+    from xml.etree import ElementTree
+
+    from difforacle.generator.worker.literals import modules_used, source
+
+    values = ValueGenerator(random.Random(7), Constants(module=[["str", "a\x00<b>&"]]))
+    made = [values.make("xml.etree.ElementTree.Element") for _ in range(200)]
+    elements = [decode(literal) for literal in made]  # mined text with a NUL and markup: still parses
+    assert all(isinstance(e, ElementTree.Element) for e in elements)
+    assert any(len(e) for e in elements) and any(e.text for e in elements)  # children, texts
+    literal = made[0]
+    assert ElementTree.tostring(eval(source(literal), {"xml": __import__("xml.etree.ElementTree")})) \
+        == ElementTree.tostring(decode(literal))
+    assert modules_used(literal) == {"xml.etree.ElementTree"}

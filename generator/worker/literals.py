@@ -13,7 +13,8 @@ it). Floats travel as `repr` text so that NaN, infinities and -0.0 survive JSON.
 Values of common standard-library types that parameters ask for (GRT's detective builds a
 needed type on demand; these it cannot build from the package): ["datetime", iso],
 ["date", iso], ["timedelta", seconds-repr], ["fraction", "n/d"], ["decimal", text],
-["textio", text] (an `io.StringIO`), ["bytesio", hex] (an `io.BytesIO`) and
+["textio", text] (an `io.StringIO`), ["bytesio", hex] (an `io.BytesIO`), ["element", xml]
+(an `xml.etree.ElementTree.Element`, parsed from its XML text) and
 ["path", text]: a relative `pathlib.Path` to a file in
 the current directory holding `text`, named after a digest of it (`input-1a2b3c4d.txt`), so
 the name is the same in every process and in the rendered test, which writes the file first.
@@ -88,6 +89,10 @@ def decode(lit: list) -> Any:
         return io.BytesIO(bytes.fromhex(lit[1]))
     if tag == "path":
         return _input_file(lit[1])
+    if tag == "element":
+        from xml.etree import ElementTree  # imported on first use: few projects build trees
+
+        return ElementTree.fromstring(lit[1])
     raise ValueError(f"unknown literal tag {tag!r}")
 
 
@@ -250,6 +255,8 @@ def source(lit: list) -> str:
         return f"io.BytesIO({bytes.fromhex(lit[1])!r})"
     if tag == "path":
         return f"pathlib.Path({input_file_name(lit[1])!r})"
+    if tag == "element":
+        return f"xml.etree.ElementTree.fromstring({lit[1]!r})"
     raise ValueError(f"unknown literal tag {tag!r}")
 
 
@@ -266,7 +273,7 @@ def modules_used(lit: list) -> set[str]:
 
 _MODULES = {"counter": ("itertools",), "datetime": ("datetime",), "date": ("datetime",),
             "timedelta": ("datetime",), "textio": ("io",), "bytesio": ("io",), "path": ("pathlib",),
-            "fraction": ("fractions",), "decimal": ("decimal",)}
+            "fraction": ("fractions",), "decimal": ("decimal",), "element": ("xml.etree.ElementTree",)}
 
 
 def input_files(lit: list) -> dict[str, str]:
