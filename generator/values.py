@@ -301,7 +301,8 @@ class ValueGenerator:
         a tag, maybe a mined text, maybe a child, an empty (void) element among them now and then."""
         rng = self.rng
         tag = rng.choice(HTML_TAGS)
-        text = html.escape("".join(c for c in self.string()[1] if c.isprintable())) if rng.random() < 0.5 else ""
+        text = "".join(c for c in self.string()[1] if c.isprintable()) if rng.random() < 0.5 else ""
+        text = html.escape(text)
         child = f"<{rng.choice(HTML_TAGS)} />" if rng.random() < 0.4 else ""
         return ["element", f"<{tag}>{text}{child}</{tag}>"]
 
