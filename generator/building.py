@@ -63,7 +63,7 @@ class CallBuilder:
         skipping = False
         for param in op.params:
             if param.kind == "VAR_KEYWORD":
-                if param.keywords and self.rng.random() < KEYWORDS_RATIO:
+                if param.keywords and self.switches.types and self.rng.random() < KEYWORDS_RATIO:
                     kwargs.update(self._keyword_options(param, op.id, builder, depth))
                 continue
             if param.kind == "VAR_POSITIONAL":
