@@ -298,6 +298,22 @@ def test_detection_rule_classes_tables_and_inheritance() -> None:
     assert changes.counts("pkg.mod:GrandChild")  # inherits the changed constructor
 
 
+def test_detection_rule_a_method_of_a_class_holding_a_changed_nested_class() -> None:
+    """`URL.__call__` runs its nested `RegexMemoizer`'s changed `_regex_generator` through an
+    instance attribute the static reading cannot name."""
+    changes = bench.ChangeMap(
+        changed={("pkg.validate", "URL.RegexMemoizer._regex_generator")},
+        related={("pkg.validate", "URL.RegexMemoizer._regex_generator")},
+        bases={"URL": set(), "RegexMemoizer": set(), "Email": set()},
+        lines={},
+    )
+    assert changes.counts("pkg.validate:URL.__call__")
+    assert not changes.counts("pkg.validate:Email.__call__")
+    changes.changed = {("pkg.validate", "URL.helper")}  # a sibling method, no nested class: not enough
+    changes.related = set(changes.changed)
+    assert not changes.counts("pkg.validate:URL.__call__")
+
+
 def test_detection_rule_units_made_by_a_class_level_call() -> None:
     index = bench.ModuleIndex.parse(
         textwrap.dedent("""\

@@ -561,7 +561,16 @@ class ChangeMap:
                 return True
             if (unit_module, unit_qualname) in self.changed and qualname.startswith(unit_qualname + "."):
                 return True  # a method of a class whose statement or body changed
+            if (unit_module, unit_qualname) in self.changed and head and self._nested_in(unit_qualname, head):
+                return True  # a method of a class whose body holds a changed nested class
         return False
+
+    def _nested_in(self, unit: str, owner: str) -> bool:
+        """`unit` (`URL.RegexMemoizer._regex_generator`) lies in a class nested in `owner` (`URL`)."""
+        if not unit.startswith(owner + "."):
+            return False
+        nested = unit[len(owner) + 1:].split(".")[0]
+        return nested in self.bases
 
     def _ancestors(self, name: str) -> set[str]:
         seen: set[str] = set()
