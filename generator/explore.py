@@ -26,7 +26,7 @@ from .guidance import uncovered_ratios
 from .influence import InfluenceMap
 from .options import Options
 from .replay import Candidates, KeptSequence, Replayer
-from .solver import SOLVER_AFTER, SOLVER_SHARE, Solver, SolverStats
+from .solver import SOLVER_SHARE, Solver, SolverStats
 from .values import ValueGenerator
 from .worker.protocol import Status
 
@@ -63,8 +63,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     gives the changed lines and branches not yet covered (for Bloodhound's weights). `seeds`
     (sequences carved from the project's tests) are the first batches: run, learned from and
     replayed like generated ones. `influence`: the static influence between operations, for
-    Candidate Sequence Search. `solver`: asked once, after SOLVER_AFTER of the exploration, for
-    inputs to the changed functions still uncovered; they are the next batches' seeds.
+    Candidate Sequence Search. `solver`: asked once, when due (SOLVER_AFTER of the run), for inputs
+    to the changed functions still uncovered; they are the next batches' seeds.
     """
     rng = random.Random(options.seed)
     switches = options.components.switches
@@ -88,8 +88,7 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     with ThreadPoolExecutor(1) as base_run:
         while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
                                             bool(exploration.candidates.groups)):
-            if (solver is not None and not solver.asked
-                    and deadline.share_explored(exploration.sequences) >= SOLVER_AFTER):
+            if solver is not None and solver.due(deadline.share_explored(exploration.sequences)):
                 found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE)))
                 solver.track(found)
                 seeds, solver_seeds = [*found, *seeds], len(found)

@@ -98,6 +98,11 @@ class Solver:
     _seeds: set[str] = field(default_factory=set)  # the seeds made of its inputs, as JSON
     reached: set[Target] = field(default_factory=set)  # of `asked_for`, what their replays ran
 
+    def due(self, share_explored: float) -> bool:
+        """Whether to ask now: once per run, when exploration has had SOLVER_AFTER of it (what it
+        covers by then with random and mined values needs no solver)."""
+        return not self.asked and share_explored >= SOLVER_AFTER
+
     def solve(self, uncovered: set[Target], seconds: float | None) -> list[SolverInput]:
         """Inputs for the functions with uncovered targets; `seconds` for all calls (None: a fixed
         slice per function, for a reproducible run)."""
@@ -117,9 +122,10 @@ class Solver:
             link_packages(tmp, packages)
             started = time.monotonic()
             for target in targets:
-                if seconds is not None and time.monotonic() - started + slice_seconds > seconds:
+                left = math.inf if seconds is None else seconds - (time.monotonic() - started)
+                if left < SLICE_SECONDS[0]:
                     break
-                output = self._cover(target, slice_seconds, tmp)
+                output = self._cover(target, min(slice_seconds, left), tmp)
                 if output is None:
                     break  # CrossHair cannot run under this interpreter: the others would fail alike
                 inputs, skipped = parse_inputs(output, target.operation)
