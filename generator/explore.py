@@ -77,14 +77,14 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     exploration = Exploration()
     started = time.monotonic()
     seeds = list(seeds or ())
-    # the base worker's request runs in this thread, waited for while the host works
+    solver_seeds = 0  # the solver's inputs still at the front of `seeds`
 
     def compare(replayed: list[KeptSequence]) -> None:
         if solver is not None:
             solver.credit(replayed)
         exploration.candidates.compare(replayed, options.floats, options.scope)
 
-    solver_seeds = 0  # the solver's inputs still at the front of `seeds`
+    # the base worker's request runs in this thread, waited for while the host works
     with ThreadPoolExecutor(1) as base_run:
         while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
                                             bool(exploration.candidates.groups)):
@@ -92,10 +92,10 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
                 found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE)))
                 solver.track(found)
                 seeds, solver_seeds = [*found, *seeds], len(found)
-                # what waits for replay goes now, so that the solver's inputs are replayed in rounds
-                # of their own: coverage is measured per round, and theirs is credited to them
-                compare(replayer.finish())
-                replayer.start([], all_waiting=True)
+                if found:  # what waits for replay goes now, so that the solver's inputs are replayed in
+                    # rounds of their own: coverage is measured per round, and theirs is credited to them
+                    compare(replayer.finish())
+                    replayer.start([], all_waiting=True)
             size = deadline.batch_size(options.batch_size, exploration.sequences)
             solving, size = solver_seeds > 0, min(size, solver_seeds or size)
             solver_seeds -= size if solving else 0

@@ -90,13 +90,13 @@ class Solver:
     impact: Impact
     checkouts: Mapping[str, Checkout]  # side -> checkout
     python: str
+    lines: ChangedLines | None = None  # the changed lines, when measured: to credit what seeds ran
     stats: SolverStats = field(default_factory=SolverStats)
     notes: list[str] = field(default_factory=list)
     asked: bool = False
-    lines: ChangedLines | None = None  # the changed lines, when measured: to credit what seeds ran
     asked_for: set[Target] = field(default_factory=set)  # what was uncovered when asked
+    reached: set[Target] = field(default_factory=set)  # of `asked_for`, what the seeds' replays ran
     _seeds: set[str] = field(default_factory=set)  # the seeds made of its inputs, as JSON
-    reached: set[Target] = field(default_factory=set)  # of `asked_for`, what their replays ran
 
     def due(self, share_explored: float) -> bool:
         """Whether to ask now: once per run, when exploration has had SOLVER_AFTER of it (what it
@@ -140,7 +140,7 @@ class Solver:
     def _cover(self, target: SolverTarget, slice_seconds: float, solver_path: Path) -> str | None:
         """What one `crosshair cover` of `target` printed; None (with a note) when it cannot run."""
         op, checkout = target.operation, self.checkouts[target.side]
-        scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=solver_path.parent)).resolve()
+        scratch = Path(tempfile.mkdtemp(prefix="difforacle-solver-run-")).resolve()  # its cwd and $TMPDIR
         try:
             wall = 2 * slice_seconds + START_SECONDS
             options = {"module": op.module, "target": f"{op.module}.{op.qualname}", "seconds": slice_seconds,
