@@ -41,12 +41,14 @@ from .worker.literals import encode
 from .worker.solver import NO_SOLVER, PATH_VARIABLE
 
 SOLVER_AFTER = 0.3  # of exploration's budget (time or sequences) before the solver is asked
-SOLVER_SHARE = 0.15  # of the budget, for all of the solver's calls in a run bound by time
-SLICE_SECONDS = (2.0, 10.0)  # CPU seconds per function: at least, at most
-REPRODUCIBLE_SLICE = 5.0  # CPU seconds per function in a run bound by a count of sequences
+SOLVER_SHARE = 0.15  # of the budget (wall time), for all of the solver's calls in a run bound by time
+CALL_SECONDS = (3.0, 20.0)  # wall seconds per function: at least (else none), at most
+REPRODUCIBLE_CALL_SECONDS = 12.0  # per function in a run bound by a count of sequences
+CPU_SHARE = 0.3  # of a call's wall time, CrossHair's analysis (CPU seconds); the rest is start-up
+# and a busy machine's slack (CrossHair prints a function's inputs only at its end; on an idle
+# machine the call ends early)
 MAX_FUNCTIONS = 6  # asked per run, those with the most uncovered targets first
-START_SECONDS = 5.0  # wall time a call may take past twice its slice: start-up, imports, z3
-PATH_SECONDS = 1.0  # CPU seconds per path, at most: one hard path must not eat the slice
+PATH_SECONDS = 1.0  # CPU seconds per path, at most: one hard path must not eat the call
 MEMORY_MB = 2048
 SOLVER_DISTRIBUTION = "crosshair-tool"
 SOLVED_KINDS = ("function", "method", "static")
@@ -104,8 +106,8 @@ class Solver:
         return not self.asked and share_explored >= SOLVER_AFTER
 
     def solve(self, uncovered: set[Target], seconds: float | None) -> list[SolverInput]:
-        """Inputs for the functions with uncovered targets; `seconds` for all calls (None: a fixed
-        slice per function, for a reproducible run)."""
+        """Inputs for the functions with uncovered targets; `seconds` (wall) for all calls, shared
+        by those still to come (None: a fixed time per function, for a reproducible run)."""
         self.asked, self.asked_for = True, set(uncovered)
         targets = solver_targets(uncovered, self.impact, self.by_id)[:MAX_FUNCTIONS]
         if not targets:
@@ -114,18 +116,18 @@ class Solver:
         if packages is None:
             self.notes.append(MISSING_NOTE)
             return []
-        slice_seconds = (REPRODUCIBLE_SLICE if seconds is None
-                         else min(SLICE_SECONDS[1], max(SLICE_SECONDS[0], seconds / len(targets))))
         found: list[SolverInput] = []
         tmp = Path(tempfile.mkdtemp(prefix="difforacle-solver-")).resolve()
         try:
             link_packages(tmp, packages)
             started = time.monotonic()
-            for target in targets:
-                left = math.inf if seconds is None else seconds - (time.monotonic() - started)
-                if left < SLICE_SECONDS[0]:
+            for done, target in enumerate(targets):
+                left = None if seconds is None else seconds - (time.monotonic() - started)
+                wall = (REPRODUCIBLE_CALL_SECONDS if left is None
+                        else min(CALL_SECONDS[1], left, max(CALL_SECONDS[0], left / (len(targets) - done))))
+                if wall < CALL_SECONDS[0]:
                     break
-                output = self._cover(target, min(slice_seconds, left), tmp)
+                output = self._cover(target, wall, tmp)
                 if output is None:
                     break  # CrossHair cannot run under this interpreter: the others would fail alike
                 inputs, skipped = parse_inputs(output, target.operation)
@@ -137,14 +139,15 @@ class Solver:
         self.stats.inputs = len(found)
         return found
 
-    def _cover(self, target: SolverTarget, slice_seconds: float, solver_path: Path) -> str | None:
-        """What one `crosshair cover` of `target` printed; None (with a note) when it cannot run."""
+    def _cover(self, target: SolverTarget, wall: float, solver_path: Path) -> str | None:
+        """What one `crosshair cover` of `target` printed within `wall` seconds; None (with a note)
+        when it cannot run."""
         op, checkout = target.operation, self.checkouts[target.side]
         scratch = Path(tempfile.mkdtemp(prefix="difforacle-solver-run-")).resolve()  # its cwd and $TMPDIR
         try:
-            wall = 2 * slice_seconds + START_SECONDS
-            options = {"module": op.module, "target": f"{op.module}.{op.qualname}", "seconds": slice_seconds,
-                       "path_seconds": min(PATH_SECONDS, slice_seconds / 2), "memory_mb": MEMORY_MB,
+            analysis = round(CPU_SHARE * wall, 2)
+            options = {"module": op.module, "target": f"{op.module}.{op.qualname}", "seconds": analysis,
+                       "path_seconds": min(PATH_SECONDS, analysis / 2), "memory_mb": MEMORY_MB,
                        "cpu_seconds": math.ceil(wall)}
             env = worker_environment(checkout, 0, str(scratch))
             env[PATH_VARIABLE] = str(solver_path)
@@ -153,6 +156,8 @@ class Solver:
                 done = subprocess.run([self.python, str(BOOT), "solver", json.dumps(options)], cwd=scratch,
                                       env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=wall)
             except subprocess.TimeoutExpired as expired:  # CrossHair prints a function's inputs at its end
+                self.notes.append(f"CrossHair's call on {op.id} was stopped after {wall:.1f} s: what it "
+                                  "found was lost.")
                 return _text(expired.stdout)
             except OSError as exc:
                 self.notes.append(f"The solver could not start {self.python!r}: {exc.strerror or exc}.")
