@@ -110,7 +110,7 @@ class Solver:
         by those still to come (None: a fixed time per function, for a reproducible run)."""
         self.asked, self.asked_for = True, set(uncovered)
         targets = solver_targets(uncovered, self.impact, self.by_id)[:MAX_FUNCTIONS]
-        if not targets:
+        if not targets or (seconds is not None and seconds < CALL_SECONDS[0]):
             return []
         packages = solver_packages()
         if packages is None:
@@ -123,10 +123,10 @@ class Solver:
             started = time.monotonic()
             for done, target in enumerate(targets):
                 left = None if seconds is None else seconds - (time.monotonic() - started)
-                wall = (REPRODUCIBLE_CALL_SECONDS if left is None
-                        else min(CALL_SECONDS[1], left, max(CALL_SECONDS[0], left / (len(targets) - done))))
-                if wall < CALL_SECONDS[0]:
+                if left is not None and done and left < CALL_SECONDS[0]:
                     break
+                wall = (REPRODUCIBLE_CALL_SECONDS if left is None
+                        else min(CALL_SECONDS[1], max(CALL_SECONDS[0], left / (len(targets) - done))))
                 output = self._cover(target, wall, tmp)
                 if output is None:
                     break  # CrossHair cannot run under this interpreter: the others would fail alike

@@ -126,6 +126,13 @@ def test_the_solver_is_asked_once_after_its_share_of_the_run() -> None:
     assert not solver.due(1.0)
 
 
+def test_too_short_a_share_of_the_budget_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(solver_module, "solver_packages", lambda: pytest.fail("no call was due"))
+    solver = Solver(BY_ID, _Impact({("head", 4): "classify"}), {}, sys.executable)  # type: ignore[arg-type]
+    assert solver.solve({("line", "head", "pkg/codes.py", 4)}, 1.0) == []
+    assert solver.stats.calls == 0 and solver.asked
+
+
 def test_the_share_of_the_run_is_counted_in_sequences_when_the_run_is_reproducible() -> None:
     assert Deadline(60, max_sequences=400).share_explored(100) == 0.25
     assert Deadline(60, max_sequences=400).side_seconds(0.15) is None
