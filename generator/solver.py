@@ -42,7 +42,7 @@ from .worker.solver import NO_SOLVER, PATH_VARIABLE
 
 SOLVER_AFTER = 0.3  # of exploration's budget (time or sequences) before the solver is asked
 SOLVER_SHARE = 0.15  # of the budget (wall time), for all of the solver's calls in a run bound by time
-CALL_SECONDS = (3.0, 20.0)  # wall seconds per function: at least (else none), at most
+CALL_SECONDS = (2.0, 20.0)  # wall seconds per function: at least (else none), at most
 REPRODUCIBLE_CALL_SECONDS = 12.0  # per function in a run bound by a count of sequences
 CPU_SHARE = 0.3  # of a call's wall time, CrossHair's analysis (CPU seconds); the rest is start-up
 # and a busy machine's slack (CrossHair prints a function's inputs only at its end; on an idle
