@@ -1,18 +1,18 @@
 """Solver-found inputs: CrossHair's symbolic execution for the changed functions whose branches
 exploration leaves untaken (the concolic step of JTestCraft, §3.1 and Listing 4.4: a path
-condition solved for primitive inputs; the issue's part 5).
+condition solved for primitive inputs).
 
-A branch such as `if x * 7 % 1000 == 431` or `if name == prefix + suffix` is one a random or
-mined value rarely takes. Once exploration has had SOLVER_AFTER of its budget (of its sequences,
-in a reproducible run), each changed function or method that is a catalog operation and still
-has an uncovered changed line or an untaken branch out of one gets a time slice of `crosshair
-cover` (path coverage) on the side where that code is uncovered, run by `worker/solver.py` under
-the project's interpreter in the worker's sandbox, with difforacle's CrossHair appended to its
-path as pytest is for the reproduction check. Each argument dictionary CrossHair prints whose
-values are primitives (`literals.encode`) becomes that operation's call with those literal
-arguments (a method's receiver is built as for any call): exploration runs these seeds next,
-pools and learns from them, and replays them like generated sequences. An input that cannot be
-parsed, or holds a value no literal spells (an object, `float('nan')`), is skipped and counted.
+A branch such as `if x * 7 % 1000 == 431` or `if name[::-1] == "nimda"` is one random and mined
+values rarely take. Once exploration has had SOLVER_AFTER of its budget (of its sequences, in a
+reproducible run), each changed function or method that is a catalog operation and still has an
+uncovered changed line or an untaken branch out of one gets a time slice of `crosshair cover`
+(path coverage) on the side where that code is uncovered, run by `worker/solver.py` under the
+project's interpreter in the worker's sandbox, with difforacle's CrossHair appended to its path
+as pytest is for the reproduction check. Each argument dictionary CrossHair prints whose values
+are primitives (`literals.encode`) becomes that operation's call with those literal arguments (a
+method's receiver is built as for any call): exploration runs these seeds next, pools and learns
+from them, and replays them like generated sequences. An input that cannot be parsed, or holds a
+value no literal spells (an object, `float('nan')`), is skipped and counted.
 """
 
 from __future__ import annotations
