@@ -24,6 +24,7 @@ from difforacle.generator import (
     ALLOCATIONS,
     COMPONENTS,
     DEMO_DESCRIPTION,
+    OFF_BY_DEFAULT,
     WINDOW,
     Components,
     InternalError,
@@ -122,6 +123,9 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
     parser.add_argument("--disable", action="append", choices=COMPONENTS, default=[], metavar="COMPONENT",
                         help="switch a generation technique off, to measure it (repeatable): "
                         + ", ".join(COMPONENTS))
+    parser.add_argument("--enable", action="append", choices=COMPONENTS, default=[], metavar="COMPONENT",
+                        help="switch on a technique that is off by default (repeatable): "
+                        + ", ".join(sorted(OFF_BY_DEFAULT)))
     parser.add_argument("--show-unreproduced", action="store_true",
                         help="also report differences whose test pytest did not reproduce (marked as such)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -184,7 +188,8 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Con
 
     options = run_options(config, python=args.python, max_sequences=args.max_sequences,
                           minimize_share=args.minimize_share, show_unreproduced=args.show_unreproduced,
-                          history_window=args.window, components=Components.without(args.disable),
+                          history_window=args.window,
+                          components=Components.without(args.disable, args.enable),
                           progress=report_progress)
     stopped: InternalError | None = None
     with printer if printer is not None else nullcontext():

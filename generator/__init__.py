@@ -8,7 +8,7 @@ engine is imported from outside it (tests/test_architecture.py checks that).
 from .allocation import TIER1_SHARE
 from .compare import EXACT_ENOUGH, FloatPolicy
 from .components import NAMES as COMPONENTS
-from .components import Components
+from .components import OFF_BY_DEFAULT, Components
 from .demo import DEMO_DESCRIPTION, build_demo_repo
 from .engine import analyze
 from .model import NOT_MEASURED, InternalError, Report, SetupError
@@ -38,7 +38,7 @@ from .workspace import open_repo
 
 __all__ = [
     "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "NOT_MEASURED",
-    "READING_HISTORY", "TIER1_SHARE", "WINDOW",
+    "OFF_BY_DEFAULT", "READING_HISTORY", "TIER1_SHARE", "WINDOW",
     "Components", "FloatPolicy", "HistoryOptions", "InternalError", "Options", "PlannedChange", "Progress",
     "Report",
     "RiskTable", "Scope", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "checked_lines",

@@ -112,6 +112,28 @@ class ChangedLines:
                              for a, ends in sorted(tracked.branches.items()) for b in sorted(ends))
         return found
 
+    def run_by(self, side: str, executed: ExecutedLines) -> set[Target]:
+        """The changed lines and branches of `side` that one execution ran (nothing is credited)."""
+        arcs: dict[str, set[tuple[int, int]]] = {}
+        ran: dict[str, set[int]] = {}
+        for file, a, b in executed.arcs:
+            arcs.setdefault(file, set()).add((a, b))
+            ran.setdefault(file, set()).update(line for line in (a, b) if line > 0)
+        for _, file, line in executed.covered:
+            ran.setdefault(file, set()).add(line)
+        found: set[Target] = set()
+        for file, lines in ran.items():
+            tracked = self._files[side].get(file)
+            if tracked is None:
+                continue
+            found.update(("line", side, tracked.path, line) for line in tracked.wanted
+                         if line in lines or tracked.stands_on.get(line) in lines)
+            if tracked.parser is not None:
+                found.update(("branch", side, tracked.path, a, b)
+                             for a, b in tracked.parser.translate_arcs(arcs.get(file, set()))
+                             if b in tracked.branches.get(a, ()))
+        return found
+
     def uncovered(self) -> set[Target]:
         found: set[Target] = set()
         for side in SIDES:

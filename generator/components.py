@@ -2,7 +2,9 @@
 
 Each name is a technique from the literature the engine is built on (GRT, Randoop, field
 coverage criteria, test carving, JTestCraft); `difforacle diff --disable NAME` switches one off
-(repeatable), and the ablation benchmark runs with each switched off in turn. Everything is on by default.
+(repeatable), and the ablation benchmark runs with each switched off in turn. Everything is on by
+default except the components of OFF_BY_DEFAULT, which cost more than they bring on the benchmarks
+and are switched on with `--enable NAME`.
 """
 
 from __future__ import annotations
@@ -39,8 +41,12 @@ DESCRIPTIONS = {
                  "pairs, over callees and overrides; JTestCraft)",
     "pruning": "dynamic influence check: a candidate of influence search with a call that wrote no field "
                "the method under test read, and returned nothing it used, is not extended (JTestCraft)",
+    "solver": "inputs for changed functions whose branches stay untaken, found by CrossHair's symbolic "
+              "execution (`crosshair cover`) and fed to exploration as seeds (JTestCraft's concolic "
+              "step; needs the solver extra)",
 }
 NAMES = tuple(DESCRIPTIONS)
+OFF_BY_DEFAULT = frozenset({"solver"})  # switched on with `--enable NAME`
 
 
 @dataclass(frozen=True)
@@ -65,26 +71,30 @@ class Switches:
     failing: bool = True
     influence: bool = True
     pruning: bool = True
+    solver: bool = False
 
 
 @dataclass(frozen=True)
 class Components:
-    """Which techniques are on, as given on the command line (`--disable NAME`)."""
+    """Which techniques are on, as given on the command line (`--disable NAME`, `--enable NAME`):
+    the defaults, less `disabled`, plus `enabled` (a name in both is off)."""
 
     disabled: frozenset[str] = frozenset()
+    enabled: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.disabled) - set(NAMES))
+        unknown = sorted((set(self.disabled) | set(self.enabled)) - set(NAMES))
         if unknown:
             raise ValueError(f"unknown component(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")
 
     @staticmethod
-    def without(names: Iterable[str]) -> Components:
-        return Components(frozenset(names))
+    def without(names: Iterable[str], enabled: Iterable[str] = ()) -> Components:
+        return Components(frozenset(names), frozenset(enabled))
 
     @property
     def switches(self) -> Switches:
-        return Switches(**{name: name not in self.disabled for name in NAMES})
+        on = (set(NAMES) - OFF_BY_DEFAULT | self.enabled) - self.disabled
+        return Switches(**{name: name in on for name in NAMES})
 
 
 ALL = Components()

@@ -64,6 +64,20 @@ class Deadline:
                            MINIMIZE_RESERVE_CAP * self.budget)
         return self.elapsed() + replay_seconds + reserve >= self.budget
 
+    def share_explored(self, sequences: int) -> float:
+        """How far the run has got: its sequences of a reproducible run's count, else its time."""
+        if self.max_sequences is not None:
+            return sequences / self.max_sequences if self.max_sequences else 1.0
+        return self.elapsed() / self.budget if self.budget > 0 else 1.0
+
+    def side_seconds(self, share: float) -> float | None:
+        """Seconds for a side task of exploring (`share` of the budget, never the reserve of the later
+        phases); None in a reproducible run, whose side tasks do fixed work instead."""
+        if self.max_sequences is not None:
+            return None
+        left = self.budget - self.elapsed() - max(1.5, EXPLORE_RESERVE * self.budget)
+        return max(0.0, min(share * self.budget, left))
+
     # ------------------------------------------------------------ confirming and minimizing
 
     def confirmation_over(self, found_some: bool) -> bool:

@@ -57,6 +57,7 @@ from .reach import assess_reach
 from .render import import_difference, render_findings
 from .replay import Replayer
 from .reproduce import reproduce
+from .solver import Solver
 from .workspace import checkouts, open_repo, resolve
 
 REPRODUCIBLE_CARVE_SECONDS = 120.0  # a reproducible run's bound on carving (see _carve)
@@ -217,13 +218,17 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
                       or any(u.kind in ("module", "class") for u in changes.units))
         carving = _carve(changes, base, head, options, deadline, report, progress)
         influence = influence_map(impact.sources, catalog) if switches.influence else None
+        solver = (Solver(catalog.by_id, impact, {"base": base, "head": head}, options.python,
+                         lines=lines if measured else None) if switches.solver else None)
         progress("exploring")
         with Replayer(replay_worker, head_worker, lines if measured else None) as replayer:
             exploration = explore(explorer_worker, replayer, catalog, aim, constants, options, deadline,
                                   replay_all=replay_all, uncovered=lines.uncovered,
                                   on_progress=progress.explored, seeds=carving.sequences,
-                                  influence=influence)
+                                  influence=influence, solver=solver)
         progress.exploration = exploration
+        if solver is not None:
+            report.notes.extend(solver.notes)
         _record(report, exploration)
         report.coverage = lines.report()
         report.coverage.measured_by = known.measured_by
@@ -316,6 +321,10 @@ def _record(report: Report, exploration: Exploration) -> None:
     stats.influence_redundant = search.redundant
     stats.influence_pruned, stats.influence_pruned_share = search.pruned, round(search.pruned_share, 3)
     stats.influence_longest_prefix = search.longest_prefix
+    solved = exploration.solver
+    stats.solver_calls, stats.solver_seconds = solved.calls, solved.seconds
+    stats.solver_inputs, stats.solver_skipped = solved.inputs, solved.skipped
+    stats.solver_new_coverage = solved.new_coverage
 
 
 def _worker_options(options: Options) -> WorkerOptions:

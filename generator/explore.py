@@ -26,6 +26,7 @@ from .guidance import uncovered_ratios
 from .influence import InfluenceMap
 from .options import Options
 from .replay import Candidates, KeptSequence, Replayer
+from .solver import SOLVER_SHARE, Solver, SolverStats
 from .values import ValueGenerator
 from .worker.protocol import Status
 
@@ -47,12 +48,14 @@ class Exploration:
     seconds: float = 0.0
     attempts: dict[str, Attempts] = field(default_factory=dict)  # operation id -> what became of its calls
     search: SearchStats = field(default_factory=SearchStats)  # Candidate Sequence Search's figures
+    solver: SolverStats = field(default_factory=SolverStats)  # the solver's calls and what its inputs did
 
 
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
             options: Options, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
             on_progress: Callable[[Exploration], None] = lambda exploration: None,
-            seeds: list[list[dict]] | None = None, influence: InfluenceMap | None = None) -> Exploration:
+            seeds: list[list[dict]] | None = None, influence: InfluenceMap | None = None,
+            solver: Solver | None = None) -> Exploration:
     """Generate on base; replay each batch's kept sequences while the next batch is generated.
 
     `replay_all`: the change cannot be detected by calls into changed functions (module-level
@@ -60,7 +63,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     gives the changed lines and branches not yet covered (for Bloodhound's weights). `seeds`
     (sequences carved from the project's tests) are the first batches: run, learned from and
     replayed like generated ones. `influence`: the static influence between operations, for
-    Candidate Sequence Search.
+    Candidate Sequence Search. `solver`: asked once, when due (SOLVER_AFTER of the run), for inputs
+    to the changed functions still uncovered; they are the next batches' seeds.
     """
     rng = random.Random(options.seed)
     switches = options.components.switches
@@ -73,18 +77,35 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     exploration = Exploration()
     started = time.monotonic()
     seeds = list(seeds or ())
+    solver_seeds = 0  # the solver's inputs still at the front of `seeds`
+
+    def compare(replayed: list[KeptSequence]) -> None:
+        if solver is not None:
+            solver.credit(replayed)
+        exploration.candidates.compare(replayed, options.floats, options.scope)
+
     # the base worker's request runs in this thread, waited for while the host works
     with ThreadPoolExecutor(1) as base_run:
         while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
                                             bool(exploration.candidates.groups)):
+            if solver is not None and solver.due(deadline.share_explored(exploration.sequences)):
+                found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE)))
+                solver.track(found)
+                seeds, solver_seeds = [*found, *seeds], len(found)
+                if found:  # what waits for replay goes now, so that the solver's inputs are replayed in
+                    # rounds of their own: coverage is measured per round, and theirs is credited to them
+                    compare(replayer.finish())
+                    replayer.start([], all_waiting=True)
             size = deadline.batch_size(options.batch_size, exploration.sequences)
+            solving, size = solver_seeds > 0, min(size, solver_seeds or size)
+            solver_seeds -= size if solving else 0
             batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
             if not batch:
                 break
             running = base_run.submit(worker.run, batch, EXPLORE_RANDOM_SEED, fields=switches.novelty,
                                       influence=generator.influence_requests(batch))
             # while the worker runs this batch, the previous batch's replays are compared
-            exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
+            compare(replayer.finish())
             results = running.result()
             kept = []
             for statements, result in zip(batch, results, strict=True):
@@ -93,15 +114,17 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
                 if result.status in KEPT_STATUSES and (result.hit or replay_all):
                     kept.append(KeptSequence(statements, result))
             exploration.kept += len(kept)
-            replayer.start(kept)
+            replayer.start(kept, all_waiting=solving)
             exploration.sequences += len(batch)
             exploration.seconds = round(time.monotonic() - started, 2)
             on_progress(exploration)
-    exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
+    compare(replayer.finish())
     replayer.start([], all_waiting=True)
-    exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
+    compare(replayer.finish())
     exploration.replayed = replayer.replayed
     exploration.attempts = generator.attempts
     if generator.search is not None:
         exploration.search = generator.search.stats
+    if solver is not None:
+        exploration.solver = solver.stats
     return exploration

@@ -30,6 +30,7 @@ from .learning import TypeLearning
 from .novelty import FieldNovelty
 from .pools import PoolEntry, Pools, SequenceBuilder
 from .selection import OperationSelector
+from .solver import SolverInput
 from .values import ValueGenerator
 from .worker.protocol import SequenceResult, Status, digest_key
 
@@ -110,6 +111,26 @@ class SequenceGenerator:
             self.seen.add(key)
             made += 1
             yield statements
+
+    def calls_with(self, inputs: list[SolverInput]) -> list[list[dict]]:
+        """A sequence calling each input's operation with its literal arguments (a method on a
+        receiver from the pools or built on demand); inputs whose receiver cannot be had are left out."""
+        made = []
+        for found in inputs:
+            op = self.builder.by_id.get(found.op_id)
+            if op is None:
+                continue
+            builder = SequenceBuilder()
+            args = [{"lit": lit} for lit in found.args]
+            if op.kind == "method":
+                entry = self.builder.object_of(op.owner or "")
+                if entry is None:
+                    continue
+                args.insert(0, builder.include(entry))
+            builder.statements.append({"op": op.id, "args": args,
+                                       "kwargs": {name: {"lit": lit} for name, lit in found.kwargs}})
+            made.append(builder.statements)
+        return made
 
     def influence_requests(self, batch: list[list[dict]]) -> list[dict | None] | None:
         """Per sequence of `batch`, what the worker records for the dynamic influence check: only

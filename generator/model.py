@@ -236,6 +236,14 @@ class Stats:
     influence_pruned: int = 0
     influence_pruned_share: float = 0.0
     influence_longest_prefix: int = 0
+    # Solver-found inputs (CrossHair's `cover`, `--enable solver`): its processes, their wall time,
+    # the inputs parsed into literal arguments and those skipped (unparseable or not primitive), and
+    # the changed lines and branches, uncovered when it was asked, that the inputs' replays ran
+    solver_calls: int = 0
+    solver_seconds: float = 0.0
+    solver_inputs: int = 0
+    solver_skipped: int = 0
+    solver_new_coverage: int = 0
 
 
 @dataclass(frozen=True)

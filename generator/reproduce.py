@@ -153,7 +153,13 @@ def _stem(name: str, kind: str) -> str:
 
 def link_pytest(folder: Path) -> None:
     """Links to difforacle's own pytest and its dependencies, and nothing else from this environment."""
-    for name in PYTEST_PACKAGES:
+    link_packages(folder, PYTEST_PACKAGES)
+
+
+def link_packages(folder: Path, names: Iterable[str]) -> None:
+    """Links in `folder` to the top-level packages and modules `names` of difforacle's environment
+    (those it lacks are left out): appended to the project's path, they expose nothing else."""
+    for name in names:
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):

@@ -1,7 +1,8 @@
 """Benchmark: the ablation table of the generation components (see generator/components.py).
 
 Not a test (pytest does not collect it). Runs the shared harness (../shared/bench) on the
-mutant cases once with every component on and once with each switched off, for several
+mutant cases once with the default components and once with each switched off (or, for one
+that is off by default, on), for several
 seeds, through `bench_reports.py` (so every JSON report is kept), then tabulates per
 configuration the detection rate on the mutants the library's own tests catch and the
 changed-line and branch coverage and the sequences executed on the mutant cases. With
@@ -37,7 +38,7 @@ from checkout_code import use_this_checkout  # noqa: E402
 
 use_this_checkout()
 
-from difforacle.generator.components import NAMES  # noqa: E402
+from difforacle.generator.components import NAMES, OFF_BY_DEFAULT  # noqa: E402
 
 BENCH = HERE.parents[2] / "shared" / "bench"  # beside the project's checkout; --bench elsewhere
 HARNESS_PYTHON = Path("~/.cache/pr-regression-bench/harness/bin/python").expanduser()
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         if args.false_positives:
             runs = [(f"fp-s{seed}", f"--seed {seed}", "refactor,self", 0)]
         else:
-            runs = [(f"{config}-s{seed}", f"--seed {seed}" + _disable(config), "mutant", args.limit)
+            runs = [(f"{config}-s{seed}", f"--seed {seed}" + _switch(config), "mutant", args.limit)
                     for config in args.configs]
         for name, extra, kinds, limit in runs:
             print(f"== {name}: {extra}", flush=True)
@@ -63,8 +64,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _disable(config: str) -> str:
-    return "" if config == "all" else f" --disable {config}"
+def _switch(config: str) -> str:
+    """The option that makes `config` differ from the defaults."""
+    if config == "all":
+        return ""
+    return f" --enable {config}" if config in OFF_BY_DEFAULT else f" --disable {config}"
 
 
 def _harness(args: argparse.Namespace, name: str, extra: str, kinds: str, limit: int) -> int:
@@ -160,7 +164,9 @@ def _peer_table(out: Path, peers: list[Path]) -> str:
 
 
 def _label(config: str) -> str:
-    return "all components" if config == "all" else f"without {config}"
+    if config == "all":
+        return "all components"
+    return f"with {config}" if config in OFF_BY_DEFAULT else f"without {config}"
 
 
 def _median(values: list[float], spec: str) -> str:

@@ -103,3 +103,14 @@ def test_changed_lines_inside_a_statement_count_and_run_with_it(tmp_path: Path) 
     assert lines.report().uncovered == {"mod.py": [closing]}
     lines.add_lines("head", [(head_file, 13)])  # the call ran the return statement
     assert lines.report().uncovered == {} and lines.report().changed_lines_covered == 2
+
+
+def test_what_one_execution_ran_is_read_without_crediting_it(tmp_path: Path) -> None:
+    """The solver's inputs are credited with the changed lines and branches their replays ran."""
+    lines, head_file = _setup(tmp_path, {7}, {7, 8})
+    executed = ExecutedLines(arcs=[(head_file, 7, 8), (head_file, 6, 7)])
+    assert lines.run_by("head", executed) == {("line", "head", "pkg/mod.py", 7),
+                                              ("line", "head", "pkg/mod.py", 8),
+                                              ("branch", "head", "pkg/mod.py", 7, 8)}
+    assert lines.run_by("base", executed) == set()  # another side's file
+    assert lines.report().changed_lines_covered == 0  # nothing credited

@@ -1,4 +1,5 @@
-"""Entry point of the worker process, run as a script under the project's interpreter.
+"""Entry point of the worker process, run as a script under the project's interpreter
+(`boot.py`), or of the solver's (`boot.py solver OPTIONS_JSON`: `solver.py`).
 
 It loads the worker's modules under a private package name so that a project module
 called `generator`, `bot`, `observe`, ... is never shadowed, and drops its own folder
@@ -24,4 +25,6 @@ def _load_private_package() -> None:
 
 if __name__ == "__main__":
     _load_private_package()
+    if sys.argv[1:2] == ["solver"]:
+        sys.exit(importlib.import_module(PACKAGE + ".solver").main(sys.argv[2:]))
     importlib.import_module(PACKAGE + ".server").serve()
