@@ -39,6 +39,9 @@ DESCRIPTIONS = {
                  "pairs, over callees and overrides; JTestCraft)",
     "pruning": "dynamic influence check: a candidate of influence search with a call that wrote no field "
                "the method under test read, and returned nothing it used, is not extended (JTestCraft)",
+    "paths": "path memo (JTestCraft's Constraint Tree without a solver): the branches out of changed lines "
+             "each sequence takes are counted, sequences on often-seen paths extended less, and those "
+             "that reached a line whose other branch is untaken extended more",
 }
 NAMES = tuple(DESCRIPTIONS)
 
@@ -65,6 +68,7 @@ class Switches:
     failing: bool = True
     influence: bool = True
     pruning: bool = True
+    paths: bool = True
 
 
 @dataclass(frozen=True)

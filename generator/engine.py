@@ -218,7 +218,8 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         carving = _carve(changes, base, head, options, deadline, report, progress)
         influence = influence_map(impact.sources, catalog) if switches.influence else None
         progress("exploring")
-        with Replayer(replay_worker, head_worker, lines if measured else None) as replayer:
+        with Replayer(replay_worker, head_worker, lines if measured else None,
+                      paths=switches.paths) as replayer:
             exploration = explore(explorer_worker, replayer, catalog, aim, constants, options, deadline,
                                   replay_all=replay_all, uncovered=lines.uncovered,
                                   on_progress=progress.explored, seeds=carving.sequences,
@@ -316,6 +317,10 @@ def _record(report: Report, exploration: Exploration) -> None:
     stats.influence_redundant = search.redundant
     stats.influence_pruned, stats.influence_pruned_share = search.pruned, round(search.pruned_share, 3)
     stats.influence_longest_prefix = search.longest_prefix
+    paths = exploration.paths
+    stats.paths_recorded, stats.paths_distinct = paths.recorded, paths.distinct
+    stats.paths_top_share, stats.paths_near_misses = round(paths.top_share, 3), paths.near_misses
+    stats.paths_revisited = paths.revisited
 
 
 def _worker_options(options: Options) -> WorkerOptions:

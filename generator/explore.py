@@ -25,6 +25,7 @@ from .generate import Attempts, SequenceGenerator
 from .guidance import uncovered_ratios
 from .influence import InfluenceMap
 from .options import Options
+from .paths import PathStats
 from .replay import Candidates, KeptSequence, Replayer
 from .values import ValueGenerator
 from .worker.protocol import Status
@@ -47,6 +48,7 @@ class Exploration:
     seconds: float = 0.0
     attempts: dict[str, Attempts] = field(default_factory=dict)  # operation id -> what became of its calls
     search: SearchStats = field(default_factory=SearchStats)  # Candidate Sequence Search's figures
+    paths: PathStats = field(default_factory=PathStats)  # the path memo's figures
 
 
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
@@ -84,7 +86,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
             running = base_run.submit(worker.run, batch, EXPLORE_RANDOM_SEED, fields=switches.novelty,
                                       influence=generator.influence_requests(batch))
             # while the worker runs this batch, the previous batch's replays are compared
-            exploration.candidates.compare(replayer.finish(), options.floats, options.scope)
+            exploration.candidates.compare(_replayed(replayer, generator, uncovered), options.floats,
+                                           options.scope)
             results = running.result()
             kept = []
             for statements, result in zip(batch, results, strict=True):
@@ -104,4 +107,16 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     exploration.attempts = generator.attempts
     if generator.search is not None:
         exploration.search = generator.search.stats
+    if generator.memo is not None:
+        exploration.paths = generator.memo.stats
     return exploration
+
+
+def _replayed(replayer: Replayer, generator: SequenceGenerator,
+              uncovered: Callable[[], set]) -> list[KeptSequence]:
+    """The round of replays in flight, finished; the path memo learns the paths they took."""
+    replayed = replayer.finish()
+    if replayed and generator.memo is not None:
+        untaken = {target[1:] for target in uncovered() if target[0] == "branch"}
+        generator.paths_taken([(kept.statements, kept.path) for kept in replayed], untaken)
+    return replayed

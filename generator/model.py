@@ -236,6 +236,15 @@ class Stats:
     influence_pruned: int = 0
     influence_pruned_share: float = 0.0
     influence_longest_prefix: int = 0
+    # The path memo (JTestCraft's Constraint Tree): sequences whose path through changed code (the
+    # branches out of changed lines they took) was measured, distinct paths, the share of the most
+    # common one, sequences that reached a line whose other branch was untaken, and influence-search
+    # candidates run again after such a near miss
+    paths_recorded: int = 0
+    paths_distinct: int = 0
+    paths_top_share: float = 0.0
+    paths_near_misses: int = 0
+    paths_revisited: int = 0
 
 
 @dataclass(frozen=True)
