@@ -180,6 +180,7 @@ class SequenceGenerator:
                 entry.path = stat
             if stat.frontier and built is not None and self.search is not None and self.search.revisit(built):
                 self.memo.stats.revisited += 1
+        self.memo.refresh()
 
     def _pool(self, statements: list[dict], result: SequenceResult) -> list[PoolEntry]:
         """The last statement's value, and the objects it was given (as the call left them); the
