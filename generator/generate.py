@@ -30,7 +30,7 @@ from .components import Switches
 from .influence import InfluenceMap
 from .learning import TypeLearning
 from .novelty import FieldNovelty
-from .paths import Path, PathMemo
+from .paths import PathEdges, PathMemo
 from .pools import PoolEntry, Pools, SequenceBuilder
 from .selection import OperationSelector
 from .values import ValueGenerator
@@ -164,7 +164,7 @@ class SequenceGenerator:
             return  # no new (field, source, target) triple: redundant, not extended
         pooled += self._pool(statements, result)
 
-    def paths_taken(self, measured: list[tuple[list[dict], Path | None]], untaken: set) -> None:
+    def paths_taken(self, measured: list[tuple[list[dict], PathEdges | None]], untaken: set) -> None:
         """The path memo learns the paths replay measured (None: not measured), given the branches
         out of changed lines no sequence has taken yet: the values those sequences pooled are
         reweighed, and an influence-search candidate that came near an untaken branch runs again."""

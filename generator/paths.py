@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .changed_lines import Edge
 
-Path = frozenset[Edge]
+PathEdges = frozenset[Edge]  # a path: the branches out of changed lines a sequence took
 FRONTIER_BOOST = 4.0  # the weight of a near miss's values, times their path's rarity
 MAX_RARITY = 4.0  # the most a rare path multiplies its values' weight by
 
@@ -36,7 +36,7 @@ MAX_RARITY = 4.0  # the most a rare path multiplies its values' weight by
 class PathStat:
     """One path's count, and what it does to the weight of its sequences' pooled values."""
 
-    edges: Path
+    edges: PathEdges
     count: int = 0
     frontier: bool = False  # reaches a changed line with a branch no sequence has taken
     factor: float = 1.0  # what the weight of its sequences' pooled values is multiplied by
@@ -63,12 +63,12 @@ class PathStats:
 
 @dataclass
 class PathMemo:
-    paths: dict[Path, PathStat] = field(default_factory=dict)
+    paths: dict[PathEdges, PathStat] = field(default_factory=dict)
     stats: PathStats = field(default_factory=PathStats)
     # (side, path, from line) -> its branches no sequence has taken yet
     _untaken: dict[tuple[str, str, int], set[int]] = field(default_factory=dict)
 
-    def record(self, edges: Path) -> PathStat:
+    def record(self, edges: PathEdges) -> PathStat:
         """Count one more sequence on the path `edges`; its stat, shared by every sequence on the
         path (its factor is brought up to date by `refresh`)."""
         stat = self.paths.get(edges)
@@ -98,5 +98,5 @@ class PathMemo:
         for stat in self.paths.values():
             stat.update(mean)
 
-    def _reaches_untaken(self, edges: Path) -> bool:
+    def _reaches_untaken(self, edges: PathEdges) -> bool:
         return any((side, path, a) in self._untaken for side, path, a, _ in edges)
