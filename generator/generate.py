@@ -172,9 +172,10 @@ class SequenceGenerator:
             return
         self.memo.untaken(untaken)
         for statements, edges in measured:
-            _, pooled, built = self._awaiting_path.pop(id(statements), (None, [], None))
-            if edges is None:
+            waiting = self._awaiting_path.pop(id(statements), None)
+            if waiting is None or edges is None:  # it never entered changed code (replayed all the same)
                 continue
+            _, pooled, built = waiting
             stat = self.memo.record(edges)
             for entry in pooled:
                 entry.path = stat

@@ -108,7 +108,10 @@ def test_the_generator_gives_its_pooled_values_their_measured_path() -> None:
     generator.paths_taken([(monitor, COMMON)], untaken={("head", "pkg/mod.py", 7, 9)})
     assert entry.path is generator.memo.paths[COMMON] and entry.path.frontier  # type: ignore[union-attr]
     generator.paths_taken([(monitor, RARE)], untaken=set())  # measured once: forgotten since
-    assert entry.path.count == 1  # type: ignore[union-attr]
+    elsewhere = [{"op": "pkg.mon:Monitor", "args": [], "kwargs": {}}]  # never entered changed code
+    generator.feedback(elsewhere, SequenceResult(Status.OK, {}, executed=1, types=[["pkg.mon.Monitor"]]))
+    generator.paths_taken([(elsewhere, frozenset())], untaken=set())  # replayed when everything is
+    assert generator.memo.stats.recorded == 1  # type: ignore[union-attr]
 
 
 def test_without_the_component_nothing_is_recorded() -> None:
