@@ -39,6 +39,7 @@ from .worker.protocol import SequenceResult, Status
 MAX_PREFIX = 8  # calls before the focus operation (the thesis reached 5-6)
 FRONTIER_LIMIT = 2000  # candidates waiting per focus operation; wider levels are cut here
 MAX_ATTEMPTS = 3  # runs of one candidate that could not be built or did not reach the focus call
+MAX_REVISITS = 2  # runs again of one candidate whose path came near a branch no sequence took
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class CandidateSearch:
         self._frontiers: dict[str, deque[tuple[str, ...]]] = {}
         self._pruned: set[tuple[str, ...]] = set()
         self._attempts: Counter[tuple[str, ...]] = Counter()
+        self._revisits: Counter[tuple[str, ...]] = Counter()
 
     def propose(self, focus: Operation) -> Built | None:
         """The next candidate for `focus`, made concrete; None when none could be built now."""
@@ -93,7 +95,7 @@ class CandidateSearch:
             if self._extends_pruned(candidate):
                 self.stats.skipped += 1
                 continue
-            if not self._attempts[candidate]:  # a candidate retried was extended when first taken
+            if not self._attempts[candidate] and not self._revisits[candidate]:  # extended when first taken
                 self._extend(candidate, focus, frontier)
             if not self._executable(candidate, focus):
                 continue
@@ -128,6 +130,18 @@ class CandidateSearch:
             self._pruned.add(built.operations[self._receiver_made_at(built.operations) + 1:])
         elif not verdict.redundant:
             self.stats.longest_prefix = max(self.stats.longest_prefix, len(built.operations) - 1)
+
+    def revisit(self, built: Built) -> bool:
+        """Run a candidate again next, with other arguments: its run reached a changed line and
+        took a branch other than one no sequence has taken (the path memo's near miss). False
+        when it was run again enough already."""
+        candidate = built.operations
+        frontier = self._frontiers.get(candidate[-1])
+        if frontier is None or self._revisits[candidate] >= MAX_REVISITS:
+            return False
+        self._revisits[candidate] += 1
+        frontier.appendleft(candidate)
+        return True
 
     # ------------------------------------------------------------ enumeration (Listing 4.2)
 

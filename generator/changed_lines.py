@@ -10,7 +10,8 @@ The report's top-level counts are the *primary* side of each file (head when the
 has added or modified lines, base when it only loses lines), so that a modified line
 counts once; `sides` gives both, with the uncovered lines and branches by file.
 Measuring slows the worker down, so replay asks for coverage only while something is
-still uncovered (`pending`).
+still uncovered (`pending`). The same measurement can also say which branches out of changed
+lines each sequence took (`branching`, `branches_taken`): its path, for the path memo.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 SIDES = ("base", "head")
 Target = tuple  # ("line", side, path, line) or ("branch", side, path, from, to)
+Edge = tuple[str, str, int, int]  # a branch out of a changed line: (side, path, from, to)
 
 
 @dataclass
@@ -45,6 +47,9 @@ class _File:
     # A changed line inside a statement that spans lines (a string literal, a regex, a long call)
     # runs when its statement does: it stands on the statement's first executable line.
     stands_on: dict[int, int] = field(default_factory=dict)
+    # the lines the tracer may report an arc out of a changed branching line from (a statement
+    # spanning several lines reports any of them)
+    sources: frozenset[int] = frozenset()
 
     def uncovered_lines(self) -> list[int]:
         return [line for line in self.wanted
@@ -91,16 +96,30 @@ class ChangedLines:
 
     def add_arcs(self, side: str, arcs: Iterable[Iterable]) -> None:
         """Credit raw (absolute file, from, to) arcs, as coverage.py's tracer records them."""
+        for tracked, raw in self._by_file(side, arcs):
+            tracked.covered.update(line for arc in raw for line in arc if line > 0)
+            if tracked.parser is not None:
+                tracked.taken.update(tracked.parser.translate_arcs(raw))
+
+    def branching(self, side: str) -> dict[str, list[int]]:
+        """Per absolute file of `side`, the lines whose raw arcs may leave a changed branching line:
+        what a worker reports per sequence when asked for paths."""
+        return {file: sorted(tracked.sources) for file, tracked in self._files[side].items()
+                if tracked.sources}
+
+    def branches_taken(self, side: str, arcs: Iterable[Iterable]) -> frozenset[Edge]:
+        """The branches out of changed lines that raw (absolute file, from, to) arcs took."""
+        return frozenset((side, tracked.path, a, b) for tracked, raw in self._by_file(side, arcs)
+                         if tracked.parser is not None
+                         for a, b in tracked.parser.translate_arcs(raw) if b in tracked.branches.get(a, ()))
+
+    def _by_file(self, side: str, arcs: Iterable[Iterable]) -> list[tuple[_File, set[tuple[int, int]]]]:
         files = self._files[side]
         by_file: dict[str, set[tuple[int, int]]] = {}
         for file, a, b in arcs:
             if file in files:
                 by_file.setdefault(file, set()).add((a, b))
-        for file, raw in by_file.items():
-            tracked = files[file]
-            tracked.covered.update(line for arc in raw for line in arc if line > 0)
-            if tracked.parser is not None:
-                tracked.taken.update(tracked.parser.translate_arcs(raw))
+        return [(files[file], raw) for file, raw in by_file.items()]
 
     def targets(self) -> list[Target]:
         """Every changed line and branch to cover, in a stable order."""
@@ -208,8 +227,10 @@ def _measured_file(side: str, path: str, absolute: Path, changed: set[int], prim
     for a, b in parser.arcs():
         if a in firsts and exits.get(a, 0) > 1:
             branches.setdefault(a, set()).add(b)
+    sources = frozenset(line for line in range(1, source.count("\n") + 2)
+                        if parser.first_line(line) in branches)
     return _File(side, path, primary, wanted, {a: frozenset(ends) for a, ends in branches.items()}, parser,
-                 stands_on=stands_on)
+                 stands_on=stands_on, sources=sources)
 
 
 def _own_lines(node: ast.stmt) -> tuple[int, int]:

@@ -44,9 +44,12 @@ DESCRIPTIONS = {
     "solver": "inputs for changed functions whose branches stay untaken, found by CrossHair's symbolic "
               "execution (`crosshair cover`) and fed to exploration as seeds (JTestCraft's concolic "
               "step; needs the solver extra)",
+    "paths": "path memo (JTestCraft's Constraint Tree without a solver): the branches out of changed lines "
+             "each sequence takes are counted, sequences on often-seen paths extended less, and those "
+             "that reached a line whose other branch is untaken extended more",
 }
 NAMES = tuple(DESCRIPTIONS)
-OFF_BY_DEFAULT = frozenset({"solver"})  # switched on with `--enable NAME`
+OFF_BY_DEFAULT = frozenset({"solver", "paths"})  # switched on with `--enable NAME`
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Switches:
     influence: bool = True
     pruning: bool = True
     solver: bool = False
+    paths: bool = False
 
 
 @dataclass(frozen=True)

@@ -221,7 +221,8 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         solver = (Solver(catalog.by_id, impact, {"base": base, "head": head}, options.python,
                          lines=lines if measured else None) if switches.solver else None)
         progress("exploring")
-        with Replayer(replay_worker, head_worker, lines if measured else None) as replayer:
+        with Replayer(replay_worker, head_worker, lines if measured else None,
+                      paths=switches.paths) as replayer:
             exploration = explore(explorer_worker, replayer, catalog, aim, constants, options, deadline,
                                   replay_all=replay_all, uncovered=lines.uncovered,
                                   on_progress=progress.explored, seeds=carving.sequences,
@@ -325,6 +326,10 @@ def _record(report: Report, exploration: Exploration) -> None:
     stats.solver_calls, stats.solver_seconds = solved.calls, solved.seconds
     stats.solver_inputs, stats.solver_skipped = solved.inputs, solved.skipped
     stats.solver_new_coverage = solved.new_coverage
+    paths = exploration.paths
+    stats.paths_recorded, stats.paths_distinct = paths.recorded, paths.distinct
+    stats.paths_top_share, stats.paths_near_misses = round(paths.top_share, 3), paths.near_misses
+    stats.paths_revisited = paths.revisited
 
 
 def _worker_options(options: Options) -> WorkerOptions:

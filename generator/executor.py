@@ -128,11 +128,15 @@ class Worker:
     def run(self, sequences: Sequence[list[dict]], random_seed: int, *, isolate: bool = False,
             callees: bool = False, lines: bool = False, fields: bool = False,
             disabled_observers: Sequence[str] = (),
-            influence: Sequence[dict | None] | None = None) -> list[SequenceResult]:
-        """`influence`: per sequence, what to record for the dynamic influence check (or None)."""
+            influence: Sequence[dict | None] | None = None,
+            paths: dict[str, list[int]] | None = None) -> list[SequenceResult]:
+        """`influence`: per sequence, what to record for the dynamic influence check (or None).
+        `paths` (with `lines`): file -> lines whose outgoing arcs each sequence reports (its path)."""
         request: RunRequest = {"cmd": "run", "sequences": list(sequences), "random_seed": random_seed,
                                "isolate": isolate, "callees": callees, "lines": lines, "fields": fields,
                                "disabled_observers": list(disabled_observers)}
+        if lines and paths:
+            request["paths"] = paths
         if influence is not None and any(spec is not None for spec in influence):
             request["influence"] = list(influence)
         reply = self.request(dict(request), timeout=RUN_TIMEOUT + self.sequence_timeout * len(sequences))

@@ -25,6 +25,7 @@ from .generate import Attempts, SequenceGenerator
 from .guidance import uncovered_ratios
 from .influence import InfluenceMap
 from .options import Options
+from .paths import PathStats
 from .replay import Candidates, KeptSequence, Replayer
 from .solver import SOLVER_SHARE, Solver, SolverStats
 from .values import ValueGenerator
@@ -49,6 +50,7 @@ class Exploration:
     attempts: dict[str, Attempts] = field(default_factory=dict)  # operation id -> what became of its calls
     search: SearchStats = field(default_factory=SearchStats)  # Candidate Sequence Search's figures
     solver: SolverStats = field(default_factory=SolverStats)  # the solver's calls and what its inputs did
+    paths: PathStats = field(default_factory=PathStats)  # the path memo's figures
 
 
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
@@ -80,6 +82,9 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     solver_seeds = 0  # the solver's inputs still at the front of `seeds`
 
     def compare(replayed: list[KeptSequence]) -> None:
+        if replayed and generator.memo is not None:  # the path memo learns the paths they took
+            untaken = {target[1:] for target in uncovered() if target[0] == "branch"}
+            generator.paths_taken([(kept.statements, kept.path) for kept in replayed], untaken)
         if solver is not None:
             solver.credit(replayed)
         exploration.candidates.compare(replayed, options.floats, options.scope)
@@ -127,4 +132,7 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
         exploration.search = generator.search.stats
     if solver is not None:
         exploration.solver = solver.stats
+    if generator.memo is not None:
+        exploration.paths = generator.memo.stats
     return exploration
+

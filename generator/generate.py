@@ -7,7 +7,9 @@ sometimes several times in a row (Randoop's repetition; half the time the very s
 Duplicates are discarded before execution. After execution, the generator learns from each
 result (`learning`): sequences that ended normally and whose object graphs add a field-coverage
 triple (`novelty`; state equality with that component off) extend the pools; sequences that
-raised are never extended (but are still kept as regression tests by the engine).
+raised are never extended (but are still kept as regression tests by the engine). Once a
+sequence's replay has measured its path through changed code, the path memo (`paths`)
+reweighs the values it pooled.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .components import Switches
 from .influence import InfluenceMap
 from .learning import TypeLearning
 from .novelty import FieldNovelty
+from .paths import PathEdges, PathMemo
 from .pools import PoolEntry, Pools, SequenceBuilder
 from .selection import OperationSelector
 from .solver import SolverInput
@@ -89,6 +92,10 @@ class SequenceGenerator:
                                        prune=switches.pruning)
                        if influence is not None and switches.influence else None)
         self._searched: dict[int, Built] = {}  # id of a proposed candidate's statements -> the candidate
+        self.memo = PathMemo() if switches.paths else None
+        # id of a sequence that entered changed code -> it (alive while its path is measured), its
+        # pooled entries and its influence-search candidate
+        self._awaiting_path: dict[int, tuple[list[dict], list[PoolEntry], Built | None]] = {}
         self._focus_ids = {op.id for op in self.selector.focus}
         self.seen: set[str] = set()
         self.duplicates = 0
@@ -163,6 +170,11 @@ class SequenceGenerator:
             self.selector.took(last_op, float(result.milliseconds))
         if result.status == Status.EXCEPTION:
             self.learning.from_exception(statements, result)
+        awaiting = (self.memo is not None and result.hit  # its replay will measure its path
+                    and result.status in (Status.OK, Status.EXCEPTION))
+        pooled: list[PoolEntry] = []
+        if awaiting:
+            self._awaiting_path[id(statements)] = (statements, pooled, built)
         if result.status != Status.OK:
             return
         self.selector.succeeded(last_op)
@@ -171,22 +183,44 @@ class SequenceGenerator:
             self.callables.learn(statements, result, self._cost(result))
         if self.novelty is not None and not self.novelty.add(result.fields or ()):
             return  # no new (field, source, target) triple: redundant, not extended
-        self._pool(statements, result)
+        pooled += self._pool(statements, result)
 
-    def _pool(self, statements: list[dict], result: SequenceResult) -> None:
-        """The last statement's value, and the objects it was given (as the call left them)."""
+    def paths_taken(self, measured: list[tuple[list[dict], PathEdges | None]], untaken: set) -> None:
+        """The path memo learns the paths replay measured (None: not measured), given the branches
+        out of changed lines no sequence has taken yet: the values those sequences pooled are
+        reweighed, and an influence-search candidate that came near an untaken branch runs again."""
+        if self.memo is None:
+            return
+        self.memo.untaken(untaken)
+        for statements, edges in measured:
+            waiting = self._awaiting_path.pop(id(statements), None)
+            if waiting is None or edges is None:  # it never entered changed code (replayed all the same)
+                continue
+            _, pooled, built = waiting
+            stat = self.memo.record(edges)
+            for entry in pooled:
+                entry.path = stat
+            if stat.frontier and built is not None and self.search is not None and self.search.revisit(built):
+                self.memo.stats.revisited += 1
+        self.memo.refresh()
+
+    def _pool(self, statements: list[dict], result: SequenceResult) -> list[PoolEntry]:
+        """The last statement's value, and the objects it was given (as the call left them); the
+        entries pooled."""
         types, digests, last = result.types, result.digests, len(statements) - 1
         by_state = self.novelty is None  # without novelty, an equal state digest is redundant
         entry_statements = tuple(statements)
         cost = self._cost(result)
+        offered = []
         if result.reusable and result.reusable[-1] and len(types) > last:
             digest = digests.get(digest_key(last, last), "") if by_state else None
-            self.pools.add(PoolEntry(entry_statements, last, cost), types[last], digest)
+            offered.append((PoolEntry(entry_statements, last, cost), types[last], digest))
         for arg in statements[-1]["args"]:
             ref = arg.get("ref")
             if ref is not None and ref < len(types) and digest_key(last, ref) in digests:
                 digest = digests[digest_key(last, ref)] if by_state else None
-                self.pools.add(PoolEntry(entry_statements, ref, cost), types[ref], digest)
+                offered.append((PoolEntry(entry_statements, ref, cost), types[ref], digest))
+        return [entry for entry, mro, digest in offered if self.pools.add(entry, mro, digest)]
 
     def _cost(self, result: SequenceResult) -> float:
         """What a pooled entry of this result costs (orienteering): its milliseconds when timed."""

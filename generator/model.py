@@ -244,6 +244,15 @@ class Stats:
     solver_inputs: int = 0
     solver_skipped: int = 0
     solver_new_coverage: int = 0
+    # The path memo (JTestCraft's Constraint Tree): sequences whose path through changed code (the
+    # branches out of changed lines they took) was measured, distinct paths, the share of the most
+    # common one, sequences that reached a line whose other branch was untaken, and influence-search
+    # candidates run again after such a near miss
+    paths_recorded: int = 0
+    paths_distinct: int = 0
+    paths_top_share: float = 0.0
+    paths_near_misses: int = 0
+    paths_revisited: int = 0
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Randoop extends sequences from a pool of earlier ones; GRT's *elephant brain* keys the pool by
 each value's exact runtime type and indexes it by the type's MRO, so a value also serves
-every supertype; GRT's *orienteering* prefers cheap entries, by measured time and length.
+every supertype; GRT's *orienteering* prefers cheap entries, by measured time and length;
+the path memo (`paths`) discounts entries whose sequence took a path through changed code
+that many others took, and favours those that came near an untaken branch.
 A candidate is assembled by splicing the pooled sequences it needs before its new call
 (`SequenceBuilder`).
 """
@@ -12,6 +14,10 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .paths import PathStat
 
 POOL_LIMIT = 400  # values per type; older entries are replaced at random past this
 
@@ -22,12 +28,15 @@ class PoolEntry:
 
     `cost` is what running the sequence took (milliseconds; 1 when runs must be reproducible)
     and `picks` how often it was chosen as an input: orienteering prefers cheap entries.
+    `path`: the sequence's path through changed code, once its replay measured it (the memo
+    keeps its factor up to date).
     """
 
     statements: tuple[dict, ...]
     index: int
     cost: float = 1.0
     picks: int = 0
+    path: PathStat | None = None
     # 1 / (t * sqrt(size)), fixed at creation: a pick weighs every entry of a bucket (up to
     # POOL_LIMIT), thousands of times a second
     _unpicked_weight: float = field(init=False, repr=False)
@@ -36,8 +45,10 @@ class PoolEntry:
         self._unpicked_weight = 1.0 / (max(self.cost, 1e-3) * math.sqrt(len(self.statements)))
 
     def weight(self) -> float:
-        """GRT's orienteering weight, as Randoop computes it: 1 / (k * t * sqrt(size))."""
-        return self._unpicked_weight / (self.picks + 1)
+        """GRT's orienteering weight, as Randoop computes it: 1 / (k * t * sqrt(size)), times the
+        path memo's factor."""
+        weight = self._unpicked_weight / (self.picks + 1)
+        return weight if self.path is None else weight * self.path.factor
 
 
 @dataclass
@@ -70,7 +81,9 @@ class Pools:
             return None
         bucket = rng.choice(buckets)
         if not self.orienteering:
-            return bucket[rng.randrange(len(bucket))]
+            if not any(e.path for e in bucket):
+                return bucket[rng.randrange(len(bucket))]
+            return rng.choices(bucket, [e.path.factor if e.path else 1.0 for e in bucket])[0]
         entry = rng.choices(bucket, [e.weight() for e in bucket])[0]
         entry.picks += 1
         return entry

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .callables import call_path, origin
-from .changed_lines import ChangedLines
+from .changed_lines import SIDES, ChangedLines
 from .compare import FloatPolicy, Mismatch, first_mismatch, unstable_keys
 from .difference import DifferenceKey
 from .executor import Worker
@@ -36,6 +36,8 @@ class KeptSequence:
     # one there (`round[:position]`) may have left state (a cache, a registry) that it shows.
     round: list[KeptSequence] = field(default_factory=list, repr=False)
     position: int = 0
+    # the branches out of changed lines its replays took (see `paths`); None when not measured
+    path: frozenset | None = None
 
     def history(self) -> list[list[dict]]:
         """The sequences that ran before this one in its replay round and ended normally on both
@@ -110,9 +112,13 @@ class Replayer:
 
     ROUND_MIN = 20
 
-    def __init__(self, base: Worker, head: Worker, lines: ChangedLines | None) -> None:
-        """`lines` None: coverage cannot be measured, and is not asked for."""
+    def __init__(self, base: Worker, head: Worker, lines: ChangedLines | None, *,
+                 paths: bool = False) -> None:
+        """`lines` None: coverage cannot be measured, and is not asked for. `paths`: while coverage
+        is measured, each sequence's branches out of changed lines are too (its path)."""
         self.base, self.head, self.lines = base, head, lines
+        self._branching = ({side: lines.branching(side) for side in SIDES}
+                           if lines is not None and paths else {})
         self._pool = ThreadPoolExecutor(2)
         self._pending: tuple[list[KeptSequence], Future, Future, float] | None = None
         self._waiting: list[KeptSequence] = []
@@ -130,9 +136,11 @@ class Replayer:
         for position, item in enumerate(kept):
             item.round, item.position = kept, position
         # coverage is measured only while something is still uncovered (tracing is slow)
-        wanted = {side: self.lines is not None and self.lines.pending(side) for side in ("base", "head")}
-        base = self._pool.submit(self.base.run, batch, REPLAY_RANDOM_SEED, lines=wanted["base"])
-        head = self._pool.submit(self.head.run, batch, REPLAY_RANDOM_SEED, lines=wanted["head"])
+        wanted = {side: self.lines is not None and self.lines.pending(side) for side in SIDES}
+        base = self._pool.submit(self.base.run, batch, REPLAY_RANDOM_SEED, lines=wanted["base"],
+                                 paths=self._branching.get("base"))
+        head = self._pool.submit(self.head.run, batch, REPLAY_RANDOM_SEED, lines=wanted["head"],
+                                 paths=self._branching.get("head"))
         self._pending = (kept, base, head, time.monotonic())
 
     def finish(self) -> list[KeptSequence]:
@@ -146,10 +154,31 @@ class Replayer:
         if self.lines is not None:
             self.lines.add("base", [result.lines for result in base_results])
             self.lines.add("head", [result.lines for result in head_results])
+            self._paths(kept, {"base": base_results, "head": head_results})
         for item, b, h in zip(kept, base_results, head_results, strict=True):
             item.replayed_base, item.replayed_head = b, h
         self.replayed += len(kept)
         return kept
+
+    def _paths(self, kept: list[KeptSequence], results: dict[str, list[SequenceResult]]) -> None:
+        """Each sequence's path: the branches out of changed lines it took on the sides measured.
+        A forked process reports its sequences' arcs with its last result, so the sequences of a
+        process that died have none (their path stays unknown)."""
+        assert self.lines is not None
+        for side, side_results in results.items():
+            process: list[KeptSequence] = []
+            for item, result in zip(kept, side_results, strict=True):
+                if result.lost:  # its process died: the next one measures the sequences after it
+                    process = []
+                    continue
+                process.append(item)
+                paths = result.lines.paths
+                if paths is None:
+                    continue
+                for member in process:
+                    taken = self.lines.branches_taken(side, paths.get(member.position, ()))
+                    member.path = taken if member.path is None else member.path | taken
+                process = []
 
     def __enter__(self) -> Replayer:
         return self

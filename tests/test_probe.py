@@ -65,6 +65,26 @@ def test_per_statement_runs_say_which_statement_ran_a_line(module: tuple) -> Non
     assert [0, path, 3] not in covered and [1, path, 4] not in covered
 
 
+def test_with_branching_lines_each_sequence_reports_its_own_arcs_out_of_them(module: tuple) -> None:
+    mod, path = module
+    probe = CoverageProbe({path: [2, 3, 4]})
+    probe.start(branching={path: [2]})
+    probe.sequence(0)
+    mod.classify(50)
+    probe.sequence(1)
+    mod.untouched(1)  # no arc out of line 2: absent
+    probe.sequence(2)
+    mod.classify(1)
+    mod.classify(2)
+    ran = probe.stop()
+    assert ran["paths"] == {"0": [[path, 2, 3]], "2": [[path, 2, 4]]}
+    assert {(a, b) for _, a, b in ran["arcs"]} >= {(2, 3), (2, 4)}  # the whole run's arcs as before
+    probe.start()  # without branching lines: no paths, and no contexts switched
+    probe.sequence(0)
+    mod.classify(1)
+    assert "paths" not in probe.stop()
+
+
 def test_without_coverage_py_nothing_is_measured_and_the_reason_is_given(
         module: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     _, path = module

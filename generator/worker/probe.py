@@ -4,7 +4,9 @@ Line and arc (branch) coverage come from coverage.py's tracer with `include` set
 changed files of this commit, so code elsewhere runs at nearly full speed. Arcs are
 returned raw, as the tracer saw them: the host maps them onto coverage.py's static
 branches. When a run wants to know which *statement* ran a changed line (to place a
-difference on a line), each statement gets its own dynamic context.
+difference on a line), each statement gets its own dynamic context; when it wants each
+sequence's path through changed code (the host's path memo), each sequence does, and the
+arcs out of the branching lines the host names come back per sequence.
 
 coverage.py is the one dependency the worker may have beyond the standard library. When
 the project's interpreter lacks it, the worker appends the host's copy of it to
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 UNATTRIBUTED = -1  # the statement of a line covered outside per-statement runs
+SEQUENCE_CONTEXT = "s"  # prefix of a sequence's dynamic context (a statement's is its bare index)
 
 
 class CoverageProbe:
@@ -29,6 +32,7 @@ class CoverageProbe:
         self.version: str | None = None
         self.error: str | None = None
         self._per_statement = False
+        self._branching: dict[str, frozenset[int]] = {}  # file -> lines whose arcs make a sequence's path
         if self._changed:
             self._coverage = _new_coverage(list(self._changed), fallback_path, self)
 
@@ -36,10 +40,14 @@ class CoverageProbe:
     def available(self) -> bool:
         return self._coverage is not None
 
-    def start(self, per_statement: bool = False) -> None:
+    def start(self, per_statement: bool = False, branching: dict[str, list[int]] | None = None) -> None:
+        """`branching`: file -> lines; the arcs out of them are reported per sequence (see
+        `sequence`), unless coverage runs per statement."""
         if self._coverage is None:
             return
         self._per_statement = per_statement
+        self._branching = ({} if per_statement
+                           else {file: frozenset(found) for file, found in (branching or {}).items()})
         self._coverage.start()  # nothing measured since the last `stop` erased its data
         if per_statement:
             self.statement(0)
@@ -49,13 +57,22 @@ class CoverageProbe:
         if self._coverage is not None and self._per_statement:
             self._coverage.switch_context(str(index))
 
-    def stop(self) -> dict[str, list]:
-        """What ran since `start`: `arcs` [[file, from, to]] of the changed files, and `covered`
-        [[statement, file, line]] for the changed lines (statement -1 unless per statement)."""
+    def sequence(self, position: int) -> None:
+        """Attribute what runs from now on to the sequence at `position` of the request (when
+        paths are measured)."""
+        if self._coverage is not None and self._branching:
+            self._coverage.switch_context(f"{SEQUENCE_CONTEXT}{position}")
+
+    def stop(self) -> dict[str, Any]:
+        """What ran since `start`: `arcs` [[file, from, to]] of the changed files, `covered`
+        [[statement, file, line]] for the changed lines (statement -1 unless per statement),
+        and, when paths are measured, `paths` {position: [[file, from, to]]}: each sequence's
+        arcs out of the branching lines (a sequence that took none is absent)."""
         if self._coverage is None:
             return {}
         self._coverage.stop()
         data = self._coverage.get_data()
+        paths = self._paths(data) if self._branching else None
         arcs: list[list] = []
         covered: set[tuple[int, str, int]] = set()
         for path, changed in self._changed.items():
@@ -69,7 +86,24 @@ class CoverageProbe:
                 ran = data.lines(path) or ()
                 covered.update((UNATTRIBUTED, path, line) for line in ran if line in changed)
         self._coverage.erase()
-        return {"arcs": arcs, "covered": [list(item) for item in sorted(covered)]}
+        found: dict[str, Any] = {"arcs": arcs, "covered": [list(item) for item in sorted(covered)]}
+        if paths is not None:
+            found["paths"] = paths
+        return found
+
+    def _paths(self, data: Any) -> dict[str, list[list]]:
+        """Per sequence position, its arcs out of the branching lines (one query per context)."""
+        paths: dict[str, list[list]] = {}
+        for context in sorted(data.measured_contexts()):
+            if not context.startswith(SEQUENCE_CONTEXT):
+                continue
+            data.set_query_context(context)
+            arcs = [[path, a, b] for path, lines in self._branching.items()
+                    for a, b in sorted(data.arcs(path) or ()) if a in lines]
+            if arcs:
+                paths[context[len(SEQUENCE_CONTEXT):]] = arcs
+        data.set_query_contexts(None)
+        return paths
 
     def ready_for_children(self) -> None:
         """Start and stop coverage.py once, measuring nothing: a forked child's `start` then

@@ -91,6 +91,8 @@ class RunRequest(TypedDict):
     isolate: bool  # each sequence in its own fork (else one fork per request)
     callees: bool  # name the function each statement ran (dynamic dispatch followed)
     lines: bool  # measure the changed lines and arcs that ran
+    # with `lines`: absolute file -> lines whose outgoing arcs are reported per sequence (its path)
+    paths: NotRequired[dict[str, list[int]]]
     fields: bool  # field-coverage triples of each ok sequence's last statement
     disabled_observers: list[str]  # type names whose observers must not run
     # per sequence, None or {"receiver", "calls"}: record its reads and writes (dynamic influence check)
@@ -116,6 +118,7 @@ class ResultRecord(TypedDict, total=False):
     influence: dict | None
     arcs: list[list]
     covered: list[list]
+    paths: dict[str, list[list]]
 
 
 # ---------------------------------------------------------------- observation keys
@@ -346,15 +349,21 @@ def _string_end(text: str, start: int) -> int | None:
 @dataclass
 class ExecutedLines:
     """What coverage.py saw run in the changed files: raw arcs, and lines by statement
-    (statement -1 when not measured per statement)."""
+    (statement -1 when not measured per statement); when paths were asked for, each sequence's
+    raw arcs out of the lines asked about, by its position in the request (one that took none
+    is absent; None: not measured)."""
 
     covered: list[tuple[int, str, int]] = field(default_factory=list)  # (statement, file, line)
     arcs: list[tuple[str, int, int]] = field(default_factory=list)  # (file, from, to)
+    paths: dict[int, list[tuple[str, int, int]]] | None = None
 
     @staticmethod
     def from_json(data: dict) -> ExecutedLines:
+        paths = data.get("paths")
         return ExecutedLines([tuple(c) for c in data.get("covered", ())],  # type: ignore[misc]
-                             [tuple(a) for a in data.get("arcs", ())])  # type: ignore[misc]
+                             [tuple(a) for a in data.get("arcs", ())],  # type: ignore[misc]
+                             None if paths is None else {int(position): [tuple(a) for a in arcs]  # type: ignore[misc]
+                                                         for position, arcs in paths.items()})
 
 
 @dataclass

@@ -32,13 +32,14 @@ class RawReply:
 
 
 class _Measured(ChildHooks):
-    """Coverage of the changed files over each forked child's sequences."""
+    """Coverage of the changed files over each forked child's sequences (and, with `branching`
+    lines, each sequence's arcs out of them: its path)."""
 
-    def __init__(self, probe: CoverageProbe, per_statement: bool) -> None:
-        self.probe, self.per_statement = probe, per_statement
+    def __init__(self, probe: CoverageProbe, per_statement: bool, branching: dict[str, list[int]]) -> None:
+        self.probe, self.per_statement, self.branching = probe, per_statement, branching
 
     def begin(self) -> None:
-        self.probe.start(self.per_statement)
+        self.probe.start(self.per_statement, self.branching)
 
     def end(self) -> dict:
         return self.probe.stop()
@@ -99,21 +100,23 @@ class Worker:
         want_callees = bool(request.get("callees"))
         want_fields = bool(request.get("fields"))
         isolate = bool(request.get("isolate"))
-        measured = _Measured(self.probe, per_statement=isolate) if request.get("lines") else None
+        probe = self.probe
+        measured = (_Measured(probe, isolate, request.get("paths") or {}) if request.get("lines") else None)
 
         # each sequence with what to record for the dynamic influence check (None: nothing)
         influence = request.get("influence") or [None] * len(request["sequences"])
 
-        def work(item: tuple[list[dict], dict | None]) -> dict:
+        def work(item: tuple[list[dict], dict | None, int]) -> dict:
+            probe.sequence(item[2])
             return runner.run(item[0], want_callees, want_fields, item[1])
 
         runner.hanging_ops.clear()
 
-        def on_hang(item: tuple[list[dict], dict | None], statement: int) -> None:
+        def on_hang(item: tuple[list[dict], dict | None, int], statement: int) -> None:
             sequence = item[0]
             runner.hanging_ops.add(sequence[min(statement, len(sequence) - 1)]["op"])
 
-        items = list(zip(request["sequences"], influence, strict=True))
+        items = list(zip(request["sequences"], influence, range(len(request["sequences"])), strict=True))
         results = self.forks.run(items, work, isolate, on_hang, measured)
         return RawReply('{"ok": true, "results": [' + ",".join(results) + "]}")
 
