@@ -34,6 +34,9 @@ state than `(set_mode, add, show)`. With commuting as the condition, every candi
 has an equivalent one that is built: of its orders reached by swapping adjacent commuting calls,
 the least by the numbers (compared call by call) has no commuting pair out of order, and such
 swaps keep every call influencing a later one and no call on the receiver before its making.
+Pruning is judged on one order, so with the reduction a pruned candidate's extension still runs
+when a prepended call commutes with the pruned calls' first: it stands for the orders that put
+that call later, which are no longer built.
 """
 
 from __future__ import annotations
@@ -197,8 +200,19 @@ class CandidateSearch:
         return op.kind == "method" and op.owner in self.influence.mro(owner)
 
     def _extends_pruned(self, candidate: tuple[str, ...]) -> bool:
-        """Whether the candidate prepends calls to a pruned one's calls."""
-        return any(candidate[start:] in self._pruned for start in range(len(candidate)))
+        """Whether the candidate prepends calls to a pruned one's calls. With the reduction on, not
+        when a prepended call commutes with the pruned calls' first: the candidate then stands for
+        equivalent orders that put that call later, which the pruning says nothing about, and
+        which are not built (`(set_name, set_email, show)` is the one order built when
+        `(set_email, show)` was pruned because `show` read no `email` while `name` was empty)."""
+        return any(candidate[start:] in self._pruned
+                   and not self._moves_into(candidate[:start], candidate[start])
+                   for start in range(len(candidate)))
+
+    def _moves_into(self, prepended: tuple[str, ...], first: str) -> bool:
+        """Whether, with the reduction on, a prepended call commutes with `first`."""
+        return self.reduce and any(self.influence.commute(self.by_id[op_id], self.by_id[first])
+                                   for op_id in prepended)
 
     def _retry(self, candidate: tuple[str, ...], frontier: deque[tuple[str, ...]]) -> None:
         self._attempts[candidate] += 1
