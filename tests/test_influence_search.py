@@ -397,6 +397,7 @@ def test_the_change_is_found_with_influence_search(builder: RepoBuilder) -> None
     report = _fired(builder, ALL, 0)
     [difference] = _boom(report)
     assert difference.test.count(".charge()") == 2 and ".arm()" in difference.test
+    assert report.stats.influence_reduced > 0  # arm() and drain() commute: one order of the two
 
 
 def test_the_same_sequences_miss_it_without_influence_search(builder: RepoBuilder) -> None:
@@ -407,7 +408,8 @@ def test_the_same_sequences_miss_it_without_influence_search(builder: RepoBuilde
 
 def test_the_command_line_switches_the_components_off() -> None:
     args = build_parser().parse_args(["diff", "--base", "a", "--head", "b",
-                                      "--disable", "influence", "--disable", "pruning"])
+                                      "--disable", "influence", "--disable", "pruning",
+                                      "--disable", "reduction"])
     switches = Components.without(args.disable).switches
-    assert not switches.influence and not switches.pruning
-    assert Switches().influence and Switches().pruning
+    assert not switches.influence and not switches.pruning and not switches.reduction
+    assert Switches().influence and Switches().pruning and Switches().reduction
