@@ -26,11 +26,11 @@ wrote nothing is not pruned on: prepending is how the call that enables it arriv
 With partial-order reduction on (§4.3.4, which the thesis describes but did not build), calls
 that commute are prepended in one order only: the operations are numbered, and an operation is
 prepended before the candidate's first call only if its number is not greater, or if the two
-do not commute (`InfluenceMap.commute`). Of `set_a`, `set_b`, `set_c` writing fields no other
-reads, only `(set_a, set_b, set_c, show)` of the six orders is built. The thesis keeps an
-out-of-order call only when it directly influences the first call; that also drops
-`(add, set_mode, show)` when `set_mode` changes what `add` does, an order that leaves another
-state than `(set_mode, add, show)`. With commuting as the condition, every candidate left out
+do not commute (`InfluenceMap.commute`). Of `set_a`, `set_b`, `set_c`, each writing a field the
+others neither read nor write, only `(set_a, set_b, set_c, show)` of the six orders is built. The
+thesis keeps an out-of-order call only when it directly influences the first call; that also
+drops `(add, set_mode, total)` when `set_mode` changes what `add` does, an order that leaves
+another state than `(set_mode, add, total)`. With commuting as the condition, every candidate left out
 has an equivalent one that is built: of its orders reached by swapping adjacent commuting calls,
 the least by the numbers (compared call by call) has no commuting pair out of order, and such
 swaps keep every call influencing a later one and no call on the receiver before its making.
