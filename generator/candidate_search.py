@@ -22,6 +22,21 @@ or never read) the candidate is *pruned*: no extension of its calls after the re
 is run, since prepending calls cannot revive a write that a later call overwrites. A call that
 wrote nothing is not pruned on: prepending is how the call that enables it arrives
 (`raise_level()` writes only once `arm()` ran).
+
+With partial-order reduction on (§4.3.4, which the thesis describes but did not build), calls
+that commute are prepended in one order only: the operations are numbered, and an operation is
+prepended before the candidate's first call only if its number is not greater, or if the two
+do not commute (`InfluenceMap.commute`). Of `set_a`, `set_b`, `set_c`, each writing a field the
+others neither read nor write, only `(set_a, set_b, set_c, show)` of the six orders is built. The
+thesis keeps an out-of-order call only when it directly influences the first call; that also
+drops `(add, set_mode, total)` when `set_mode` changes what `add` does, an order that leaves
+another state than `(set_mode, add, total)`. With commuting as the condition, every candidate left out
+has an equivalent one that is built: of its orders reached by swapping adjacent commuting calls,
+the least by the numbers (compared call by call) has no commuting pair out of order, and such
+swaps keep every call influencing a later one and no call on the receiver before its making.
+Pruning is judged on one order, so with the reduction a pruned candidate's extension still runs
+when a prepended call commutes with the pruned calls' first: it stands for the orders that put
+that call later, which are no longer built.
 """
 
 from __future__ import annotations
@@ -65,6 +80,7 @@ class SearchStats:
     redundant: int = 0  # of those, with a call that influenced nothing
     pruned: int = 0  # of those, with a call whose writes were all dead: no extension is run
     skipped: int = 0  # extensions of pruned candidates left out
+    reduced: int = 0  # extensions left out by partial-order reduction: a commuting call out of order
     longest_prefix: int = 0  # most calls before the focus call in a candidate that influenced it
 
     @property
@@ -74,10 +90,12 @@ class SearchStats:
 
 class CandidateSearch:
     def __init__(self, influence: InfluenceMap, calls: CallBuilder, operations: list[Operation], *,
-                 prune: bool = True) -> None:
-        """`prune`: apply the dynamic influence check (else every candidate is extended)."""
-        self.influence, self.calls, self.prune = influence, calls, prune
+                 prune: bool = True, reduce: bool = True) -> None:
+        """`prune`: apply the dynamic influence check (else every candidate is extended). `reduce`:
+        prepend commuting calls in one order only (else in every order)."""
+        self.influence, self.calls, self.prune, self.reduce = influence, calls, prune, reduce
         self.by_id = {op.id: op for op in operations}
+        self.number = {op.id: number for number, op in enumerate(operations)}  # the reduction's order
         self.invokables = [op for op in operations if op.kind in INVOKABLE_KINDS]
         self.stats = SearchStats()
         self._frontiers: dict[str, deque[tuple[str, ...]]] = {}
@@ -158,10 +176,21 @@ class CandidateSearch:
         made = owner is not None and self.influence.makes_receiver(visible[-1], owner)
         before_receiver = {op.id for target in visible for op in self.influence.influencers(target)}
         anywhere = {op.id for op_id in candidate for op in self.influence.influencers(self.by_id[op_id])}
+        first = self.by_id[candidate[0]]
         for op in self.invokables:
             needs = owner is not None and self._needs_receiver(op, owner)
-            if op.id in (before_receiver if needs else anywhere) and not (made and needs):
+            if op.id not in (before_receiver if needs else anywhere) or (made and needs):
+                continue
+            if self._out_of_order(op, first):
+                self.stats.reduced += 1
+            else:
                 frontier.append((op.id, *candidate))
+
+    def _out_of_order(self, op: Operation, first: Operation) -> bool:
+        """Partial-order reduction (§4.3.4): `op` before `first` is the order left out when the two
+        commute and `first` comes earlier in the numbering."""
+        return (self.reduce and self.number[op.id] > self.number[first.id]
+                and self.influence.commute(op, first))
 
     def _executable(self, candidate: tuple[str, ...], focus: Operation) -> bool:
         """A function's candidates always; a method's when a call makes the receiver (the calls
@@ -185,8 +214,19 @@ class CandidateSearch:
         return op.kind == "method" and op.owner in self.influence.mro(owner)
 
     def _extends_pruned(self, candidate: tuple[str, ...]) -> bool:
-        """Whether the candidate prepends calls to a pruned one's calls."""
-        return any(candidate[start:] in self._pruned for start in range(len(candidate)))
+        """Whether the candidate prepends calls to a pruned one's calls. With the reduction on, not
+        when a prepended call commutes with the pruned calls' first: the candidate then stands for
+        equivalent orders that put that call later, which the pruning says nothing about, and
+        which are not built (`(set_name, set_email, show)` is the one order built when
+        `(set_email, show)` was pruned because `show` read no `email` while `name` was empty)."""
+        return any(candidate[start:] in self._pruned
+                   and not self._moves_into(candidate[:start], candidate[start])
+                   for start in range(len(candidate)))
+
+    def _moves_into(self, prepended: tuple[str, ...], first: str) -> bool:
+        """Whether, with the reduction on, a prepended call commutes with `first`."""
+        return self.reduce and any(self.influence.commute(self.by_id[op_id], self.by_id[first])
+                                   for op_id in prepended)
 
     def _retry(self, candidate: tuple[str, ...], frontier: deque[tuple[str, ...]]) -> None:
         self._attempts[candidate] += 1

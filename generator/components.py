@@ -41,6 +41,8 @@ DESCRIPTIONS = {
                  "pairs, over callees and overrides; JTestCraft)",
     "pruning": "dynamic influence check: a candidate of influence search with a call that wrote no field "
                "the method under test read, and returned nothing it used, is not extended (JTestCraft)",
+    "reduction": "partial-order reduction: influence search prepends calls that commute (neither can "
+                 "influence the other, no field written in common) in one order only (JTestCraft)",
     "solver": "inputs for changed functions whose branches stay untaken, found by CrossHair's symbolic "
               "execution (`crosshair cover`) and fed to exploration as seeds (JTestCraft's concolic "
               "step; needs the solver extra)",
@@ -74,6 +76,7 @@ class Switches:
     failing: bool = True
     influence: bool = True
     pruning: bool = True
+    reduction: bool = True
     solver: bool = False
     paths: bool = False
 

@@ -321,7 +321,7 @@ def _record(report: Report, exploration: Exploration) -> None:
     stats.influence_candidates, stats.influence_checked = search.built, search.checked
     stats.influence_redundant = search.redundant
     stats.influence_pruned, stats.influence_pruned_share = search.pruned, round(search.pruned_share, 3)
-    stats.influence_longest_prefix = search.longest_prefix
+    stats.influence_longest_prefix, stats.influence_reduced = search.longest_prefix, search.reduced
     solved = exploration.solver
     stats.solver_calls, stats.solver_seconds = solved.calls, solved.seconds
     stats.solver_inputs, stats.solver_skipped = solved.inputs, solved.skipped

@@ -89,7 +89,7 @@ class SequenceGenerator:
         self.novelty = FieldNovelty() if switches.novelty else None
         self.callables = ReturnedCallables(rng) if switches.callables else None
         self.search = (CandidateSearch(influence, self.builder, self.selector.operations,
-                                       prune=switches.pruning)
+                                       prune=switches.pruning, reduce=switches.reduction)
                        if influence is not None and switches.influence else None)
         self._searched: dict[int, Built] = {}  # id of a proposed candidate's statements -> the candidate
         self.memo = PathMemo() if switches.paths else None

@@ -62,6 +62,7 @@ class InfluenceMap:
     classes: dict[str, ClassFacts]  # type name ("pkg.mod.Class") -> facts
     _effects: dict[str, Effects] = field(default_factory=dict)
     _influencers: dict[str, tuple[Operation, ...]] = field(default_factory=dict)
+    _commuting: dict[frozenset[str], bool] = field(default_factory=dict)
 
     def mro(self, type_name: str) -> tuple[str, ...]:
         """The type's MRO as the worker listed it, else by the source's base names."""
@@ -105,6 +106,21 @@ class InfluenceMap:
                                              if other.kind in INVOKABLE_KINDS and self.influences(other, op))
         return self._influencers[op.id]
 
+    def commute(self, first: Operation, then: Operation) -> bool:
+        """Whether calls of the two operations, one right after the other, leave the same state and
+        values in either order by these facts (Mazurkiewicz independence), so that partial-order
+        reduction (§4.3.4) may explore one order only: neither can influence the other, they write
+        no field in common on what may be one object, and no object one returns or takes can be one
+        the other returns or takes (which of two returned values a later call gets depends on the
+        order, and either call may change an argument they share). Module globals and fields of
+        arguments are outside these facts, as they are outside the influence criteria."""
+        key = frozenset((first.id, then.id))
+        if key not in self._commuting:
+            self._commuting[key] = not (self.influences(first, then) or self.influences(then, first)
+                                        or self._write_in_common(first, then)
+                                        or self._objects(first) & self._objects(then))
+        return self._commuting[key]
+
     def makes_receiver(self, op: Operation, type_name: str) -> bool:
         """A call that makes a fresh `type_name` without needing one: a constructor of it or of a
         subclass, or a function or static method that returns one."""
@@ -117,6 +133,19 @@ class InfluenceMap:
     def _returns_argument(self, first: Operation, then: Operation) -> bool:
         made = {name for returned in self.returned_types(first) for name in self.mro(returned)}
         return any(hint in made for param in then.params for hint in param.hints)
+
+    def _write_in_common(self, first: Operation, then: Operation) -> bool:
+        """Both may write one field of one object: the later write is the one that stays."""
+        if not (first.owner and then.owner and (first.owner in self.mro(then.owner)
+                                                 or then.owner in self.mro(first.owner))):
+            return False
+        return bool(self.effects(first).writes & self.effects(then).writes)
+
+    def _objects(self, op: Operation) -> set[str]:
+        """The project types of the objects a call of `op` returns or takes, with their bases."""
+        named = [*self.returned_types(op), *(hint for param in op.params for hint in param.hints)]
+        return {base for name in named if name in self.catalog.classes for base in self.mro(name)
+                if base in self.catalog.classes}
 
     def returned_types(self, op: Operation) -> tuple[str, ...]:
         """The project types a call of `op` returns (reference types only, as in the thesis)."""

@@ -229,13 +229,15 @@ class Stats:
     carved: int = 0  # seed sequences carved from the project's tests
     # Candidate Sequence Search (JTestCraft): candidates run, judged by the dynamic influence check,
     # redundant (a call influenced nothing), and pruned (a call's writes were all dead: not
-    # extended); the most calls before the focus call in a candidate all of which influenced it
+    # extended); the most calls before the focus call in a candidate all of which influenced it;
+    # the extensions partial-order reduction left out (a commuting call prepended out of order)
     influence_candidates: int = 0
     influence_checked: int = 0
     influence_redundant: int = 0
     influence_pruned: int = 0
     influence_pruned_share: float = 0.0
     influence_longest_prefix: int = 0
+    influence_reduced: int = 0
     # Solver-found inputs (CrossHair's `cover`, `--enable solver`): its processes, their wall time,
     # the inputs parsed into literal arguments and those skipped (unparseable or not primitive), and
     # the changed lines and branches, uncovered when it was asked, that the inputs' replays ran

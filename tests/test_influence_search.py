@@ -13,7 +13,7 @@ from conftest import RepoBuilder, make_pr, run_analyze
 
 from difforacle.bot.cli import build_parser
 from difforacle.generator.building import CallBuilder
-from difforacle.generator.candidate_search import CandidateSearch
+from difforacle.generator.candidate_search import Built, CandidateSearch
 from difforacle.generator.catalog import Catalog, Operation, Parameter
 from difforacle.generator.components import ALL, Components, Switches
 from difforacle.generator.constants import Constants
@@ -150,13 +150,13 @@ def test_a_constructor_makes_the_receiver_and_reads_nothing() -> None:
 # ---------------------------------------------------------------- the breadth-first builder (Listing 4.2)
 
 
-def _search(prune: bool = True) -> CandidateSearch:
+def _search(prune: bool = True, reduce: bool = True) -> CandidateSearch:
     rng = random.Random(0)
     pools = Pools(rng=random.Random(1))
     values = ValueGenerator(random.Random(2), Constants())
     learning = TypeLearning({op.id: op for op in OPERATIONS}, values.can_make)
     calls = CallBuilder(CATALOG, OPERATIONS, values, rng, pools, learning, ALL.switches)
-    return CandidateSearch(_influence(), calls, OPERATIONS, prune=prune)
+    return CandidateSearch(_influence(), calls, OPERATIONS, prune=prune, reduce=reduce)
 
 
 def _proposals(search: CandidateSearch, focus: Operation, count: int = 60) -> list:
@@ -184,12 +184,13 @@ def test_candidates_are_built_breadth_first_and_start_with_the_receivers_maker()
 def test_a_built_candidate_passes_returned_values_and_calls_on_one_receiver() -> None:
     search = _search()
     update = BY_ID["pkg.mon:Monitor.update"]
+    # make_reading() and Monitor() commute: partial-order reduction builds them in catalog order
     built = next(b for b in _proposals(search, update)
-                 if _names(b.operations) == ("make_reading", "Monitor", "Monitor.update"))
-    reading, monitor, call = built.statements
+                 if _names(b.operations) == ("Monitor", "make_reading", "Monitor.update"))
+    monitor, reading, call = built.statements
     assert reading["op"] == "pkg.mon:make_reading" and monitor["op"] == "pkg.mon:Monitor"
-    assert call["args"] == [{"ref": 1}, {"ref": 0}]  # on the receiver, given the reading made first
-    assert built.receiver == 1 and built.calls == (0, 1)
+    assert call["args"] == [{"ref": 0}, {"ref": 1}]  # on the receiver, given the reading made before
+    assert built.receiver == 0 and built.calls == (0, 1)
 
 
 def _result(facts: dict | None, types: list[list[str]] | None = None, status: Status = Status.OK,
@@ -197,20 +198,40 @@ def _result(facts: dict | None, types: list[list[str]] | None = None, status: St
     return SequenceResult(status, {}, executed=executed, types=types or [], influence=facts)
 
 
-def test_a_candidate_whose_write_is_dead_is_pruned_with_its_extensions() -> None:
-    search = _search()
+def _pruned_update(search: CandidateSearch) -> Built:
+    """`(Monitor, update, warning)` run and pruned: update() wrote `temperature` and `history`, and
+    warning() read only `enabled` (False: `self.enabled and self.hot` reads no more). Proposed
+    one by one, so that no longer candidate is built before."""
     warning = BY_ID["pkg.mon:Monitor.warning"]
-    built = next(b for b in _proposals(search, warning)
-                 if _names(b.operations) == ("Monitor", "Monitor.update", "Monitor.warning"))
-    # update() wrote `temperature` and `history`; warning() read only `enabled`
+    wanted = ("Monitor", "Monitor.update", "Monitor.warning")
+    built = next(b for b in (search.propose(warning) for _ in range(60))
+                 if b is not None and _names(b.operations) == wanted)
     maker, update = built.calls
     last = len(built.statements) - 1
     facts = {"reads": {str(last): ["enabled"]},
              "writes": {str(maker): ["enabled", "temperature"], str(update): ["history"]}}
     search.learn(built, _result(facts, executed=last + 1))
     assert (search.stats.checked, search.stats.pruned) == (1, 1)
-    later = [b.operations for b in _proposals(search, warning, 200)]
+    return built
+
+
+def test_a_candidate_whose_write_is_dead_is_pruned_with_its_extensions() -> None:
+    search = _search(reduce=False)  # every order of the calls is built: the pruning alone
+    built = _pruned_update(search)
+    later = [b.operations for b in _proposals(search, BY_ID["pkg.mon:Monitor.warning"], 200)]
     assert later and not any(ops[-2:] == built.operations[-2:] and len(ops) > 3 for ops in later)
+    assert search.stats.skipped > 0
+
+
+def test_with_the_reduction_a_pruned_candidate_is_extended_by_the_calls_that_commute_with_it() -> None:
+    # set_enabled() commutes with update(): (Monitor, set_enabled, update, warning) is the one order
+    # of the two built, and the pruning of (update, warning) says nothing of the other order
+    search = _search()
+    _pruned_update(search)
+    later = {_names(b.operations) for b in _proposals(search, BY_ID["pkg.mon:Monitor.warning"], 200)}
+    assert ("Monitor", "Monitor.set_enabled", "Monitor.update", "Monitor.warning") in later
+    assert not any(ops[-2:] == ("Monitor.update", "Monitor.warning") and "Monitor.set_enabled" not in ops
+                   and len(ops) > 3 for ops in later)  # update() again, or a reading made before
     assert search.stats.skipped > 0
 
 
@@ -381,6 +402,7 @@ def test_the_change_is_found_with_influence_search(builder: RepoBuilder) -> None
     report = _fired(builder, WITHOUT_REPETITION, 0)
     [difference] = _boom(report)
     assert difference.test.count(".charge()") == 2 and ".arm()" in difference.test
+    assert report.stats.influence_reduced > 0  # arm() and drain() commute: one order of the two
 
 
 def test_the_same_sequences_miss_it_without_influence_search(builder: RepoBuilder) -> None:
@@ -391,7 +413,8 @@ def test_the_same_sequences_miss_it_without_influence_search(builder: RepoBuilde
 
 def test_the_command_line_switches_the_components_off() -> None:
     args = build_parser().parse_args(["diff", "--base", "a", "--head", "b",
-                                      "--disable", "influence", "--disable", "pruning"])
+                                      "--disable", "influence", "--disable", "pruning",
+                                      "--disable", "reduction"])
     switches = Components.without(args.disable).switches
-    assert not switches.influence and not switches.pruning
-    assert Switches().influence and Switches().pruning
+    assert not switches.influence and not switches.pruning and not switches.reduction
+    assert Switches().influence and Switches().pruning and Switches().reduction
