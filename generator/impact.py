@@ -286,14 +286,14 @@ def _names_called_by(node: ast.AST) -> tuple[str, ...]:
 def _definitions(module: str, source: str) -> list[Operation]:
     """The operations a worker's catalog would list for the module, as the source defines them:
     public functions, public classes (their constructors), and their public methods and
-    operator dunders; `__all__` limits the public names when it is a literal list."""
+    operator dunders; a name a literal `__all__` lists is public too, underscore or not."""
     tree = _parse(source)
     if tree is None:
         return []
-    exported = _exported(tree)
+    exported = _exported(tree) or set()
     found: list[Operation] = []
     for node in _top_level(tree.body):
-        if not (node.name in exported if exported is not None else not node.name.startswith("_")):
+        if not (node.name in exported or not node.name.startswith("_")):
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.append(_operation(module, node.name, "function", None))

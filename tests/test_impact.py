@@ -283,7 +283,8 @@ def test_the_sources_operations_are_those_a_worker_lists(tmp_path: Path) -> None
     assert static == listed
     assert static == {"parse": "function", "Meter": "constructor", "Meter.__eq__": "method",
                       "Meter.add": "method", "Meter.zero": "static", "Meter.of": "static",
-                      "Broken": "constructor"}  # an exception class: its message is behaviour
+                      "Broken": "constructor",  # an exception class: its message is behaviour
+                      "unexported": "function"}  # public, though `__all__` leaves it out
 
 
 def test_innermost_is_the_smallest_definition_around_a_line(tmp_path: Path) -> None:
