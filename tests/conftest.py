@@ -124,6 +124,15 @@ def run_pytest_file(test_source: str, folder: Path, pythonpath: Path) -> subproc
         cwd=folder, env=env, capture_output=True, text=True, timeout=60)
 
 
+def statuses_on_both_commits(builder: RepoBuilder, test_source: str, tmp_path: Path) -> tuple[int, int]:
+    """pytest's exit status for `test_source` on exports of main and of feature: (0, 1) when it
+    passes on base and fails on head, outside the engine."""
+    base = export_commit(builder.root, "main", tmp_path / "export-main")
+    head = export_commit(builder.root, "feature", tmp_path / "export-feature")
+    return (run_pytest_file(test_source, tmp_path / "on-main", base).returncode,
+            run_pytest_file(test_source, tmp_path / "on-feature", head).returncode)
+
+
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """`python -m difforacle.bot <args>` in a subprocess, as a user would run it."""
     env = {**os.environ, **GIT_ENV}

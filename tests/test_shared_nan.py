@@ -4,7 +4,7 @@ containers and tuple comparison take an object as equal to itself, so code that 
 
 from __future__ import annotations
 
-from conftest import RepoBuilder, export_commit, make_pr, run_analyze, run_pytest_file
+from conftest import RepoBuilder, make_pr, run_analyze, statuses_on_both_commits
 
 from difforacle.generator.compare import Mismatch
 from difforacle.generator.render import render_test
@@ -34,10 +34,7 @@ def test_the_same_nan_twice_finds_a_membership_test_by_equality(builder: RepoBui
     difference = found[0]
     assert difference.reproduced
     assert 'nan = float("nan")' in difference.test
-    base = export_commit(builder.root, "main", tmp_path / "base")
-    head = export_commit(builder.root, "feature", tmp_path / "head")
-    assert run_pytest_file(difference.test, tmp_path / "on-base", base).returncode == 0
-    assert run_pytest_file(difference.test, tmp_path / "on-head", head).returncode == 1
+    assert statuses_on_both_commits(builder, difference.test, tmp_path) == (0, 1)
 
 
 STATEMENTS = [{"op": "pkg.keys:Keys", "args": [], "kwargs": {}},

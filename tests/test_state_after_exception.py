@@ -3,7 +3,7 @@ arguments after the exception (a bulk update that rolls back, or does not, on fa
 
 from __future__ import annotations
 
-from conftest import RepoBuilder, export_commit, make_pr, run_analyze, run_pytest_file
+from conftest import RepoBuilder, make_pr, run_analyze, statuses_on_both_commits
 
 from difforacle.generator.compare import Mismatch, first_mismatch
 from difforacle.generator.render import render_test
@@ -39,10 +39,7 @@ def test_a_failed_update_that_no_longer_rolls_back(builder: RepoBuilder, tmp_pat
     difference = found[0]
     assert difference.kind == "state" and difference.reproduced
     assert "with pytest.raises(ValueError" in difference.test
-    base = export_commit(builder.root, "main", tmp_path / "base")
-    head = export_commit(builder.root, "feature", tmp_path / "head")
-    assert run_pytest_file(difference.test, tmp_path / "on-base", base).returncode == 0
-    assert run_pytest_file(difference.test, tmp_path / "on-head", head).returncode == 1
+    assert statuses_on_both_commits(builder, difference.test, tmp_path) == (0, 1)
 
 
 def _result(observations: dict) -> SequenceResult:
