@@ -13,6 +13,7 @@ variants as one more kind of edit.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 
@@ -84,6 +85,7 @@ def url(rng: random.Random) -> str:
     return rng.choice(_URLS)
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every text argument: the same few names again
 def speaks_of_urls(*names: str) -> bool:
     """An operation or parameter named for URLs (`URL.__call__`, `validate_uri`, `href`)."""
     words = {word.lower() for name in names for word in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)}

@@ -33,8 +33,6 @@ from .protocol import ResultRecord, Status, digest_key, exception_key, value_key
 from .resolve import Missing, Resolver, Unbindable
 from .tracer import ChangeTracer
 
-SHARED_NAN = literals.SHARED_NAN
-
 HUGE = 10**12
 MODULE_VALUE_ITEMS = 1000  # a module's table is walked whole (up to this): its every entry is behaviour
 
@@ -83,7 +81,7 @@ class SequenceRunner:
         random.seed(self.random_seed)
         literals.forget_clocks()
         self.observer.forget_objects()
-        self._nan = float("nan")  # this sequence's one NaN argument (SHARED_NAN)
+        self._nan = float("nan")  # this sequence's one NaN argument (literals.SHARED_NAN)
         started = time.perf_counter()
         values: list[Any] = []
         result: dict[str, Any] = {"status": Status.OK.value, "obs": {}, "types": [], "digests": {},
@@ -202,7 +200,7 @@ def _fields(statement: dict, values: list) -> list[str]:
 def _argument(arg: dict, values: list, nan: float) -> Any:
     if "ref" in arg:
         return values[arg["ref"]]
-    if arg["lit"] == SHARED_NAN:
+    if arg["lit"] == literals.SHARED_NAN:
         return nan
     return literals.decode(arg["lit"])
 

@@ -70,8 +70,10 @@ def build_catalog(modules: list[str]) -> dict:
             except BaseException:  # a metaclass's __dir__, a signature that raises: that member only
                 continue
         with contextlib.suppress(BaseException):  # a module whose source cannot be read: no values
-            _add_values(module, operations)
-            _add_exports(module, operations)
+            if not any(part.startswith("_") for part in name.split(".")):  # a private one has no API
+                tree = ast.parse(inspect.getsource(module))  # read once, for its values and exports
+                _add_values(module, tree, operations)
+                _add_exports(module, tree, operations)
             listed.extend(_value_classes(module, operations, classes))
         with contextlib.suppress(BaseException):
             listed.extend(_private_classes(module, classes))
@@ -160,15 +162,13 @@ def _callable_parameters(value: Any) -> list[dict] | None:
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
-def _add_values(module: types.ModuleType, operations: dict) -> None:
-    """The module's public values (constants, tables, objects built at import) as operations that
-    read them: compared like any result, and a name head removes is an API change. A private
-    module (`pkg._base`) has no public names, and type annotations' helpers (a `TypeVar`, an
-    alias such as `dict[str, int]`) describe types, not behaviour."""
-    if any(part.startswith("_") for part in module.__name__.split(".")):
-        return
+def _add_values(module: types.ModuleType, tree: ast.Module, operations: dict) -> None:
+    """The public module's public values (constants, tables, objects built at import; `tree` is
+    its source) as operations that read them: compared like any result, and a name head removes
+    is an API change. Type annotations' helpers (a `TypeVar`, an alias such as `dict[str, int]`)
+    describe types, not behaviour."""
     listed = getattr(module, "__all__", None)
-    for name, line, end in _assigned_names(module):
+    for name, line, end in _assigned_names(tree):
         public = name in listed if isinstance(listed, (list, tuple)) else not name.startswith("_")
         if not public or f"{module.__name__}:{name}" in operations:
             continue
@@ -184,16 +184,13 @@ def _add_values(module: types.ModuleType, operations: dict) -> None:
 _MISSING = object()
 
 
-def _add_exports(module: types.ModuleType, operations: dict) -> None:
-    """The names a public module exports that no operation of the catalog reads under it (a class
-    re-exported from a private module, a `TypedDict` without a signature, a constant imported from
-    elsewhere) as operations that only find them: a name head stops exporting is an API change.
-    Exported means listed in a literal `__all__`, or, in a package's `__init__` without one,
-    imported from the package's own modules under a public name."""
-    if any(part.startswith("_") for part in module.__name__.split(".")):
-        return
+def _add_exports(module: types.ModuleType, tree: ast.Module, operations: dict) -> None:
+    """The names a public module (`tree`: its source) exports that no operation of the catalog
+    reads under it (a class re-exported from a private module, a `TypedDict` without a signature,
+    a constant imported from elsewhere) as operations that only find them: a name head stops
+    exporting is an API change. Exported means listed in a literal `__all__`, or, in a package's
+    `__init__` without one, imported from the package's own modules under a public name."""
     listed = getattr(module, "__all__", None)
-    tree = ast.parse(inspect.getsource(module))
     if isinstance(listed, (list, tuple)):
         names = {name: line for name, line in _all_entries(tree).items() if name in listed}
         names.update((name, None) for name in listed if isinstance(name, str) and name not in names)
@@ -281,10 +278,9 @@ def _typing(value: object) -> bool:
             or isinstance(value, (types.GenericAlias, types.UnionType)))
 
 
-def _assigned_names(module: types.ModuleType) -> list[tuple[str, int, int]]:
+def _assigned_names(tree: ast.Module) -> list[tuple[str, int, int]]:
     """Names the module's own top-level statements assign (not imports, defs or classes), with the
     statement's first and last lines."""
-    tree = ast.parse(inspect.getsource(module))
     found: list[tuple[str, int, int]] = []
     for node in tree.body:
         targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
