@@ -36,6 +36,7 @@ BOUNDARY_INTS = (255, 256, 1024, 65535, 2**31 - 1, -(2**31), 10**9, 2**63 - 1)
 FLOATS = ("0.0", "1.0", "0.5", "-1.5", "2.25", "100.0", "1e-09", "3.14159", "nan")
 STORE_RATIO = 0.15  # of callbacks: one handing out a mapping
 FAILING_RATIO = 0.15  # of callbacks: one that raises
+NOTHING_RATIO = 0.1  # of constant callbacks: one returning None, as a hook or a procedure does
 STRUCTURED_RATIO = 0.08  # of strings: a format spec, a date or time shape, a Unicode variant
 STRINGS = ("", "a", "abc", "x y", "A_b", "1", "0.5", "foo.bar", " ", "ünï")
 # Instants near the edges calendars and parsers get wrong: epoch, leap day, year ends, DST weeks.
@@ -274,8 +275,9 @@ class ValueGenerator:
         return ["str", self.rng.choice(STRINGS)]
 
     def callback(self) -> list:
-        """A function returning a constant, or counting up (a clock that moves), for callbacks
-        such as a cache's timer or time-to-use function; or (`stores`) one returning the same
+        """A function returning a constant (None now and then), or counting up (a clock that
+        moves), for callbacks such as a cache's timer or time-to-use function, or a hook whose
+        missing result the code treats apart; or (`stores`) one returning the same
         empty dict on every call, for a decorator that asks where to keep its results
         (`cachedmethod(lambda self: self.cache)`); or (`failing`) one raising ValueError,
         TypeError or KeyError with a mined or empty message, so that the code handling a user
@@ -287,7 +289,10 @@ class ValueGenerator:
             return ["raises", self.rng.choice(tuple(FAILURES)), message]
         if self.rng.random() < 0.4:
             return ["counter", self.rng.choice(SMALL_INTS[:6])]
-        return ["fn", self.integer() if self.rng.random() < 0.7 else self.real()]
+        kind = self.rng.random()
+        if kind < NOTHING_RATIO:  # code that treats "no result" apart (`if c is None:`) runs
+            return ["fn", ["none"]]
+        return ["fn", self.integer() if kind < 0.7 else self.real()]
 
     def instant(self) -> str:
         """An ISO date and time: a calendar edge, or a random second of 1900-2100."""

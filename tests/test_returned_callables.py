@@ -315,3 +315,31 @@ def test_the_command_line_switches_the_component_off() -> None:
     args = build_parser().parse_args(["diff", "--base", "a", "--head", "b", "--disable", "callables"])
     assert not Components.without(args.disable).switches.callables
     assert ON.switches.callables
+
+
+def test_some_constant_callbacks_return_none() -> None:
+    nothing = literals.decode(["fn", ["none"]])
+    assert nothing() is None and nothing(1, key="a") is None
+    assert eval(literals.source(["fn", ["none"]]))("self") is None
+    drawn = [ValueGenerator(random.Random(seed), Constants()).callback() for seed in range(200)]
+    assert ["fn", ["none"]] in drawn
+    assert sum(c == ["fn", ["none"]] for c in drawn) < sum(c[0] == "fn" for c in drawn) / 4
+
+
+HOOKED = '''\
+def run_hook(hook, value):
+    """The hook's result, or the value itself when the hook returns nothing."""
+    result = hook(value)
+    if result is None:
+        return value
+    return result
+'''
+
+
+def test_the_branch_for_a_hook_that_returns_nothing_is_reached(builder: RepoBuilder) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/hooks.py": HOOKED},
+            {"pkg/hooks.py": HOOKED.replace("        return value\n", "        return [value]\n")})
+    report = run_analyze(builder, max_sequences=400)
+    found = [d for d in report.differences if d.target == "pkg.hooks:run_hook"]
+    assert found, [d.target for d in report.differences]
+    assert found[0].reproduced and "lambda *args, **kwargs: None" in found[0].test
