@@ -55,6 +55,7 @@ MAX_PREFIX = 8  # calls before the focus operation (the thesis reached 5-6)
 FRONTIER_LIMIT = 2000  # candidates waiting per focus operation; wider levels are cut here
 MAX_ATTEMPTS = 3  # runs of one candidate that could not be built or did not reach the focus call
 MAX_REVISITS = 2  # runs again of one candidate whose path came near a branch no sequence took
+MAX_TRIES = 8  # candidates one proposal tries to make concrete before the pick goes to plain generation
 
 
 @dataclass(frozen=True)
@@ -104,10 +105,14 @@ class CandidateSearch:
         self._revisits: Counter[tuple[str, ...]] = Counter()
 
     def propose(self, focus: Operation) -> Built | None:
-        """The next candidate for `focus`, made concrete; None when none could be built now."""
+        """The next candidate for `focus`, made concrete; None when none could be built now. At most
+        MAX_TRIES candidates are tried: making one concrete builds its calls' arguments, and on a
+        package whose objects take long sequences most tries fail, so an unbounded proposal would
+        spend the host's time that exploration needs (the next proposal goes on from here)."""
         frontier = self._frontiers.get(focus.id)
         if not frontier:  # first call, or every candidate explored: the search starts over
             frontier = self._frontiers[focus.id] = deque([(focus.id,)])
+        tries = 0
         for _ in range(len(frontier)):
             candidate = frontier.popleft()
             if self._extends_pruned(candidate):
@@ -121,6 +126,9 @@ class CandidateSearch:
             if built is not None:
                 return built
             self._retry(candidate, frontier)
+            tries += 1
+            if tries >= MAX_TRIES:
+                break
         return None
 
     def learn(self, built: Built, result: SequenceResult) -> None:

@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from difforacle.generator import candidate_search
 from difforacle.generator.building import CallBuilder
 from difforacle.generator.candidate_search import CandidateSearch
 from difforacle.generator.catalog import Catalog, Operation, Parameter
@@ -201,3 +202,23 @@ def test_every_candidate_left_out_has_an_equivalent_one_built(focus: str) -> Non
     everything = {c for c in _built(_search(Components.without(["reduction"])), focus, 3000) if len(c) <= 4}
     assert len(everything) > 5  # every candidate of up to three calls before the focus call
     assert all(_least_order(candidate, reduced) in built for candidate in everything)
+
+
+# ---------------------------------------------------------------- the cost of a proposal
+
+
+def test_a_proposal_tries_a_bounded_number_of_candidates() -> None:
+    search, tried = _search(), []
+
+    def unbuildable(candidate: tuple[str, ...], focus: object) -> None:
+        tried.append(candidate)  # as when every candidate's arguments overflow a sequence
+
+    search._concrete = unbuildable  # type: ignore[method-assign]
+    per_proposal = []
+    for _ in range(20):
+        before = len(tried)
+        assert search.propose(BY_NAME["show"]) is None
+        per_proposal.append(len(tried) - before)
+    assert max(per_proposal) == candidate_search.MAX_TRIES  # the frontier held more
+    assert len(set(tried)) > 3 * candidate_search.MAX_TRIES  # the next proposal goes on from there
+
