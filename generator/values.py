@@ -289,10 +289,10 @@ class ValueGenerator:
             return ["raises", self.rng.choice(tuple(FAILURES)), message]
         if self.rng.random() < 0.4:
             return ["counter", self.rng.choice(SMALL_INTS[:6])]
-        kind = self.rng.random()
-        if kind < NOTHING_RATIO:  # code that treats "no result" apart (`if c is None:`) runs
+        roll = self.rng.random()
+        if roll < NOTHING_RATIO:  # code that treats "no result" apart (`if c is None:`) runs
             return ["fn", ["none"]]
-        return ["fn", self.integer() if kind < 0.7 else self.real()]
+        return ["fn", self.integer() if roll < 0.7 else self.real()]
 
     def instant(self) -> str:
         """An ISO date and time: a calendar edge, or a random second of 1900-2100."""

@@ -221,4 +221,3 @@ def test_a_proposal_tries_a_bounded_number_of_candidates() -> None:
         per_proposal.append(len(tried) - before)
     assert max(per_proposal) == candidate_search.MAX_TRIES  # the frontier held more
     assert len(set(tried)) > 3 * candidate_search.MAX_TRIES  # the next proposal goes on from there
-
