@@ -40,7 +40,7 @@ use_this_checkout()
 
 from difforacle.generator.components import NAMES, OFF_BY_DEFAULT  # noqa: E402
 
-BENCH = HERE.parents[2] / "shared" / "bench"  # beside the project's checkout; --bench elsewhere
+BENCH = HERE.parents[1] / "shared" / "bench"  # beside the project's checkout; --bench elsewhere
 HARNESS_PYTHON = Path("~/.cache/pr-regression-bench/harness/bin/python").expanduser()
 SUBJECTS = "inflection,semver,cachetools"
 CONFIGS = ("all", *NAMES)
