@@ -9,7 +9,8 @@ Point it at this script to keep a copy of each report, then summarize the copies
 
 The summary gives the size of the reported tests (statements per test: median, 90th
 percentile, maximum), how many reported findings pytest reproduced, and the changed-line
-(and branch) coverage of the mutant cases (median, 10th percentile).
+(and branch) coverage of the mutant cases (median, 10th percentile), and each mutant case's
+branches out of changed lines that no test took (so that each can be read for feasibility).
 """
 
 from __future__ import annotations
@@ -99,9 +100,25 @@ def coverage_summary(folder: Path, pattern: str = "*-m[0-9]*.json") -> str:
     return text
 
 
+def untaken_branches(folder: Path, pattern: str = "*-m[0-9]*.json") -> list[str]:
+    """One line per report matching `pattern` whose head left a branch out of a changed line
+    untaken, `report: path from->to, ...` (a mutant changes a file in place, so its head is the
+    side the top-level figures count; a negative target is an exit from the function)."""
+    found = []
+    for path in sorted(folder.glob(pattern)):
+        head = json.loads(path.read_text())["coverage"].get("sides", {}).get("head", {})
+        arcs = [f"{file} {a}->{b}" for file, missed in sorted(head.get("uncovered_branches", {}).items())
+                for a, b in missed]
+        if arcs:
+            found.append(f"{path.stem}: {', '.join(arcs)}")
+    return found
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["summarize"]:
         print(summarize(Path(sys.argv[2])))
         print(coverage_summary(Path(sys.argv[2])))
+        for line in untaken_branches(Path(sys.argv[2])):
+            print(f"  untaken: {line}")
     else:
         sys.exit(run_and_keep(sys.argv[1:]))
