@@ -77,14 +77,18 @@ def summarize(folder: Path) -> str:
 
 def coverage_summary(folder: Path, pattern: str = "*-m[0-9]*.json") -> str:
     """Changed-line coverage of the reports matching `pattern` (default: the mutant cases):
-    median and 10th percentile of covered / changed lines, and the same for branches."""
-    lines, branches = [], []
+    median and 10th percentile of covered / changed lines, and the same for branches (the
+    report's own figures, which count the head of a changed file), then for branches on base."""
+    lines, branches, base_branches = [], [], []
     for path in sorted(folder.glob(pattern)):
         coverage = json.loads(path.read_text())["coverage"]
         if coverage.get("changed_lines"):
             lines.append(coverage["changed_lines_covered"] / coverage["changed_lines"])
         if coverage.get("changed_branches"):
             branches.append(coverage["changed_branches_covered"] / coverage["changed_branches"])
+        base = coverage.get("sides", {}).get("base", {})
+        if base.get("changed_branches"):
+            base_branches.append(base["changed_branches_covered"] / base["changed_branches"])
     if not lines:
         return "no report with changed lines"
 
@@ -97,6 +101,8 @@ def coverage_summary(folder: Path, pattern: str = "*-m[0-9]*.json") -> str:
     text = f"changed-line coverage over {len(lines)} reports: {figures(lines)}"
     if branches:
         text += f"; branch coverage over {len(branches)} reports: {figures(branches)}"
+    if base_branches:  # the same lines before the change: a mutant can make a branch infeasible
+        text += f"; on base, branch coverage over {len(base_branches)} reports: {figures(base_branches)}"
     return text
 
 
