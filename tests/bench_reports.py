@@ -75,21 +75,30 @@ def summarize(folder: Path) -> str:
             f"({100 * reproduced / findings:.0f}%)")
 
 
-def coverage_summary(folder: Path, pattern: str = "*-m[0-9]*.json") -> str:
-    """Changed-line coverage of the reports matching `pattern` (default: the mutant cases):
-    median and 10th percentile of covered / changed lines, and the same for branches (the
+def mutant_coverage(folder: Path, pattern: str = "*-m[0-9]*.json") -> dict[str, dict]:
+    """Report name -> its `coverage` object, for the reports matching `pattern` (default: the
+    mutant cases), each file read once."""
+    return {path.stem: json.loads(path.read_text())["coverage"] for path in sorted(folder.glob(pattern))}
+
+
+def _ratio(counts: dict, measured: str) -> float | None:
+    """covered / total of `changed_<measured>` in a coverage object or one side of it, None if none."""
+    total = counts.get(f"changed_{measured}")
+    return counts[f"changed_{measured}_covered"] / total if total else None
+
+
+def coverage_summary(coverages: dict[str, dict]) -> str:
+    """Median and 10th percentile of covered / changed lines, the same for branches (the
     report's own figures, which count the head of a changed file), then for branches on base."""
-    lines, branches, base_branches = [], [], []
-    for path in sorted(folder.glob(pattern)):
-        coverage = json.loads(path.read_text())["coverage"]
-        if coverage.get("changed_lines"):
-            lines.append(coverage["changed_lines_covered"] / coverage["changed_lines"])
-        if coverage.get("changed_branches"):
-            branches.append(coverage["changed_branches_covered"] / coverage["changed_branches"])
+    columns = {"lines": [], "branches": [], "base branches": []}
+    for coverage in coverages.values():
         base = coverage.get("sides", {}).get("base", {})
-        if base.get("changed_branches"):
-            base_branches.append(base["changed_branches_covered"] / base["changed_branches"])
-    if not lines:
+        ratios = {"lines": _ratio(coverage, "lines"), "branches": _ratio(coverage, "branches"),
+                  "base branches": _ratio(base, "branches")}
+        for name, ratio in ratios.items():
+            if ratio is not None:
+                columns[name].append(ratio)
+    if not columns["lines"]:
         return "no report with changed lines"
 
     def figures(ratios: list[float]) -> str:
@@ -98,33 +107,34 @@ def coverage_summary(folder: Path, pattern: str = "*-m[0-9]*.json") -> str:
         median = 100 * statistics.median(ratios)
         return f"median {median:.0f}%, p10 {100 * low:.0f}%, 100% in {full}/{len(ratios)}"
 
-    text = f"changed-line coverage over {len(lines)} reports: {figures(lines)}"
-    if branches:
-        text += f"; branch coverage over {len(branches)} reports: {figures(branches)}"
-    if base_branches:  # the same lines before the change: a mutant can make a branch infeasible
-        text += f"; on base, branch coverage over {len(base_branches)} reports: {figures(base_branches)}"
+    text = f"changed-line coverage over {len(columns['lines'])} reports: {figures(columns['lines'])}"
+    if columns["branches"]:
+        text += f"; branch coverage over {len(columns['branches'])} reports: {figures(columns['branches'])}"
+    if columns["base branches"]:  # the same lines before the change: a mutant can make a branch infeasible
+        text += (f"; on base, branch coverage over {len(columns['base branches'])} reports: "
+                 f"{figures(columns['base branches'])}")
     return text
 
 
-def untaken_branches(folder: Path, pattern: str = "*-m[0-9]*.json") -> list[str]:
-    """One line per report matching `pattern` whose head left a branch out of a changed line
-    untaken, `report: path from->to, ...` (a mutant changes a file in place, so its head is the
-    side the top-level figures count; a negative target is an exit from the function)."""
+def untaken_branches(coverages: dict[str, dict]) -> list[str]:
+    """One line per report whose head left a branch out of a changed line untaken, `report: path
+    from->to, ...` (a mutant changes a file in place, so its head is the side the top-level
+    figures count; a negative target is an exit from the function)."""
     found = []
-    for path in sorted(folder.glob(pattern)):
-        head = json.loads(path.read_text())["coverage"].get("sides", {}).get("head", {})
-        arcs = [f"{file} {a}->{b}" for file, missed in sorted(head.get("uncovered_branches", {}).items())
-                for a, b in missed]
+    for name, coverage in coverages.items():
+        missed = coverage.get("sides", {}).get("head", {}).get("uncovered_branches", {})
+        arcs = [f"{file} {a}->{b}" for file, arcs in sorted(missed.items()) for a, b in arcs]
         if arcs:
-            found.append(f"{path.stem}: {', '.join(arcs)}")
+            found.append(f"{name}: {', '.join(arcs)}")
     return found
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["summarize"]:
         print(summarize(Path(sys.argv[2])))
-        print(coverage_summary(Path(sys.argv[2])))
-        for line in untaken_branches(Path(sys.argv[2])):
+        coverages = mutant_coverage(Path(sys.argv[2]))
+        print(coverage_summary(coverages))
+        for line in untaken_branches(coverages):
             print(f"  untaken: {line}")
     else:
         sys.exit(run_and_keep(sys.argv[1:]))
