@@ -5,16 +5,21 @@ planning a run without running it, and the report's outside forms. Nothing else 
 engine is imported from outside it (tests/test_architecture.py checks that).
 """
 
-from .allocation import TIER1_SHARE
-from .compare import EXACT_ENOUGH, FloatPolicy
-from .components import NAMES as COMPONENTS
-from .components import OFF_BY_DEFAULT, Components
+from .changes.checkout import open_repo
+from .changes.scope import EVERYTHING, Scope
 from .demo import DEMO_DESCRIPTION, build_demo_repo
 from .engine import analyze
-from .model import NOT_MEASURED, InternalError, Report, SetupError
+from .errors import InternalError, SetupError
+from .generation.techniques import NAMES as COMPONENTS
+from .generation.techniques import OFF_BY_DEFAULT, Components
 from .options import READING_HISTORY, Options, Progress
-from .plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository
-from .report import (
+from .oracle.compare import EXACT_ENOUGH, FloatPolicy
+from .planning.allocation import TIER1_SHARE
+from .planning.defect_scores import WINDOW, RiskTable, UnitRisk
+from .planning.plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository
+from .report.files import write_atomic, write_json, write_markdown, write_tests
+from .report.json_form import report_to_json, schema_validator, validate_report
+from .report.markdown import (
     checked_lines,
     compress_lines,
     fenced,
@@ -22,19 +27,10 @@ from .report import (
     inline_value,
     longest_backtick_run,
     render_markdown,
-    report_to_json,
-    schema_validator,
     unreached_markdown,
-    validate_report,
     verdict,
-    write_atomic,
-    write_json,
-    write_markdown,
-    write_tests,
 )
-from .risk import WINDOW, RiskTable, UnitRisk
-from .scope import EVERYTHING, Scope
-from .workspace import open_repo
+from .report.model import NOT_MEASURED, Report
 
 __all__ = [
     "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "NOT_MEASURED",

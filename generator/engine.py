@@ -33,32 +33,34 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .aim import aim_at
-from .carve import Carving, carve
-from .catalog import Catalog
-from .changed_lines import ChangedLines
-from .changes import compute_changes
-from .confirm import Confirmation, Locator, confirm
-from .constants import Constants, mine_change
-from .deadline import Deadline
-from .difference import merge_repeats
-from .differential import DifferenceCheck
-from .executor import WorkerOptions, WorkerPool
-from .explore import Exploration, explore
-from .extensions import Extensions, build_extensions, declared_extensions, extension_note
-from .impact import Impact, analyze_impact
-from .importers import importers
-from .influence import influence_map
-from .minimize import minimize_findings
-from .model import NOT_MEASURED, ChangeSet, Checkout, Difference, InternalError, Report, RunError, SetupError
+from .changes.changed_lines import ChangedLines
+from .changes.checkout import checkouts, open_repo, resolve
+from .changes.extensions import Extensions, build_extensions, declared_extensions, extension_note
+from .changes.importers import importers
+from .changes.model import ChangeSet, Checkout
+from .changes.units import compute_changes
+from .errors import InternalError, SetupError
+from .findings.confirm import Confirmation, Locator, confirm
+from .findings.difference_check import DifferenceCheck
+from .findings.merge import merge_repeats
+from .findings.minimize import minimize_findings
+from .findings.render import import_difference, render_findings
+from .findings.reproduce import reproduce
+from .generation.explore import Exploration, explore
+from .generation.reach import assess_reach
+from .generation.replay import Replayer
+from .generation.search.influence import influence_map
+from .generation.search.solver import Solver
+from .generation.seeds.carving import Carving, carve
+from .generation.values.constants import Constants, mine_change
 from .options import READING_HISTORY, Options, Progress
-from .plan import HistoryOptions, Plan, plan_change
-from .reach import assess_reach
-from .render import import_difference, render_findings
-from .replay import Replayer
-from .reproduce import reproduce
-from .solver import Solver
-from .workspace import checkouts, open_repo, resolve
+from .planning.deadline import Deadline
+from .planning.impact import Impact, analyze_impact
+from .planning.operation_plan import aim_at
+from .planning.plan import HistoryOptions, Plan, plan_change
+from .report.model import NOT_MEASURED, Difference, Report, RunError
+from .runtime.catalog import Catalog
+from .runtime.workers import WorkerOptions, WorkerPool
 
 REPRODUCIBLE_CARVE_SECONDS = 120.0  # a reproducible run's bound on carving (see _carve)
 CONFIRM_CALL_TIMEOUT = 2.0  # seconds: at least this long before a call counts as hanging in confirmation

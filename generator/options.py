@@ -6,10 +6,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .compare import EXACT_ENOUGH, FloatPolicy
-from .components import ALL, Components
-from .risk import WINDOW
-from .scope import EVERYTHING, Scope
+from .changes.scope import EVERYTHING, Scope
+from .generation.techniques import ALL, Components
+from .oracle.compare import EXACT_ENOUGH, FloatPolicy
+from .planning.defect_scores import WINDOW
 
 READING_HISTORY = "reading history"  # the phase of the defect scores' git history, before importing
 

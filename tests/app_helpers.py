@@ -345,7 +345,7 @@ def _consumer(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from difforacle.bot.app import command
-    from difforacle.generator.model import SetupError
+    from difforacle.generator.errors import SetupError
 
     parser = argparse.ArgumentParser(prog="difforacle")
     command.add_parser(parser.add_subparsers(dest="command"))

@@ -38,7 +38,7 @@ from checkout_code import use_this_checkout  # noqa: E402
 
 use_this_checkout()
 
-from difforacle.generator.components import NAMES, OFF_BY_DEFAULT  # noqa: E402
+from difforacle.generator.generation.techniques import NAMES, OFF_BY_DEFAULT  # noqa: E402
 
 BENCH = HERE.parents[1] / "shared" / "bench"  # beside the project's checkout; --bench elsewhere
 HARNESS_PYTHON = Path("~/.cache/pr-regression-bench/harness/bin/python").expanduser()

@@ -29,7 +29,7 @@ from checkout_code import use_this_checkout
 
 use_this_checkout()
 
-from difforacle.generator.risk import score_history  # noqa: E402
+from difforacle.generator.planning.defect_scores import score_history  # noqa: E402
 
 MODULES, FUNCTIONS = 20, 15
 AUTHORS = [f"dev{n}" for n in range(12)]

@@ -22,8 +22,8 @@ from difforacle.bot.cli import main
 from difforacle.bot.github_client import Retries
 from difforacle.bot.summary import SUMMARY_MARKER
 from difforacle.generator.demo import build_demo_repo
-from difforacle.generator.model import SetupError
-from difforacle.generator.report import validate_report
+from difforacle.generator.errors import SetupError
+from difforacle.generator.report.json_form import validate_report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 FAST = Retries(total=2, backoff_factor=0, secondary_rate_wait=0, seconds_between_requests=0,

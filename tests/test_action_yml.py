@@ -20,7 +20,7 @@ import yaml
 
 from difforacle.bot.action_command import HISTORY_CACHE_HIT, HISTORY_CACHE_KEY
 from difforacle.bot.config import INPUT_ENV
-from difforacle.generator.commits import default_cache_dir
+from difforacle.generator.planning.history import default_cache_dir
 
 ACTION = Path(__file__).resolve().parent.parent / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")

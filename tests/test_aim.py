@@ -8,7 +8,7 @@ import os
 import pytest
 from conftest import RepoBuilder, run_analyze
 
-from difforacle.generator.report import report_to_json, validate_report
+from difforacle.generator.report.json_form import report_to_json, validate_report
 
 
 def _module(risky_offset: int, calm_offset: int) -> str:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from difforacle.generator.allocation import allocate, uniform
+from difforacle.generator.planning.allocation import allocate, uniform
 
 budgets = st.floats(min_value=0.0, max_value=1e7, allow_nan=False, allow_infinity=False)
 scores = st.floats(min_value=0.0, max_value=50.0, allow_nan=False, allow_infinity=False)

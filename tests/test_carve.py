@@ -7,10 +7,10 @@ import json
 from conftest import RepoBuilder, make_pr, run_analyze
 
 from difforacle.generator import Options, analyze
-from difforacle.generator.carve import carve, importing_test_files, with_object_prefixes
-from difforacle.generator.changes import compute_changes
-from difforacle.generator.components import Components
-from difforacle.generator.workspace import checkouts, open_repo
+from difforacle.generator.changes.checkout import checkouts, open_repo
+from difforacle.generator.changes.units import compute_changes
+from difforacle.generator.generation.seeds.carving import carve, importing_test_files, with_object_prefixes
+from difforacle.generator.generation.techniques import Components
 
 # Codes known only from a data file: neither random strings nor the source's literals reach them.
 CODES = """\

@@ -6,7 +6,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from difforacle.generator.catalog import Catalog, Operation, Parameter
+from difforacle.generator.runtime.catalog import Catalog, Operation, Parameter
 from difforacle.generator.worker.introspect import build_catalog
 
 MOD = "durations"

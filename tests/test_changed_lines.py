@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from difforacle.generator.changed_lines import ChangedLines
-from difforacle.generator.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.changes.changed_lines import ChangedLines
+from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
 from difforacle.generator.worker.protocol import ExecutedLines
 
 SOURCE = '''\

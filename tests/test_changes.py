@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import RepoBuilder
 
-from difforacle.generator.changes import compute_changes, is_test_code, parse_spans
-from difforacle.generator.model import ChangeSet, FileChange, SetupError, Unit
-from difforacle.generator.workspace import checkouts
+from difforacle.generator.changes.checkout import checkouts
+from difforacle.generator.changes.model import ChangeSet, FileChange, Unit
+from difforacle.generator.changes.units import compute_changes, is_test_code, parse_spans
+from difforacle.generator.errors import SetupError
 
 MOD = """\
 import os

@@ -21,7 +21,7 @@ from conftest import RepoBuilder, assert_one_line_error, export_commit, make_pr,
 from difforacle.bot import cli
 from difforacle.generator import engine
 from difforacle.generator.demo import build_demo_repo
-from difforacle.generator.report import validate_report
+from difforacle.generator.report.json_form import validate_report
 
 MOD_BASE = '''\
 def convert(unit):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from difforacle.generator.compare import (
+from difforacle.generator.oracle.compare import (
     Mismatch,
     first_mismatch,
     kind_of,

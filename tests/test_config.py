@@ -25,8 +25,8 @@ from difforacle.bot.config import (
     scope_of,
 )
 from difforacle.generator import Scope
-from difforacle.generator.compare import ABS_TOL, REL_TOL
-from difforacle.generator.plan import ALLOCATIONS
+from difforacle.generator.oracle.compare import ABS_TOL, REL_TOL
+from difforacle.generator.planning.plan import ALLOCATIONS
 
 FULL = """\
 [project]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from difforacle.generator.compare import EXACT_ENOUGH, Mismatch
-from difforacle.generator.confirm import Locator, confirm
-from difforacle.generator.deadline import Deadline
-from difforacle.generator.difference import Case, DifferenceKey, Shown
-from difforacle.generator.model import ChangeSet, Checkout, FileChange, Unit
-from difforacle.generator.replay import Candidates, KeptSequence
-from difforacle.generator.scope import EVERYTHING
+from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange, Unit
+from difforacle.generator.changes.scope import EVERYTHING
+from difforacle.generator.findings.cases import Case, Shown
+from difforacle.generator.findings.confirm import Locator, confirm
+from difforacle.generator.generation.replay import Candidates, KeptSequence
+from difforacle.generator.oracle.compare import EXACT_ENOUGH, Mismatch
+from difforacle.generator.oracle.difference_key import DifferenceKey
+from difforacle.generator.planning.deadline import Deadline
 from difforacle.generator.worker.protocol import SequenceResult, Status, value_key
 
 KEY = value_key(0, 0)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from difforacle.generator.constants import (
+from difforacle.generator.generation.values.constants import (
     Constants,
     literal_constants,
     mine_constants,
@@ -20,7 +20,7 @@ from difforacle.generator.constants import (
     regex_examples,
     tf_idf_weights,
 )
-from difforacle.generator.values import ValueGenerator
+from difforacle.generator.generation.values.primitives import ValueGenerator
 from difforacle.generator.worker.literals import decode
 
 

@@ -7,8 +7,9 @@ import random
 
 from conftest import RepoBuilder, make_pr, run_analyze
 
-from difforacle.generator.catalog import Parameter
-from difforacle.generator.values import Constants, ValueGenerator
+from difforacle.generator.generation.values.constants import Constants
+from difforacle.generator.generation.values.primitives import ValueGenerator
+from difforacle.generator.runtime.catalog import Parameter
 from difforacle.generator.worker.literals import decode
 
 TABLE = '''\

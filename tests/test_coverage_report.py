@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from conftest import RepoBuilder, make_pr, run_analyze
 
-from difforacle.generator.report import render_markdown, report_to_json, validate_report
+from difforacle.generator.report.json_form import report_to_json, validate_report
+from difforacle.generator.report.markdown import render_markdown
 
 BASE = '''\
 _SENTINEL = object()

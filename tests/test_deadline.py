@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from difforacle.generator.deadline import (
+from difforacle.generator.planning.deadline import (
     CONFIRM_OVERRUN,
     REPRODUCE_SECONDS,
     REPRODUCIBLE_MINIMIZE_CHECKS,

@@ -28,8 +28,8 @@ from conftest import (
 )
 
 from difforacle.generator import Options, Progress, Report, analyze
-from difforacle.generator.executor import BOOT
-from difforacle.generator.model import Difference
+from difforacle.generator.report.model import Difference
+from difforacle.generator.runtime.workers import BOOT
 
 # ---------------------------------------------------------------- helpers
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 
-from difforacle.generator.components import Components
-from difforacle.generator.constants import Constants
-from difforacle.generator.values import ValueGenerator
+from difforacle.generator.generation.techniques import Components
+from difforacle.generator.generation.values.constants import Constants
+from difforacle.generator.generation.values.primitives import ValueGenerator
 from difforacle.generator.worker.command_line import (
     ARGV,
     STDIN,

@@ -10,12 +10,13 @@ from collections.abc import Iterable
 
 import pytest
 
-from difforacle.generator.building import MAX_LENGTH
-from difforacle.generator.catalog import Catalog
-from difforacle.generator.components import Components
-from difforacle.generator.generate import SequenceGenerator
-from difforacle.generator.pools import PoolEntry, Pools
-from difforacle.generator.values import Constants, ValueGenerator
+from difforacle.generator.generation.call_builder import MAX_LENGTH
+from difforacle.generator.generation.generator import SequenceGenerator
+from difforacle.generator.generation.pools import PoolEntry, Pools
+from difforacle.generator.generation.techniques import Components
+from difforacle.generator.generation.values.constants import Constants
+from difforacle.generator.generation.values.primitives import ValueGenerator
+from difforacle.generator.runtime.catalog import Catalog
 from difforacle.generator.worker.protocol import SequenceResult
 
 M = "shop"

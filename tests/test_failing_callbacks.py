@@ -13,10 +13,10 @@ import random
 import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 
-from difforacle.generator.components import Components
-from difforacle.generator.constants import Constants
-from difforacle.generator.shrink import simpler, weight
-from difforacle.generator.values import ValueGenerator
+from difforacle.generator.findings.simpler_literals import simpler, weight
+from difforacle.generator.generation.techniques import Components
+from difforacle.generator.generation.values.constants import Constants
+from difforacle.generator.generation.values.primitives import ValueGenerator
 from difforacle.generator.worker import literals
 
 ON = Components()

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from difforacle.generator.executor import Worker, WorkerOptions
-from difforacle.generator.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.runtime.workers import Worker, WorkerOptions
 from difforacle.generator.worker.fields import field_triples, graph_triples
 
 HERE = __name__  # how this module's classes are named in triples

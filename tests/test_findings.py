@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import RepoBuilder, export_commit, make_pr, run_analyze, run_pytest_file
 
-from difforacle.generator.model import FileChange
-from difforacle.generator.report import report_to_json, validate_report
+from difforacle.generator.changes.model import FileChange
+from difforacle.generator.report.json_form import report_to_json, validate_report
 
 # A regression reached only through a noisy, stateful API: the generator's sequences are
 # long, the minimized test must keep only what the difference needs.

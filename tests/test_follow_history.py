@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import difforacle.generator.commits as commits
-from difforacle.generator.risk import PullRequestInfo, RiskTable, score_history
+import difforacle.generator.planning.history as commits
+from difforacle.generator.planning.defect_scores import PullRequestInfo, RiskTable, score_history
 from tests.conftest import RepoBuilder
 from tests.test_risk import DAY, EPOCH, commit
 

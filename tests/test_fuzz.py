@@ -7,7 +7,7 @@ import math
 import random
 import statistics
 
-from difforacle.generator.fuzz import SIGMA, fuzz_literal, fuzz_text
+from difforacle.generator.generation.values.fuzz import SIGMA, fuzz_literal, fuzz_text
 
 
 def test_integers_are_gaussian_around_the_value_with_boundaries_now_and_then() -> None:

@@ -8,15 +8,8 @@ from collections import Counter
 
 import pytest
 
-from difforacle.generator.guidance import (
-    ALPHA,
-    MIN_COST,
-    REFRESH_EVERY,
-    Bloodhound,
-    P,
-    UnitQuota,
-    uncovered_ratios,
-)
+from difforacle.generator.generation.bloodhound import ALPHA, REFRESH_EVERY, Bloodhound, P, uncovered_ratios
+from difforacle.generator.planning.quota import MIN_COST, UnitQuota
 
 # ---------------------------------------------------------------- Bloodhound
 

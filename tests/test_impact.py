@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from test_catalog import CATALOG, MOD, SOURCE, real_catalog
 
-from difforacle.generator.catalog import Catalog
-from difforacle.generator.impact import Impact, read_sources
-from difforacle.generator.model import ChangeSet, FileChange, Unit
+from difforacle.generator.changes.model import ChangeSet, FileChange, Unit
+from difforacle.generator.planning.impact import Impact, read_sources
+from difforacle.generator.runtime.catalog import Catalog
 
 
 def _unit(qualname: str, kind: str) -> Unit:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from conftest import RepoBuilder, make_pr, run_analyze
 
-from difforacle.generator.importers import MAX_IMPORTERS, importers
-from difforacle.generator.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.changes.importers import MAX_IMPORTERS, importers
+from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
 
 
 def _changes(*modules: str) -> ChangeSet:

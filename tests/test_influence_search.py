@@ -12,16 +12,16 @@ import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 
 from difforacle.bot.cli import build_parser
-from difforacle.generator.building import CallBuilder
-from difforacle.generator.candidate_search import Built, CandidateSearch
-from difforacle.generator.catalog import Catalog, Operation, Parameter
-from difforacle.generator.components import ALL, Components, Switches
-from difforacle.generator.constants import Constants
-from difforacle.generator.influence import class_facts, influence_map
-from difforacle.generator.influence_check import check_influence
-from difforacle.generator.learning import TypeLearning
-from difforacle.generator.pools import Pools
-from difforacle.generator.values import ValueGenerator
+from difforacle.generator.generation.call_builder import CallBuilder
+from difforacle.generator.generation.pools import Pools
+from difforacle.generator.generation.search.candidate_search import Built, CandidateSearch
+from difforacle.generator.generation.search.influence import class_facts, influence_map
+from difforacle.generator.generation.search.influence_check import check_influence
+from difforacle.generator.generation.techniques import ALL, Components, Switches
+from difforacle.generator.generation.type_learning import TypeLearning
+from difforacle.generator.generation.values.constants import Constants
+from difforacle.generator.generation.values.primitives import ValueGenerator
+from difforacle.generator.runtime.catalog import Catalog, Operation, Parameter
 from difforacle.generator.worker.influence import InfluenceRecorder
 from difforacle.generator.worker.protocol import SequenceResult, Status
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from difforacle.generator.lines import ExecutableLines, executable_lines
+from difforacle.generator.changes.executable_lines import ExecutableLines, executable_lines
 
 SOURCE = textwrap.dedent('''\
     """Module docstring."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from difforacle.generator.difference import merge_repeats
-from difforacle.generator.model import Difference
+from difforacle.generator.findings.merge import merge_repeats
+from difforacle.generator.report.model import Difference
 
 
 def _difference(target: str, line: int | None = 136, head: str = "raises TypeError: not iterable",

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from difforacle.generator.catalog import Operation, Parameter
-from difforacle.generator.minimize import Case, cost, minimize, without
+from difforacle.generator.findings.cases import Case
+from difforacle.generator.findings.minimize import cost, minimize, without
+from difforacle.generator.runtime.catalog import Operation, Parameter
 
 
 def call(op: str, *args: dict, **kwargs: dict) -> dict:

@@ -49,7 +49,7 @@ def test_a_public_constant_head_removes_is_an_api_change(builder: RepoBuilder) -
 
 
 def test_values_off_by_their_switch(builder: RepoBuilder) -> None:
-    from difforacle.generator.components import Components
+    from difforacle.generator.generation.techniques import Components
 
     make_pr(builder, {"timing/__init__.py": "", "timing/tables.py": TABLES},
             {"timing/tables.py": TABLES.replace('"u150": 1050', '"u150": 1051')})

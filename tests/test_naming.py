@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from difforacle.generator import naming
-from difforacle.generator.catalog import Operation
-from difforacle.generator.naming import Names, snake, usable, variable_name
+from difforacle.generator.findings import naming
+from difforacle.generator.findings.naming import Names, snake, usable, variable_name
+from difforacle.generator.runtime.catalog import Operation
 
 
 def op(op_id: str, kind: str, returns: tuple[str, ...] = ()) -> Operation:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from difforacle.generator.novelty import FieldNovelty
+from difforacle.generator.generation.field_novelty import FieldNovelty
 
 
 def test_first_triples_are_new_and_repeats_are_not() -> None:

@@ -9,16 +9,16 @@ import textwrap
 
 import pytest
 
-from difforacle.generator import candidate_search
-from difforacle.generator.building import CallBuilder
-from difforacle.generator.candidate_search import CandidateSearch
-from difforacle.generator.catalog import Catalog, Operation, Parameter
-from difforacle.generator.components import ALL, Components
-from difforacle.generator.constants import Constants
-from difforacle.generator.influence import influence_map
-from difforacle.generator.learning import TypeLearning
-from difforacle.generator.pools import Pools
-from difforacle.generator.values import ValueGenerator
+from difforacle.generator.generation.search import candidate_search
+from difforacle.generator.generation.call_builder import CallBuilder
+from difforacle.generator.generation.pools import Pools
+from difforacle.generator.generation.search.candidate_search import CandidateSearch
+from difforacle.generator.generation.search.influence import influence_map
+from difforacle.generator.generation.techniques import ALL, Components
+from difforacle.generator.generation.type_learning import TypeLearning
+from difforacle.generator.generation.values.constants import Constants
+from difforacle.generator.generation.values.primitives import ValueGenerator
+from difforacle.generator.runtime.catalog import Catalog, Operation, Parameter
 
 SOURCE = textwrap.dedent('''\
     class Token:

@@ -14,15 +14,15 @@ import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 from test_influence_search import BY_ID, CATALOG, _search
 
-from difforacle.generator.changed_lines import ChangedLines
-from difforacle.generator.components import Components
-from difforacle.generator.constants import Constants
-from difforacle.generator.generate import SequenceGenerator
-from difforacle.generator.model import ChangeSet, Checkout, FileChange
-from difforacle.generator.paths import FRONTIER_BOOST, MAX_RARITY, PathMemo
-from difforacle.generator.pools import PoolEntry, Pools
-from difforacle.generator.replay import KeptSequence, Replayer
-from difforacle.generator.values import ValueGenerator
+from difforacle.generator.changes.changed_lines import ChangedLines
+from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.generation.generator import SequenceGenerator
+from difforacle.generator.generation.pools import PoolEntry, Pools
+from difforacle.generator.generation.replay import KeptSequence, Replayer
+from difforacle.generator.generation.search.path_memo import FRONTIER_BOOST, MAX_RARITY, PathMemo
+from difforacle.generator.generation.techniques import Components
+from difforacle.generator.generation.values.constants import Constants
+from difforacle.generator.generation.values.primitives import ValueGenerator
 from difforacle.generator.worker.protocol import ExecutedLines, SequenceResult, Status
 
 COMMON = frozenset({("head", "pkg/mod.py", 7, 8)})

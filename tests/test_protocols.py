@@ -81,7 +81,7 @@ def test_format_with_a_spec_of_an_int_subclass(builder: RepoBuilder) -> None:
 
 def test_protocols_off_by_their_switch(builder: RepoBuilder) -> None:
     broken = DURATION.replace("return Duration(self.seconds)", "return Duration(0)")
-    from difforacle.generator.components import Components
+    from difforacle.generator.generation.techniques import Components
 
     report = _run(builder, DURATION, broken, components=Components.without(["protocols"]))
     assert not [d for d in report.differences if d.target == "durations.core:Duration.__deepcopy__"]
@@ -139,7 +139,7 @@ def test_fraction_and_decimal_literals(value: object) -> None:
 
 
 def test_standard_values_are_observed_by_their_repr() -> None:
-    from difforacle.generator.difference import shape
+    from difforacle.generator.oracle.difference_key import shape
     from difforacle.generator.worker.observe import primitive_leaf
 
     assert primitive_leaf(datetime.timedelta(days=1)) == ["v", "datetime.timedelta",

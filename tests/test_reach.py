@@ -9,12 +9,12 @@ import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 
 from difforacle.generator import render_markdown, report_to_json, validate_report, verdict
-from difforacle.generator.catalog import Catalog, Operation
-from difforacle.generator.components import Components
-from difforacle.generator.generate import Attempts
-from difforacle.generator.impact import Impact
-from difforacle.generator.model import ChangeSet, FileChange, Unit
-from difforacle.generator.reach import Reasons
+from difforacle.generator.changes.model import ChangeSet, FileChange, Unit
+from difforacle.generator.generation.generator import Attempts
+from difforacle.generator.generation.reach import Reasons
+from difforacle.generator.generation.techniques import Components
+from difforacle.generator.planning.impact import Impact
+from difforacle.generator.runtime.catalog import Catalog, Operation
 
 LIBRARY = '''\
 import hashlib

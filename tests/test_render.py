@@ -26,10 +26,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from difforacle.generator import render
-from difforacle.generator.catalog import Catalog, Operation
-from difforacle.generator.compare import Mismatch, first_mismatch
-from difforacle.generator.render import Unpinnable, can_pin, render_test
+from difforacle.generator.findings import render
+from difforacle.generator.findings.render import Unpinnable, can_pin, render_test
+from difforacle.generator.oracle.compare import Mismatch, first_mismatch
+from difforacle.generator.runtime.catalog import Catalog, Operation
 from difforacle.generator.worker import literals
 from difforacle.generator.worker.execute import SequenceRunner
 from difforacle.generator.worker.introspect import build_catalog

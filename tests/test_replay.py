@@ -7,9 +7,9 @@ others (the run once died with `KeyError: 'obs'` on a result without observation
 
 from __future__ import annotations
 
-from difforacle.generator.compare import EXACT_ENOUGH
-from difforacle.generator.replay import Candidates, KeptSequence, Replayer
-from difforacle.generator.scope import EVERYTHING
+from difforacle.generator.changes.scope import EVERYTHING
+from difforacle.generator.generation.replay import Candidates, KeptSequence, Replayer
+from difforacle.generator.oracle.compare import EXACT_ENOUGH
 from difforacle.generator.worker.protocol import SequenceResult, lost_record
 
 STATEMENTS = [{"op": "pkg.mod:Bar", "args": [], "kwargs": {}},

@@ -10,18 +10,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from difforacle.generator.model import Coverage, Difference, Report, RunError, Statement, Stats
-from difforacle.generator.report import (
-    SCHEMA_ID,
-    compress_lines,
-    load_schema,
-    render_markdown,
-    report_to_json,
-    validate_report,
-    write_json,
-    write_markdown,
-    write_tests,
-)
+from difforacle.generator.report.files import write_json, write_markdown, write_tests
+from difforacle.generator.report.json_form import SCHEMA_ID, load_schema, report_to_json, validate_report
+from difforacle.generator.report.markdown import compress_lines, render_markdown
+from difforacle.generator.report.model import Coverage, Difference, Report, RunError, Statement, Stats
 
 BASE = "0123456789abcdef0123456789abcdef01234567"
 HEAD = "fedcba9876543210fedcba9876543210fedcba98"

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import RepoBuilder, make_pr
 
-from difforacle.generator.model import Checkout
-from difforacle.generator.reproduce import Reproduction, SuggestedTests, check_reproduction
-from difforacle.generator.workspace import checkouts
+from difforacle.generator.changes.checkout import checkouts
+from difforacle.generator.changes.model import Checkout
+from difforacle.generator.findings.reproduce import Reproduction, SuggestedTests, check_reproduction
 
 BASE = "def seconds(hours):\n    return hours * 3600\n\n\ndef name():\n    return 'same'\n"
 HEAD = BASE.replace("3600", "3660")

@@ -17,12 +17,13 @@ import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 
 from difforacle.bot.cli import build_parser
-from difforacle.generator.callables import ReturnedCallables, call_path, origin
-from difforacle.generator.compare import Mismatch
-from difforacle.generator.components import Components
-from difforacle.generator.constants import Constants
-from difforacle.generator.render import render_test
-from difforacle.generator.values import ValueGenerator
+from difforacle.generator.findings.render import render_test
+from difforacle.generator.generation.seeds.returned_callables import ReturnedCallables
+from difforacle.generator.generation.techniques import Components
+from difforacle.generator.generation.values.constants import Constants
+from difforacle.generator.generation.values.primitives import ValueGenerator
+from difforacle.generator.oracle.compare import Mismatch
+from difforacle.generator.runtime.sequence import call_path, origin
 from difforacle.generator.worker import literals
 from difforacle.generator.worker.introspect import returned_callable
 from difforacle.generator.worker.protocol import SequenceResult, Status

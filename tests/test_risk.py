@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from difforacle.generator.commits import CommitReader, branch_is_fix, default_cache_dir, is_fix
-from difforacle.generator.model import Unit
-from difforacle.generator.risk import (
+from difforacle.generator.changes.model import Unit
+from difforacle.generator.planning.defect_scores import (
     PullRequestInfo,
     RiskTable,
     UnitRisk,
@@ -19,6 +18,7 @@ from difforacle.generator.risk import (
     score_history,
     twr,
 )
+from difforacle.generator.planning.history import CommitReader, branch_is_fix, default_cache_dir, is_fix
 from tests.conftest import RepoBuilder
 
 DAY = 86_400

@@ -18,7 +18,7 @@ from conftest import RepoBuilder, assert_one_line_error, make_pr, run_cli
 from difforacle.bot import cli
 from difforacle.bot.risk_command import validate
 from difforacle.generator import Options, analyze
-from difforacle.generator.report import load_schema
+from difforacle.generator.report.json_form import load_schema
 from tests.test_risk import commit, source
 
 DURATIONS = '''\

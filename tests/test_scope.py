@@ -10,7 +10,7 @@ import pytest
 from conftest import RepoBuilder, make_pr, run_analyze, run_cli
 
 from difforacle.generator import FloatPolicy, Scope
-from difforacle.generator.model import ChangeSet, FileChange, Unit
+from difforacle.generator.changes.model import ChangeSet, FileChange, Unit
 
 # ---------------------------------------------------------------- patterns
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from difforacle.generator.shrink import simpler, weight
+from difforacle.generator.findings.simpler_literals import simpler, weight
 from difforacle.generator.worker.literals import decode, encode
 
 

@@ -14,12 +14,9 @@ import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 
 from difforacle.bot.cli import build_parser
-from difforacle.generator import solver as solver_module
-from difforacle.generator.catalog import Operation, Parameter
-from difforacle.generator.components import ALL, Components
-from difforacle.generator.deadline import Deadline
-from difforacle.generator.model import Checkout
-from difforacle.generator.solver import (
+from difforacle.generator.generation.search import solver as solver_module
+from difforacle.generator.changes.model import Checkout
+from difforacle.generator.generation.search.solver import (
     MISSING_NOTE,
     SOLVER_AFTER,
     Solver,
@@ -27,6 +24,9 @@ from difforacle.generator.solver import (
     solver_packages,
     solver_targets,
 )
+from difforacle.generator.generation.techniques import ALL, Components
+from difforacle.generator.planning.deadline import Deadline
+from difforacle.generator.runtime.catalog import Operation, Parameter
 
 HAS_CROSSHAIR = importlib.util.find_spec("crosshair") is not None
 needs_crosshair = pytest.mark.skipif(not HAS_CROSSHAIR, reason="crosshair-tool is not installed "

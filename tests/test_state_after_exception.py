@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from conftest import RepoBuilder, make_pr, run_analyze, statuses_on_both_commits
 
-from difforacle.generator.compare import Mismatch, first_mismatch
-from difforacle.generator.render import render_test
+from difforacle.generator.findings.render import render_test
+from difforacle.generator.oracle.compare import Mismatch, first_mismatch
 from difforacle.generator.worker.protocol import SequenceResult
 
 REGISTRY = '''\

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import RepoBuilder, differences_summary, export_commit, make_pr, run_analyze, run_pytest_file
 
-from difforacle.generator.model import Difference
+from difforacle.generator.report.model import Difference
 
 BASE = '''\
 """Functions whose parameters only standard-library objects satisfy."""

@@ -8,10 +8,15 @@ import unicodedata
 
 from conftest import RepoBuilder, make_pr, run_analyze
 
-from difforacle.generator.components import Components
-from difforacle.generator.fuzz import fuzz_literal
-from difforacle.generator.structured import format_spec, structured, temporal, unicode_variant
-from difforacle.generator.values import ValueGenerator
+from difforacle.generator.generation.techniques import Components
+from difforacle.generator.generation.values.fuzz import fuzz_literal
+from difforacle.generator.generation.values.primitives import ValueGenerator
+from difforacle.generator.generation.values.structured import (
+    format_spec,
+    structured,
+    temporal,
+    unicode_variant,
+)
 
 SPEC = re.compile(r"(?:.?[<>=^])?[+\- ]?#?0?\d*[,_]?(?:\.\d+)?[bcdeEfFgGnosxX%]?")
 
@@ -58,7 +63,7 @@ def test_unicode_variants_look_like_the_text() -> None:
 
 
 def test_strings_mix_structured_ones_unless_switched_off() -> None:
-    from difforacle.generator.constants import Constants
+    from difforacle.generator.generation.values.constants import Constants
 
     mixed = ValueGenerator(random.Random(4), Constants())
     plain = ValueGenerator(random.Random(4), Constants(), structured=False)
@@ -100,7 +105,7 @@ def test_a_format_spec_with_grouping_reaches_the_change(builder: RepoBuilder) ->
 
 
 def test_operations_and_parameters_named_for_urls() -> None:
-    from difforacle.generator.structured import speaks_of_urls, url
+    from difforacle.generator.generation.values.structured import speaks_of_urls, url
 
     assert speaks_of_urls("URL.__call__", "value") and speaks_of_urls("fetch", "href")
     assert speaks_of_urls("URLField._deserialize", "data") and speaks_of_urls("validate_uri", "text")

@@ -9,13 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from difforacle.generator.values import (
-    Constants,
-    ValueGenerator,
-    literal_constants,
-    mine_constants,
-    type_from_name,
-)
+from difforacle.generator.generation.values.constants import Constants, literal_constants, mine_constants
+from difforacle.generator.generation.values.primitives import ValueGenerator, type_from_name
 from difforacle.generator.worker.literals import decode
 
 SOURCE = textwrap.dedent('''\

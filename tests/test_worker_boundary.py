@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from difforacle.generator.executor import BOOT, Worker, WorkerOptions, worker_environment
-from difforacle.generator.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
+from difforacle.generator.runtime.workers import BOOT, Worker, WorkerOptions, worker_environment
 from difforacle.generator.worker.protocol import PROTOCOL
 
 FORBIDDEN = ("git", "jsonschema", "generator", "bot", "unidiff")

@@ -8,9 +8,9 @@ import git
 import pytest
 from conftest import RepoBuilder
 
-from difforacle.generator import workspace
-from difforacle.generator.model import SetupError
-from difforacle.generator.workspace import checkouts, import_roots, module_name, open_repo, resolve
+from difforacle.generator.changes import checkout as workspace
+from difforacle.generator.changes.checkout import checkouts, import_roots, module_name, open_repo, resolve
+from difforacle.generator.errors import SetupError
 
 
 def _worktree_paths(repo: git.Repo) -> list[str]:

@@ -1,0 +1,633 @@
+"""Pytest source for a difference: the call sequence, then one check of one commit's behaviour.
+
+A rendered test *pins* one side of a mismatch:
+
+- `pin="base"` asserts the base leaf: it passes on base and fails on head (a regression test
+  that keeps the old behaviour); the head value is in the assertion message or a comment;
+- `pin="head"` asserts the head leaf: it passes on head and fails on base (a test of the new
+  behaviour); the base value is in the message or comment.
+
+The checked expression is read back from the observation key (`3/0:total` is `meter.total`
+after statement 3). The test ends in exactly one behaviour: an `assert`, a
+`with pytest.raises(Exc, match=...)` block when the pinned side raises, or the bare call when
+the pinned side returns normally where the other raised. Floats are compared with
+`pytest.approx(value, rel=..., abs=...)` by the run's float policy (by default the engine's
+1e-09 and 1e-12, see generator.compare), NaN with `math.isnan`, infinities exactly.
+
+Some leaves cannot be pinned (`can_pin` says which): a hang, timeout or crash on the pinned
+side, a value with no assertable form (an unstable observer, a cycle, an `str()` that was cut
+short), an observation missing on the pinned side that no `hasattr` can express, an
+operation missing on the pinned side (its import fails), and a check that would hold on the
+other side too. `render_test` raises `Unpinnable` (a ValueError) for them.
+
+Every module is formatted with black (line length 100); the names come from generator.naming.
+"""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..changes.model import ChangeSet
+from ..oracle.compare import EXACT_ENOUGH, FloatPolicy, Mismatch, is_lost, kind_of, leaf_text
+from ..report.model import Difference, Statement
+from ..runtime.catalog import Operation
+from ..runtime.sequence import called
+from ..worker.command_line import command_target, run_command_line
+from ..worker.literals import SHARED_NAN, input_files, modules_used
+from ..worker.literals import source as literal_source
+from ..worker.protocol import ObservationKey, Step
+from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target
+from .cases import Finding
+from .naming import BUILTIN_NAMES, Names, test_name, variable_name
+
+__all__ = ["UNPINNABLE", "Pin", "Unpinnable", "can_pin", "import_difference", "render_findings",
+           "render_test", "test_name"]
+
+Pin = Literal["base", "head"]
+UNPINNABLE = "# base's behaviour here cannot be asserted by a test (a hang, a crash, or no stable value)\n"
+BINARY = {f"__{name}__": symbol
+          for name, symbol in {**COMPARISONS, **ARITHMETIC, "and": "&", "or": "|", "xor": "^"}.items()}
+UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__float__": "float({0})",
+         "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
+         "__bool__": "bool({0})", "__hash__": "hash({0})"}
+WRAPPERS = {"len": "len({})", "list": "list(iter({}))", "str": "str({})", "repr": "repr({})"}
+HELPER_MODULES = ("copy", "datetime", "decimal", "fractions", "hashlib", "io", "itertools", "math", "pathlib",
+                  "pytest", "re")
+# Protocol operations (worker/resolve.py PROTOCOLS) written as the syntax that calls them.
+PROTOCOL_SOURCE = {
+    **{f"operator:{form}": f"{{0}} {symbol} {{1}}" for name, symbol in {**ARITHMETIC, **COMPARISONS}.items()
+       for form in (name, f"__{name}__")},
+    "operator:contains": "{1} in {0}", "builtins:hash": "hash({0})", "builtins:len": "len({0})",
+    "builtins:bool": "bool({0})", "builtins:list": "list({0})", "builtins:format": "format({0}, {1})",
+    "copy:copy": "copy.copy({0})", "copy:deepcopy": "copy.deepcopy({0})",
+}
+FIXTURES = ("monkeypatch", "tmp_path")  # the test takes them when a call reads an input file
+# A test of a command line carries the function the worker ran it with, so it runs it the same way.
+COMMAND_LINE_HELPER = inspect.getsource(run_command_line)
+RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo", run_command_line.__name__})
+LINE_LENGTH = 100
+MESSAGE_LIMIT = 300  # generator.worker.observe.clean_text's limit for exception messages
+TEXT_LIMIT = 400  # and for str()/repr() observers
+MAX_ITEMS = 20  # list() and generator observers stop there
+NOTE_LIMIT = 200
+REGEX_SPECIAL = frozenset("\\.^$*+?{}[]|()")
+EXACT_TAGS = frozenset({"n", "t", "T", "enum", "fn"})  # their checks test the type already
+NUMERIC_TAGS = frozenset({"i", "i~", "f", "c", "t"})
+TEXT_TAGS = frozenset({"s", "s~", "b", "b~"})
+_BUILTIN_TYPES = {"i": "int", "i~": "int", "f": "float", "c": "complex", "s": "str", "s~": "str",
+                  "b": "bytes", "b~": "bytes", "list": "list", "tuple": "tuple", "dict": "dict"}
+
+
+class Unpinnable(ValueError):
+    """The mismatch has no test that passes on the pinned side (see `can_pin`)."""
+
+
+# ---------------------------------------------------------------- the stage: findings to differences
+
+
+def render_findings(findings: list[Finding], operations: dict[str, Operation],
+                    floats: FloatPolicy = EXACT_ENOUGH,
+                    project: frozenset[str] = frozenset()) -> list[Difference]:
+    """Each finding as a reported difference with its two tests (`pin_base`, `pin_head`);
+    `project`: the project's top-level package names, for the severity."""
+    return [_difference(finding, operations, floats, project) for finding in findings]
+
+
+def severity(mismatch: Mismatch, project: frozenset[str]) -> str:
+    """"minor" when only the message of an exception differs and the project's own code did not
+    raise it: the exception's class is defined outside the project (neither builtin nor the
+    project's), or the worker saw the interpreter, the standard library or a dependency raise it
+    on both commits (`len(None)` in the project's code: CPython's wording, not the project's)."""
+    base, head = mismatch.base, mismatch.head
+    if not (base and head and base[0] == head[0] == "E" and len(base) > 3 and len(head) > 3):
+        return "major"
+    same_class = base[1] == head[1] and base[3] == head[3]
+    module = str(base[3])
+    foreign_class = module != "builtins" and module.split(".")[0] not in project
+    raised_outside = base[4:5] == head[4:5] == ["outside"]
+    return "minor" if same_class and (foreign_class or raised_outside) and base[2] != head[2] else "major"
+
+
+def _difference(finding: Finding, operations: dict[str, Operation], floats: FloatPolicy,
+                project: frozenset[str]) -> Difference:
+    mismatch, target = finding.shown.mismatch, finding.shown.target
+    kind = kind_of(mismatch)
+    statements = list(finding.case.statements)
+    tests = {pin: render_test(statements, operations, mismatch, test_name(target, kind, pin), pin=pin,
+                              floats=floats) if can_pin(mismatch, pin) else None for pin in ("base", "head")}
+    location = finding.location
+    return Difference(
+        id="", kind=kind, target=target, path=location.path, line=location.line, side=location.side,
+        base=leaf_text(mismatch.base, mismatch.head), head=leaf_text(mismatch.head, mismatch.base),
+        test=tests["base"] or UNPINNABLE, key=mismatch.key,
+        statements=[Statement.from_json(s) for s in statements], count=finding.count,
+        pin_head=tests["head"], minimized=finding.minimized, severity=severity(mismatch, project))
+
+
+def import_difference(module: str, error: str, changes: ChangeSet) -> Difference:
+    """A changed module that imports on base and not on head: its test is the import."""
+    path = next((f.head_path for f in changes.files if f.module == module), None)
+    test = f"def test_import_{_slug(module)}():\n    import {module}  # head: {error}\n"
+    return Difference(id="", kind="exception", target=f"{module}:<module>", path=path, line=1, side="head",
+                      base="imports", head=f"raises {error}", test=test, key="import")
+
+
+def _slug(target: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in target.replace(":", "_")).strip("_").lower()[:60]
+
+
+@dataclass
+class _Imports:
+    """What a test's body needs from outside: imports, input files, and the float tolerance."""
+
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)  # local name -> (module, name)
+    modules: set[str] = field(default_factory=set)
+    files: dict[str, str] = field(default_factory=dict)  # input files the calls read: name -> text
+    floats: FloatPolicy = EXACT_ENOUGH  # the tolerance of `pytest.approx` checks
+    command_line: bool = False  # a call runs a command line: the test defines COMMAND_LINE_HELPER
+    nan: str | None = None  # the variable of the sequence's one NaN argument, when it is passed twice
+
+    def name_for(self, module: str, name: str) -> str:
+        if self.names.get(name, (module, name)) == (module, name) and name not in RESERVED | BUILTIN_NAMES:
+            self.names[name] = (module, name)
+            return name
+        self.modules.add(module)  # clash (or a builtin's name): fall back to the qualified form
+        return f"{module}.{name}"
+
+    def bound(self) -> set[str]:
+        """Every name the import lines bind in the test module."""
+        return set(self.names) | {m.split(".")[0] for m in self.modules}
+
+    def lines(self) -> list[str]:
+        """Standard library, then pytest, then the project; one `from` line per module."""
+        groups: list[list[str]] = [[], [], []]
+        for module in sorted(self.modules):
+            groups[_group(module)].append(f"import {module}")
+        by_module: dict[str, list[str]] = {}
+        for module, name in self.names.values():
+            by_module.setdefault(module, []).append(name)
+        for module in sorted(by_module):
+            groups[_group(module)].append(f"from {module} import {', '.join(sorted(by_module[module]))}")
+        return [line for group in groups if group for line in [*group, ""]][:-1]
+
+
+def _group(module: str) -> int:
+    top = module.split(".")[0]
+    if top == "pytest":
+        return 1
+    return 0 if top in sys.stdlib_module_names else 2
+
+
+def can_pin(mismatch: Mismatch, pin: Pin = "base") -> bool:
+    """True if `render_test(..., pin=pin)` can render a test that holds on the pinned side."""
+    try:
+        _final("f()", {}, mismatch, pin, _Imports())
+    except Unpinnable:
+        return False
+    return True
+
+
+def render_test(statements: list[dict], operations: dict[str, Operation], mismatch: Mismatch,
+                test_name: str, *, pin: Pin = "base", floats: FloatPolicy = EXACT_ENOUGH) -> str:
+    """A self-contained pytest module that passes on the `pin` side and fails on the other.
+
+    Raises Unpinnable (a ValueError) when `can_pin(mismatch, pin)` is False.
+    """
+    if pin not in ("base", "head"):
+        raise ValueError(f"pin must be 'base' or 'head', not {pin!r}")
+    last = ObservationKey.parse(mismatch.key).statement
+    statements = statements[: last + 1]
+    needed = _referenced(statements, mismatch)
+    probe = _Imports(floats=floats)  # first pass: which names the imports bind, so no variable shadows one
+    _body(statements, operations, mismatch, pin, _variable_names(statements, operations, needed, ()), probe)
+    reserved = probe.bound() | RESERVED | {test_name}
+    nan = Names(reserved).fresh("nan") if _shared_nans(statements) > 1 else None
+    names = _variable_names(statements, operations, needed, reserved | {nan} if nan else reserved)
+    imports = _Imports(floats=floats, nan=nan)
+    body = _body(statements, operations, mismatch, pin, names, imports)
+    if nan:  # the worker passes one NaN object to every call given one (SHARED_NAN): so does the test
+        body.insert(0, f'{nan} = float("nan")')
+    header = imports.lines()
+    if imports.command_line:  # the helper's annotations stay unevaluated, as in the worker
+        header = ["from __future__ import annotations", "", *header]
+    parameters = ", ".join(FIXTURES) if imports.files else ""
+    helper = COMMAND_LINE_HELPER + "\n\n" if imports.command_line else ""
+    source = ("\n".join(header) + ("\n\n\n" if header else "") + helper
+              + f"def {test_name}({parameters}):\n")
+    return _format(source + "".join(f"    {line}\n" for line in [*_input_files(imports.files), *body]))
+
+
+def _input_files(files: dict[str, str]) -> list[str]:
+    """Lines that write the input files in a fresh folder, the test's working directory, as
+    the worker wrote them in its own (so relative paths read the same)."""
+    if not files:
+        return []
+    lines = ["monkeypatch.chdir(tmp_path)"]
+    for name, text in sorted(files.items()):
+        errors = "" if text.isascii() else ', errors="surrogatepass"'
+        lines.append(f'pathlib.Path({name!r}).write_text({text!r}, encoding="utf-8"{errors})')
+    return lines
+
+
+def _format(source: str) -> str:
+    import black  # imported on first use: it takes a while, and only rendering needs it
+
+    return black.format_str(source, mode=black.Mode(line_length=LINE_LENGTH))
+
+
+def _body(statements: list[dict], operations: dict[str, Operation], mismatch: Mismatch, pin: Pin,
+          names: dict[int, str], imports: _Imports) -> list[str]:
+    last = len(statements) - 1
+    as_value = ObservationKey.parse(mismatch.key).observes_result
+    body: list[str] = []
+    for index, statement in enumerate(statements):
+        call = _call_source(statement, operations, names, imports, as_value and index == last)
+        if index == last:
+            body.extend(_final(call, names, mismatch, pin, imports))
+        elif index in names:
+            body.append(f"{names[index]} = {call}")
+        else:
+            body.append(call)
+    return body
+
+
+def _referenced(statements: list[dict], mismatch: Mismatch) -> set[int]:
+    refs = {a["ref"] for s in statements for a in (*s["args"], *s["kwargs"].values()) if "ref" in a}
+    var = ObservationKey.parse(mismatch.key).variable
+    if var is not None:
+        refs.add(var)
+    return {r for r in refs if r < len(statements)}
+
+
+def _variable_names(statements: list[dict], operations: dict[str, Operation], needed: set[int],
+                    reserved: set[str] | tuple) -> dict[int, str]:
+    names = Names(reserved)
+    ops = [s["op"] for s in statements]
+    functions = {called(s) for s in statements}  # values called later: returned callables
+    return {i: names.fresh("function" if i in functions else variable_name(ops[i], operations.get(ops[i])))
+            for i in sorted(needed)}
+
+
+def _shared_nans(statements: list[dict]) -> int:
+    """How many arguments are the sequence's shared NaN."""
+    return sum(arg.get("lit") == SHARED_NAN
+               for statement in statements for arg in (*statement["args"], *statement["kwargs"].values()))
+
+
+def _arg_source(arg: dict, names: dict[int, str], imports: _Imports) -> str:
+    if "ref" in arg:
+        return names[arg["ref"]]
+    if imports.nan and arg["lit"] == SHARED_NAN:
+        return imports.nan
+    imports.modules |= modules_used(arg["lit"])
+    imports.files.update(input_files(arg["lit"]))
+    return literal_source(arg["lit"])
+
+
+def _call_source(statement: dict, operations: dict[str, Operation], names: dict[int, str],
+                 imports: _Imports, as_value: bool = False) -> str:
+    """Source of a statement's call; `as_value`: an expression even for `x[k] = v` and `del x[k]`."""
+    op_id = statement["op"]
+    op = operations.get(op_id)
+    module, _, qualname = op_id.partition(":")
+    args = [_arg_source(a, names, imports) for a in statement["args"]]
+    kwargs = [f"{k}={_arg_source(a, names, imports)}" for k, a in statement["kwargs"].items()]
+    if op_id == CALL:  # a callable an earlier statement returned, called
+        return f"{args[0]}({', '.join([*args[1:], *kwargs])})"
+    kind = op.kind if op else ("method" if "." in qualname else "function")
+    if kind == "method":
+        receiver, rest = args[0], args[1:]
+        method = qualname.rsplit(".", 1)[-1]
+        if method in BINARY and len(rest) == 1 and not kwargs:
+            return f"{receiver} {BINARY[method]} {rest[0]}"
+        if method in UNARY and not rest and not kwargs:
+            return UNARY[method].format(receiver)
+        if method == "__getitem__" and len(rest) == 1:
+            return f"{receiver}[{rest[0]}]"
+        if method in ("__setitem__", "__delitem__") and as_value:
+            return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
+        if method == "__setitem__" and len(rest) == 2:
+            return f"{receiver}[{rest[0]}] = {rest[1]}"
+        if method == "__delitem__" and len(rest) == 1:
+            return f"del {receiver}[{rest[0]}]"
+        if method == "__contains__" and len(rest) == 1:
+            return f"{rest[0]} in {receiver}"
+        return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
+    if kind == "value":  # a module's constant or table, read
+        return imports.name_for(module, qualname)
+    if kind == "export":  # an exported name, looked up in the test's body (not its imports)
+        imports.modules.add(module)
+        return f"{module}.{export_target(op_id).partition(':')[2]}"
+    if kind == "command":  # an entry point run as its command line, by the helper the test carries
+        imports.command_line = True
+        main = _callable_name(*(command_target(op_id) or op_id).split(":", 1), imports)
+        return f"{run_command_line.__name__}({', '.join([main, *args, *kwargs])})"
+    if op_id in PROTOCOL_SOURCE and not kwargs:
+        if module == "copy":
+            imports.modules.add("copy")
+        return PROTOCOL_SOURCE[op_id].format(*args)
+    return f"{_callable_name(module, qualname, imports)}({', '.join([*args, *kwargs])})"
+
+
+def _callable_name(module: str, qualname: str, imports: _Imports) -> str:
+    """How the test names `module:qualname`: its top-level name imported, then attributes."""
+    top = qualname.split(".", 1)[0]
+    return imports.name_for(module, top) + qualname[len(top):]
+
+
+# ---------------------------------------------------------------- the final statement and its check
+
+
+def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, imports: _Imports) -> list[str]:
+    """The last statement and the one behaviour it pins: lines of the test body."""
+    pinned, other = (mismatch.base, mismatch.head) if pin == "base" else (mismatch.head, mismatch.base)
+    note = _comment_text(f"{'head' if pin == 'base' else 'base'}: {_describe(other, pinned)}")
+    if is_lost(pinned):
+        raise Unpinnable(f"the call does not end on {pin}: {leaf_text(pinned)}")
+    key = ObservationKey.parse(mismatch.key)
+    if key.is_exception:
+        if pinned is None:  # returns normally here, raises there: the call alone must not raise
+            return [f"# {note}", call]
+        if pinned[0] == "API":
+            if pinned[1] != "signature":
+                raise Unpinnable(f"the operation is missing on {pin}: {pinned[2]}")
+            imports.modules.add("pytest")
+            return [f"# {note}", "with pytest.raises(TypeError):", f"    {call}"]
+        if pinned[0] != "E" or len(pinned) < 3:
+            raise Unpinnable(f"not an exception: {pinned}")
+        return [f"# {note}", *_raises(pinned, other, call, imports)]
+    value_name = names.get(key.variable, "result")  # type: ignore[arg-type]
+    if mismatch.raised is not None and not key.observes_result:  # what the failed call left behind
+        prefix = _raises(mismatch.raised, None, call, imports)
+    else:
+        prefix = [f"{value_name} = {call}"] if key.observes_result else [call]
+    expression, owner = _expression(value_name, key.steps)
+    last = key.steps[-1] if key.steps else None
+    if pinned is None:
+        return [*prefix, _absent(owner, last, note)]
+    if pinned[0] == "E":
+        return [*prefix, f"# {note}", *_raises(pinned, other, expression, imports)]
+    check = _full_check(expression, pinned, other, last, imports)
+    if check == _other_check(expression, other, pinned, last, imports.floats):
+        raise Unpinnable(f"the check {check!r} holds on both sides")
+    if other is None and last is not None and last.kind in ("attr", "property", "call"):
+        check = f"hasattr({owner}, {last.text!r}) and {check}"  # absent on the other side
+    return [*prefix, f"assert {check}, {note!r}"]
+
+
+def _other_check(x: str, other: list | None, pinned: list, last: Step | None,
+                 floats: FloatPolicy) -> str | None:
+    """The check the other side's leaf would get (None if it has none)."""
+    if other is None or other[0] in ("E", "API"):
+        return None
+    try:
+        return _full_check(x, other, pinned, last, _Imports(floats=floats))
+    except Unpinnable:
+        return None
+
+
+def _describe(leaf: list | None, other: list | None) -> str:
+    """The other side's value for a comment or an assertion message."""
+    if leaf is None:
+        return leaf_text(leaf, other)
+    tag = leaf[0]
+    if is_lost(leaf):
+        verb = "crashes" if leaf[1] == "Crash" else "hangs"
+        return f"{verb} ({leaf[2]})" if leaf[2] else verb
+    if tag == "i~":
+        return f"an int of {leaf[1]} bits (hash {leaf[2]})"
+    if tag == "s~":
+        start = f" starting {leaf[3]!r}" if len(leaf) > 3 else ""
+        return f"a str of {leaf[1]} characters{start} (sha1 {leaf[2]})"
+    if tag == "b~":
+        return f"{leaf[1]} bytes (sha1 {leaf[2]})"
+    if tag == "c":
+        return leaf[1]
+    if tag == "gen":
+        return f"a generator of {leaf[1]} items"
+    return leaf_text(leaf, other)
+
+
+def _comment_text(text: str) -> str:
+    """One printable line (no newline can end a comment early), at most NOTE_LIMIT characters."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= NOTE_LIMIT else text[: NOTE_LIMIT - 3] + "..."
+
+
+def _expression(name: str, tokens: tuple[Step, ...]) -> tuple[str, str]:
+    """Python source over `name` for a key's tokens (`.a:b[0]@len`), and that of its owner."""
+    expression = owner = name
+    for token in tokens:
+        owner = expression
+        if token.kind == "wrap":
+            expression = WRAPPERS[token.text].format(expression)
+        elif token.kind == "call":
+            expression = _attribute(expression, token.text) + "()"
+        elif token.kind == "item":
+            expression += f"[{token.text}]"
+        else:
+            expression = _attribute(expression, token.text)
+    return expression, owner
+
+
+def _attribute(owner: str, name: str) -> str:
+    """`owner.name`, or `getattr(owner, ' .encoding')` for a name no attribute reference spells
+    (set with setattr or through `__dict__`; non-ASCII names too, which Python would normalize)."""
+    if name.isascii() and name.isidentifier() and not keyword.iskeyword(name):
+        return f"{owner}.{name}"
+    return f"getattr({owner}, {name!r})"
+
+
+def _absent(owner: str, last: Step | None, note: str) -> str:
+    """The pinned side has no such observation: only an attribute's absence can be asserted."""
+    if last is None or last.kind not in ("attr", "property", "call"):
+        raise Unpinnable("the pinned side lacks an observation that no hasattr() can express")
+    return f"assert not hasattr({owner}, {last.text!r}), {note!r}"
+
+
+def _raises(leaf: list, other: list | None, expression: str, imports: _Imports) -> list[str]:
+    """A `with pytest.raises(...)` block around `expression` that the pinned exception passes."""
+    name, message = leaf[1], leaf[2]
+    module = leaf[3] if len(leaf) > 3 else "builtins"
+    if not all(part.isidentifier() for part in (*name.split("."), *module.split("."))):
+        raise Unpinnable(f"exception class {module}.{name} cannot be imported")
+    top = name.split(".")[0]
+    exception = name if module == "builtins" else imports.name_for(module, top) + name[len(top):]
+    pattern = _message_pattern(name, message)
+    same_message = other is not None and other[0] == "E" and bool(re.search(pattern, _sample(other[2])))
+    imports.modules.add("pytest")
+    if same_message and other[1:2] == leaf[1:2] and other[3:4] == leaf[3:4]:  # type: ignore[index]
+        raise Unpinnable(f"the same exception matches on both sides: {leaf_text(leaf)}")
+    opening = f"with pytest.raises({exception}, match={_regex_literal(pattern)})"
+    if same_message:  # another exception type with a matching message: it may be a subclass
+        return [f"{opening} as excinfo:", f"    {expression}", f"assert type(excinfo.value) is {exception}"]
+    return [f"{opening}:", f"    {expression}"]
+
+
+def _message_pattern(name: str, message: str) -> str:
+    """An anchored regex for a cleaned message: addresses were masked, long text was cut."""
+    cut = len(message) == MESSAGE_LIMIT + 3 and message.endswith("...")
+    body = _escape(message[:MESSAGE_LIMIT] if cut else message)
+    open_ended = cut or name == "RecursionError"  # its suffix was dropped (see observe.exception_leaf)
+    return f"^{body}" + ("" if open_ended else "$")
+
+
+def _escape(text: str) -> str:
+    """`re.escape` without escaping spaces (easier to read), masked addresses matching any address."""
+    escaped = "".join("\\" + c if c in REGEX_SPECIAL else c for c in text)
+    return escaped.replace("0x\\?", "0x[0-9a-fA-F]{4,}")
+
+
+def _sample(message: str) -> str:
+    """A message that the cleaned `message` stands for (masked addresses filled in)."""
+    return message.replace("0x?", "0x0000")
+
+
+def _regex_literal(pattern: str) -> str:
+    trailing = len(pattern) - len(pattern.rstrip("\\"))
+    if '"' not in pattern and pattern.isprintable() and trailing % 2 == 0:
+        return f'r"{pattern}"'
+    return repr(pattern)
+
+
+def _full_check(x: str, leaf: list, other: list | None, last: Step | None, imports: _Imports) -> str:
+    """`_check`, led by a type test when the other side's value has another type."""
+    check = _check(x, leaf, other, last, imports)
+    if check is None:
+        raise Unpinnable(f"no assertable form for {leaf_text(leaf)}")
+    guard = _type_guard(x, leaf, other)
+    return f"{guard} and {check}" if guard else check
+
+
+def _type_guard(x: str, leaf: list, other: list | None) -> str | None:
+    """`type(x) is int` when the other side's value could pass the check with another type.
+
+    `1 == 1.0 == True`, and a length check holds for any sized value of that length.
+    """
+    if other is None or other[0] in ("E", "API", "n") or other[0] == leaf[0]:
+        return None
+    tag, other_tag = leaf[0], other[0]
+    if tag in EXACT_TAGS or _BUILTIN_TYPES.get(tag, tag) == _BUILTIN_TYPES.get(other_tag, other_tag):
+        return None
+    if tag in NUMERIC_TAGS and (other_tag not in NUMERIC_TAGS or not _numerically_equal(leaf, other)):
+        return None
+    if tag in TEXT_TAGS and other_tag in NUMERIC_TAGS | TEXT_TAGS:
+        return None
+    if tag in _BUILTIN_TYPES:
+        return f"type({x}) is {_BUILTIN_TYPES[tag]}"
+    if tag == "gen":
+        return f"type({x}).__name__ == 'generator'"
+    if tag == "set":
+        return f"isinstance({x}, (set, frozenset))"
+    if "." in tag:  # a subclass of list, tuple or dict, by module and qualified name
+        return f"type({x}).__module__ + '.' + type({x}).__qualname__ == {tag!r}"
+    return None
+
+
+def _numerically_equal(a: list, b: list) -> bool:
+    def value(leaf: list) -> complex | None:
+        if leaf[0] == "i~":
+            return None
+        return complex(leaf[1]) if leaf[0] == "c" else complex(float(leaf[1]))
+
+    x, y = value(a), value(b)
+    return x is None or y is None or x == y
+
+
+def _check(x: str, leaf: list, other: list | None, last: Step | None, imports: _Imports) -> str | None:
+    """A boolean expression true exactly when `x` matches the leaf, or None if none exists."""
+    tag = leaf[0]
+    if last is not None and last.kind == "wrap" and last.text in ("str", "repr") and tag in ("s", "s~"):
+        return _text_check(x, leaf, imports)
+    if tag == "n":
+        return f"{x} is None"
+    if tag == "exc":  # an exception object held as a value: its class and message
+        return f"type({x}).__qualname__ == {leaf[1]!r} and str({x}) == {leaf[2]!r}"
+    if tag == "v":  # a standard value by its exact repr (`datetime.timedelta(days=1)`)
+        return f"repr({x}) == {leaf[2]!r}"
+    if tag == "v~":  # a long one (a large compiled regex): its length and digest
+        imports.modules.add("hashlib")
+        return (f"len(repr({x})) == {leaf[2]} and "
+                f"hashlib.sha1(repr({x}).encode('utf-8', 'surrogatepass')).hexdigest()[:16] == {leaf[3]!r}")
+    if tag == "t":
+        return f"{x} is {leaf[1]}"
+    if tag in ("i", "s"):
+        return f"{x} == {leaf[1]!r}"
+    if tag == "b":
+        return f"{x} == {bytes.fromhex(leaf[1])!r}"
+    if tag == "f":
+        return _float_check(x, float(leaf[1]), imports)
+    if tag == "c":
+        if complex(leaf[1]) != complex(leaf[1]):
+            return None  # NaN parts
+        return f"{x} == complex({leaf[1]!r})" if "inf" in leaf[1] else f"{x} == {leaf[1]}"
+    if tag == "i~":  # integer beyond 2**62: bit length and (deterministic) int hash
+        return f"{x}.bit_length() == {leaf[1]} and hash({x}) == {leaf[2]}"
+    if tag in ("s~", "b~"):  # long text: length and digest
+        imports.modules.add("hashlib")
+        data = f"{x}.encode('utf-8', 'surrogatepass')" if tag == "s~" else x
+        return f"len({x}) == {leaf[1]} and hashlib.sha1({data}).hexdigest()[:16] == {leaf[2]!r}"
+    if tag == "T":
+        short = leaf[1].rsplit(".", 1)[-1]
+        if other is not None and other[0] == "T" and other[1].rsplit(".", 1)[-1] == short:
+            return f"type({x}).__module__ + '.' + type({x}).__qualname__ == {leaf[1]!r}"
+        return f"type({x}).__name__ == {short!r}"
+    if tag == "enum":
+        enum_type, _, member = leaf[1].rpartition(".")
+        if other is not None and other[0] == "enum" and other[1].rpartition(".")[0] == enum_type:
+            return f"{x}.name == {member!r}"  # another member of the same enum
+        return f"type({x}).__qualname__ + '.' + {x}.name == {leaf[1]!r}"
+    if tag == "fn":
+        return f"{x}.__module__ + '.' + {x}.__qualname__ == {leaf[1]!r}"
+    if tag == "gen":
+        return _count_check(f"list({x})", leaf[1])
+    if tag == "set":
+        return _set_check(x, leaf)
+    if len(leaf) >= 3 and isinstance(leaf[2], list):  # dict or mapping: size and keys in order
+        if all(isinstance(k, list) for k in leaf[2]) and leaf[1] <= len(leaf[2]):
+            return f"list({x}) == [{', '.join(literal_source(k) for k in leaf[2])}]"
+        return f"len({x}) == {leaf[1]}"
+    if len(leaf) == 2 and isinstance(leaf[1], int) and not isinstance(leaf[1], bool):  # list, tuple
+        if last is not None and last.kind == "wrap" and last.text == "list":
+            return _count_check(x, leaf[1])  # the observer took at most MAX_ITEMS items
+        return f"len({x}) == {leaf[1]}"
+    return None
+
+
+def _count_check(items: str, count: int) -> str:
+    """`items` (a list built from an iterator the observer cut at MAX_ITEMS) has `count` items."""
+    return f"len({items}) == {count}" if count < MAX_ITEMS else f"len({items}) >= {count}"
+
+
+def _text_check(x: str, leaf: list, imports: _Imports) -> str | None:
+    """str()/repr() observers record cleaned text: addresses masked, cut at TEXT_LIMIT."""
+    if leaf[0] == "s~":
+        return None  # cut short, then digested: nothing left to compare with
+    text = leaf[1]
+    if "0x?" not in text:
+        return f"{x} == {text!r}"
+    imports.modules.add("re")
+    pattern = _escape(text)
+    return f"re.fullmatch({_regex_literal(pattern)}, {x}) is not None"
+
+
+def _float_check(x: str, value: float, imports: _Imports) -> str:
+    if value != value:
+        imports.modules.add("math")
+        return f"math.isnan({x})"
+    if value in (float("inf"), float("-inf")):
+        return f"{x} == float({str(value)!r})"
+    imports.modules.add("pytest")
+    return f"{x} == pytest.approx({value!r}, rel={imports.floats.rel!r}, abs={imports.floats.abs!r})"
+
+
+def _set_check(x: str, leaf: list) -> str:
+    items = leaf[2] if len(leaf) > 2 else None
+    if isinstance(items, list) and all(isinstance(i, list) for i in items):
+        return f"{x} == {literal_source(['set', items])}" if items else f"{x} == set()"
+    return f"len({x}) == {leaf[1]}"

@@ -1,0 +1,138 @@
+"""Exploration: Randoop's feedback loop, run against the base worker until the deadline.
+
+Each round, the generator (`generate.SequenceGenerator`) proposes a batch of new sequences; the base
+worker runs them (hash seed 0, random seed 0) and the generator learns from every result.
+Sequences that ended (normally, by an exception, or by a crash) and entered changed code
+are *kept*: the replayer runs them on base again and on head, in the background, while the
+next batch is generated, and `Candidates` groups those whose replay differs on head.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from ..options import Options
+from ..planning.deadline import Deadline
+from ..planning.operation_plan import Aim
+from ..runtime.catalog import Catalog
+from ..runtime.workers import Worker
+from ..worker.protocol import Status
+from .bloodhound import uncovered_ratios
+from .generator import Attempts, SequenceGenerator
+from .replay import Candidates, KeptSequence, Replayer
+from .search.candidate_search import SearchStats
+from .search.influence import InfluenceMap
+from .search.path_memo import PathStats
+from .search.solver import SOLVER_SHARE, Solver, SolverStats
+from .values.constants import Constants
+from .values.primitives import ValueGenerator
+
+EXPLORE_RANDOM_SEED = 0
+# Sequences worth replaying. Not "timeout": a hang on base costs a whole timeout again on
+# each replay, and a head that hangs where base did not shows up on sequences that ended.
+KEPT_STATUSES = (Status.OK, Status.EXCEPTION, Status.CRASH)
+
+
+@dataclass
+class Exploration:
+    """What exploring found, and what it took."""
+
+    candidates: Candidates = field(default_factory=Candidates)
+    sequences: int = 0  # executed on base
+    kept: int = 0  # entered changed code: replayed on base and head
+    replayed: int = 0
+    crashed: int = 0  # crashed their process or timed out
+    seconds: float = 0.0
+    attempts: dict[str, Attempts] = field(default_factory=dict)  # operation id -> what became of its calls
+    search: SearchStats = field(default_factory=SearchStats)  # Candidate Sequence Search's figures
+    solver: SolverStats = field(default_factory=SolverStats)  # the solver's calls and what its inputs did
+    paths: PathStats = field(default_factory=PathStats)  # the path memo's figures
+
+
+def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
+            options: Options, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
+            on_progress: Callable[[Exploration], None] = lambda exploration: None,
+            seeds: list[list[dict]] | None = None, influence: InfluenceMap | None = None,
+            solver: Solver | None = None) -> Exploration:
+    """Generate on base; replay each batch's kept sequences while the next batch is generated.
+
+    `replay_all`: the change cannot be detected by calls into changed functions (module-level
+    code, class bodies, functions run at import), so every sequence is kept. `uncovered()`
+    gives the changed lines and branches not yet covered (for Bloodhound's weights). `seeds`
+    (sequences carved from the project's tests) are the first batches: run, learned from and
+    replayed like generated ones. `influence`: the static influence between operations, for
+    Candidate Sequence Search. `solver`: asked once, when due (SOLVER_AFTER of the run), for inputs
+    to the changed functions still uncovered; they are the next batches' seeds.
+    """
+    rng = random.Random(options.seed)
+    switches = options.components.switches
+    generator = SequenceGenerator(
+        catalog, ValueGenerator(random.Random(rng.random()), constants, switches.structured,
+                                switches.callables, switches.failing), rng, aim.focus,
+        switches=switches,
+        aim=aim, uncovered=lambda: uncovered_ratios(aim.operation_targets, uncovered()),
+        timed=not deadline.reproducible, influence=influence)
+    exploration = Exploration()
+    started = time.monotonic()
+    seeds = list(seeds or ())
+    solver_seeds = 0  # the solver's inputs still at the front of `seeds`
+
+    def compare(replayed: list[KeptSequence]) -> None:
+        if replayed and generator.memo is not None:  # the path memo learns the paths they took
+            untaken = {target[1:] for target in uncovered() if target[0] == "branch"}
+            generator.paths_taken([(kept.statements, kept.path) for kept in replayed], untaken)
+        if solver is not None:
+            solver.credit(replayed)
+        exploration.candidates.compare(replayed, options.floats, options.scope)
+
+    # the base worker's request runs in this thread, waited for while the host works
+    with ThreadPoolExecutor(1) as base_run:
+        while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
+                                            bool(exploration.candidates.groups)):
+            if solver is not None and solver.due(deadline.share_explored(exploration.sequences)):
+                found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE)))
+                solver.track(found)
+                seeds, solver_seeds = [*found, *seeds], len(found)
+                if found:  # what waits for replay goes now, so that the solver's inputs are replayed in
+                    # rounds of their own: coverage is measured per round, and theirs is credited to them
+                    compare(replayer.finish())
+                    replayer.start([], all_waiting=True)
+            size = deadline.batch_size(options.batch_size, exploration.sequences)
+            solving, size = solver_seeds > 0, min(size, solver_seeds or size)
+            solver_seeds -= size if solving else 0
+            batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
+            if not batch:
+                break
+            running = base_run.submit(worker.run, batch, EXPLORE_RANDOM_SEED, fields=switches.novelty,
+                                      influence=generator.influence_requests(batch))
+            # while the worker runs this batch, the previous batch's replays are compared
+            compare(replayer.finish())
+            results = running.result()
+            kept = []
+            for statements, result in zip(batch, results, strict=True):
+                generator.feedback(statements, result)
+                exploration.crashed += result.status in (Status.CRASH, Status.TIMEOUT)
+                if result.status in KEPT_STATUSES and (result.hit or replay_all):
+                    kept.append(KeptSequence(statements, result))
+            exploration.kept += len(kept)
+            replayer.start(kept, all_waiting=solving)
+            exploration.sequences += len(batch)
+            exploration.seconds = round(time.monotonic() - started, 2)
+            on_progress(exploration)
+    compare(replayer.finish())
+    replayer.start([], all_waiting=True)
+    compare(replayer.finish())
+    exploration.replayed = replayer.replayed
+    exploration.attempts = generator.attempts
+    if generator.search is not None:
+        exploration.search = generator.search.stats
+    if solver is not None:
+        exploration.solver = solver.stats
+    if generator.memo is not None:
+        exploration.paths = generator.memo.stats
+    return exploration
+

@@ -1,0 +1,273 @@
+"""Randoop's feedback-directed generation, on the host side of the worker boundary.
+
+Sequences are built bottom-up: pick an operation (`selection`), fill its receiver and
+arguments from pools of earlier sequences whose values have the right runtime type, from
+literals, or by building the object on demand (`building`, `pools`), and append the call,
+sometimes several times in a row (Randoop's repetition; half the time the very same call).
+Duplicates are discarded before execution. After execution, the generator learns from each
+result (`learning`): sequences that ended normally and whose object graphs add a field-coverage
+triple (`novelty`; state equality with that component off) extend the pools; sequences that
+raised are never extended (but are still kept as regression tests by the engine). Once a
+sequence's replay has measured its path through changed code, the path memo (`paths`)
+reweighs the values it pooled.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from ..planning.operation_plan import Aim
+from ..runtime.catalog import Catalog, Operation
+from ..runtime.sequence import origin
+from ..worker.protocol import SequenceResult, Status, digest_key
+from .call_builder import MAX_LENGTH, CallBuilder
+from .field_novelty import FieldNovelty
+from .pools import PoolEntry, Pools, SequenceBuilder
+from .search.candidate_search import Built, CandidateSearch
+from .search.influence import InfluenceMap
+from .search.path_memo import PathEdges, PathMemo
+from .search.solver import SolverInput
+from .seeds.returned_callables import ReturnedCallables
+from .selection import OperationSelector
+from .techniques import Switches
+from .type_learning import TypeLearning
+from .values.primitives import ValueGenerator
+
+REPEAT_RATIO = 0.05
+SEARCH_RATIO = 0.5  # a chosen focus operation gets its next influence-search candidate
+MAX_REPEAT = 6
+# of repetitions: the very same call again (setting an item already set, adding a key already
+# there: what code re-handling an existing entry gets wrong), not a new call of the operation
+SAME_CALL_RATIO = 0.5
+ALL_ON = Switches()
+
+
+@dataclass
+class Attempts:
+    """What became of the attempts to call one operation: why code it reaches ran or did not."""
+
+    chosen: int = 0
+    no_receiver: int = 0  # no object to call the method on could be found or built
+    no_argument: Counter[str] = field(default_factory=Counter)  # parameter -> nothing could be built for it
+    unprepared: int = 0  # executed sequences ending in this call that raised before reaching it
+    ran: int = 0  # ... that ran it and ended normally
+    raised: int = 0  # ... that ran it and raised
+    lost: int = 0  # ... that crashed, hung, or were skipped by the worker
+
+    @property
+    def executed(self) -> int:
+        return self.ran + self.raised + self.lost
+
+
+class SequenceGenerator:
+    """Proposes new candidate sequences and learns from their execution results."""
+
+    def __init__(self, catalog: Catalog, values: ValueGenerator, rng: random.Random, focus: set[str], *,
+                 switches: Switches = ALL_ON, aim: Aim | None = None,
+                 uncovered: Callable[[], Mapping[str, float]] | None = None, timed: bool = True,
+                 influence: InfluenceMap | None = None) -> None:
+        """`focus`: the ids of the operations that touch the change. `aim` shares the focus over the
+        plan's units; `uncovered()` gives, per operation, the fraction of its changed lines and
+        branches not yet covered. `timed`: orienteering and the quota may weigh entries and units by
+        measured time (not in reproducible runs). `influence`: the static influence between
+        operations, for Candidate Sequence Search (when that component is on)."""
+        self.switches, self.timed, self.rng = switches, timed, rng
+        self.pools = Pools(rng=random.Random(rng.random()), by_mro=switches.elephant,
+                           orienteering=switches.orienteering)
+        self.selector = OperationSelector(
+            catalog, focus, rng, bloodhound=switches.bloodhound, uncovered=uncovered,
+            quota=aim.quota if aim is not None else None,
+            unit_operations=aim.unit_operations if aim is not None else None)
+        self.learning = TypeLearning(self.selector.by_id, values.can_make)
+        self.builder = CallBuilder(catalog, self.selector.operations, values, rng, self.pools, self.learning,
+                                   switches)
+        # field-coverage novelty replaces state equality as the redundancy filter
+        self.novelty = FieldNovelty() if switches.novelty else None
+        self.callables = ReturnedCallables(rng) if switches.callables else None
+        self.search = (CandidateSearch(influence, self.builder, self.selector.operations,
+                                       prune=switches.pruning, reduce=switches.reduction)
+                       if influence is not None and switches.influence else None)
+        self._searched: dict[int, Built] = {}  # id of a proposed candidate's statements -> the candidate
+        self.memo = PathMemo() if switches.paths else None
+        # id of a sequence that entered changed code -> it (alive while its path is measured), its
+        # pooled entries and its influence-search candidate
+        self._awaiting_path: dict[int, tuple[list[dict], list[PoolEntry], Built | None]] = {}
+        self._focus_ids = {op.id for op in self.selector.focus}
+        self.seen: set[str] = set()
+        self.duplicates = 0
+        self.attempts: dict[str, Attempts] = {}  # operation id -> what became of its calls
+
+    def candidates(self, count: int, attempts: int = 20) -> Iterator[list[dict]]:
+        """Up to `count` new, distinct sequences."""
+        made = 0
+        for _ in range(count * attempts):
+            if made == count:
+                return
+            statements = self._candidate()
+            if statements is None:
+                continue
+            key = json.dumps(statements, separators=(",", ":"))
+            if key in self.seen:
+                self.duplicates += 1
+                self._searched.pop(id(statements), None)
+                continue
+            self.seen.add(key)
+            made += 1
+            yield statements
+
+    def calls_with(self, inputs: list[SolverInput]) -> list[list[dict]]:
+        """A sequence calling each input's operation with its literal arguments (a method on a
+        receiver from the pools or built on demand); inputs whose receiver cannot be had are left out."""
+        made = []
+        for found in inputs:
+            op = self.builder.by_id.get(found.op_id)
+            if op is None:
+                continue
+            builder = SequenceBuilder()
+            args = [{"lit": lit} for lit in found.args]
+            if op.kind == "method":
+                entry = self.builder.object_of(op.owner or "")
+                if entry is None:
+                    continue
+                args.insert(0, builder.include(entry))
+            builder.statements.append({"op": op.id, "args": args,
+                                       "kwargs": {name: {"lit": lit} for name, lit in found.kwargs}})
+            made.append(builder.statements)
+        return made
+
+    def influence_requests(self, batch: list[list[dict]]) -> list[dict | None] | None:
+        """Per sequence of `batch`, what the worker records for the dynamic influence check: only
+        influence search's candidates are traced, and only with that check on."""
+        if self.search is None or not self.search.prune:
+            return None
+        return [built.request if (built := self._searched.get(id(s))) is not None else None for s in batch]
+
+    def feedback(self, statements: list[dict], result: SequenceResult) -> None:
+        """Learn from a result; pool the values of a normally-ended sequence whose states are new."""
+        if not statements:
+            return
+        built = self._searched.pop(id(statements), None)
+        if built is not None and self.search is not None:
+            self.search.learn(built, result)
+        last_op = origin(statements, len(statements) - 1)  # a returned callable's call: its origin's
+        attempts = self._attempts(last_op)
+        attempts.ran += result.status == Status.OK
+        if result.status == Status.EXCEPTION:
+            first_call = next(i for i, statement in enumerate(statements) if statement["op"] == last_op)
+            if result.executed < first_call:
+                attempts.unprepared += 1  # building its receiver or an argument raised
+            else:
+                attempts.raised += 1
+        if result.status in (Status.TIMEOUT, Status.CRASH, Status.SKIPPED):
+            attempts.lost += 1
+            self.selector.lost(result.skipped_operation
+                               or statements[min(result.executed, len(statements) - 1)]["op"])
+        if self.timed and result.milliseconds is not None:
+            self.selector.took(last_op, float(result.milliseconds))
+        if result.status == Status.EXCEPTION:
+            self.learning.from_exception(statements, result)
+        awaiting = (self.memo is not None and result.hit  # its replay will measure its path
+                    and result.status in (Status.OK, Status.EXCEPTION))
+        pooled: list[PoolEntry] = []
+        if awaiting:
+            self._awaiting_path[id(statements)] = (statements, pooled, built)
+        if result.status != Status.OK:
+            return
+        self.selector.succeeded(last_op)
+        self.learning.from_success(statements, result.types)
+        if self.callables is not None:  # before novelty: a callable's state (a filled cache) has no fields
+            self.callables.learn(statements, result, self._cost(result))
+        if self.novelty is not None and not self.novelty.add(result.fields or ()):
+            return  # no new (field, source, target) triple: redundant, not extended
+        pooled += self._pool(statements, result)
+
+    def paths_taken(self, measured: list[tuple[list[dict], PathEdges | None]], untaken: set) -> None:
+        """The path memo learns the paths replay measured (None: not measured), given the branches
+        out of changed lines no sequence has taken yet: the values those sequences pooled are
+        reweighed, and an influence-search candidate that came near an untaken branch runs again."""
+        if self.memo is None:
+            return
+        self.memo.untaken(untaken)
+        for statements, edges in measured:
+            waiting = self._awaiting_path.pop(id(statements), None)
+            if waiting is None or edges is None:  # it never entered changed code (replayed all the same)
+                continue
+            _, pooled, built = waiting
+            stat = self.memo.record(edges)
+            for entry in pooled:
+                entry.path = stat
+            if stat.frontier and built is not None and self.search is not None and self.search.revisit(built):
+                self.memo.stats.revisited += 1
+        self.memo.refresh()
+
+    def _pool(self, statements: list[dict], result: SequenceResult) -> list[PoolEntry]:
+        """The last statement's value, and the objects it was given (as the call left them); the
+        entries pooled."""
+        types, digests, last = result.types, result.digests, len(statements) - 1
+        by_state = self.novelty is None  # without novelty, an equal state digest is redundant
+        entry_statements = tuple(statements)
+        cost = self._cost(result)
+        offered = []
+        if result.reusable and result.reusable[-1] and len(types) > last:
+            digest = digests.get(digest_key(last, last), "") if by_state else None
+            offered.append((PoolEntry(entry_statements, last, cost), types[last], digest))
+        for arg in statements[-1]["args"]:
+            ref = arg.get("ref")
+            if ref is not None and ref < len(types) and digest_key(last, ref) in digests:
+                digest = digests[digest_key(last, ref)] if by_state else None
+                offered.append((PoolEntry(entry_statements, ref, cost), types[ref], digest))
+        return [entry for entry, mro, digest in offered if self.pools.add(entry, mro, digest)]
+
+    def _cost(self, result: SequenceResult) -> float:
+        """What a pooled entry of this result costs (orienteering): its milliseconds when timed."""
+        return float(result.milliseconds if result.milliseconds is not None else 1.0) if self.timed else 1.0
+
+    def _candidate(self) -> list[dict] | None:
+        op = self.selector.choose()
+        if op is None:
+            return None
+        attempts = self._attempts(op.id)
+        attempts.chosen += 1
+        returned = self.callables.pick(op.id) if self.callables is not None else None
+        if returned is None and self._searching(op):
+            built = self.search.propose(op) if self.search is not None else None
+            if built is not None:
+                self._searched[id(built.statements)] = built
+                return built.statements
+        builder = SequenceBuilder()
+        receiver = None
+        if returned is not None:  # a callable the operation returned, called instead of the operation
+            op, receiver = returned.operation(self.rng), builder.include(returned.entry)
+        elif op.kind == "method":
+            entry = self.builder.object_of(op.owner or "")
+            if entry is None:
+                attempts.no_receiver += 1
+                return None
+            receiver = builder.include(entry)
+        repeating = self.switches.repetition and self.rng.random() < REPEAT_RATIO
+        repeat = self.rng.randint(2, MAX_REPEAT) if repeating else 1
+        same = repeating and self.rng.random() < SAME_CALL_RATIO
+        for _ in range(repeat):
+            call = (copy.deepcopy(builder.statements[-1]) if same and builder.statements and
+                    builder.statements[-1]["op"] == op.id else self.builder.call(op, builder, receiver))
+            if call is None:
+                attempts.no_argument[self.builder.unbuilt or "?"] += 1
+                return None
+            builder.statements.append(call)
+        if len(builder.statements) > MAX_LENGTH:
+            return None
+        return builder.statements
+
+    def _searching(self, op: Operation) -> bool:
+        """Whether this pick of `op` takes influence search's next candidate: for a focus operation
+        that something can influence (else the candidate would be the plain call), half the time."""
+        return (self.search is not None and op.id in self._focus_ids
+                and bool(self.search.influence.influencers(op)) and self.rng.random() < SEARCH_RATIO)
+
+    def _attempts(self, op_id: str) -> Attempts:
+        return self.attempts.setdefault(op_id, Attempts())

@@ -1,0 +1,331 @@
+"""Solver-found inputs: CrossHair's symbolic execution for the changed functions whose branches
+exploration leaves untaken (the concolic step of JTestCraft, §3.1 and Listing 4.4: a path
+condition solved for primitive inputs).
+
+A branch such as `if x * 7 % 1000 == 431` or `if name[::-1] == "nimda"` is one random and mined
+values rarely take. Once exploration has had SOLVER_AFTER of its budget (of its sequences, in a
+reproducible run), each changed function or method that is a catalog operation and still has an
+uncovered changed line or an untaken branch out of one gets a time slice of `crosshair cover`
+(path coverage) on the side where that code is uncovered, run by `worker/solver.py` under the
+project's interpreter in the worker's sandbox, with difforacle's CrossHair appended to its path
+as pytest is for the reproduction check. Each argument dictionary CrossHair prints whose values
+are primitives (`literals.encode`) becomes that operation's call with those literal arguments (a
+method's receiver is built as for any call): exploration runs these seeds next, pools and learns
+from them, and replays them like generated sequences. An input that cannot be parsed, or holds a
+value no literal spells (an object, `float('nan')`), is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import json
+import math
+import shutil
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...changes.changed_lines import ChangedLines, Target
+from ...changes.model import Checkout
+from ...planning.impact import Impact
+from ...runtime.catalog import Operation
+from ...runtime.packages import link_packages
+from ...runtime.workers import BOOT, worker_environment
+from ...worker.literals import encode
+from ...worker.solver import NO_SOLVER, PATH_VARIABLE
+from ..replay import KeptSequence
+
+SOLVER_AFTER = 0.3  # of exploration's budget (time or sequences) before the solver is asked
+SOLVER_SHARE = 0.15  # of the budget (wall time), for all of the solver's calls in a run bound by time
+CALL_SECONDS = (2.0, 20.0)  # wall seconds per function: at least (else none), at most
+REPRODUCIBLE_CALL_SECONDS = 12.0  # per function in a run bound by a count of sequences
+CPU_SHARE = 0.3  # of a call's wall time, CrossHair's analysis (CPU seconds); the rest is start-up
+# and a busy machine's slack (CrossHair prints a function's inputs only at its end; on an idle
+# machine the call ends early)
+MAX_FUNCTIONS = 6  # asked per run, those with the most uncovered targets first
+PATH_SECONDS = 1.0  # CPU seconds per path, at most: one hard path must not eat the call
+MEMORY_MB = 2048
+SOLVER_DISTRIBUTION = "crosshair-tool"
+SOLVED_KINDS = ("function", "method", "static")
+NOT_INSTALLED_FOLDERS = (".dist-info", ".data", ".egg-info")  # a distribution's files that are no modules
+MISSING_NOTE = ("The solver component is on, but CrossHair is not installed in difforacle's environment "
+                "(pip install 'difforacle[solver]'): no solver-found inputs.")
+
+
+@dataclass(frozen=True)
+class SolverTarget:
+    """A changed function or method to ask for inputs, on the side where its code is uncovered."""
+
+    operation: Operation
+    side: str
+    uncovered: int  # changed lines and branches not yet covered in it
+
+
+@dataclass(frozen=True, eq=False)
+class SolverInput:
+    """The literal arguments CrossHair found for one path through an operation."""
+
+    op_id: str
+    args: tuple[list, ...]
+    kwargs: tuple[tuple[str, list], ...]
+
+
+@dataclass
+class SolverStats:
+    calls: int = 0  # crosshair processes run
+    seconds: float = 0.0  # wall time they took
+    inputs: int = 0  # parsed into literal arguments
+    skipped: int = 0  # unparseable, or holding a value no literal spells
+    new_coverage: int = 0  # changed lines and branches uncovered when asked that the inputs' replays ran
+
+
+@dataclass
+class Solver:
+    """Asks CrossHair once per run, for the changed functions exploration left uncovered."""
+
+    by_id: Mapping[str, Operation]
+    impact: Impact
+    checkouts: Mapping[str, Checkout]  # side -> checkout
+    python: str
+    lines: ChangedLines | None = None  # the changed lines, when measured: to credit what seeds ran
+    stats: SolverStats = field(default_factory=SolverStats)
+    notes: list[str] = field(default_factory=list)
+    asked: bool = False
+    asked_for: set[Target] = field(default_factory=set)  # what was uncovered when asked
+    reached: set[Target] = field(default_factory=set)  # of `asked_for`, what the seeds' replays ran
+    _seeds: set[str] = field(default_factory=set)  # the seeds made of its inputs, as JSON
+
+    def due(self, share_explored: float) -> bool:
+        """Whether to ask now: once per run, when exploration has had SOLVER_AFTER of it (what it
+        covers by then with random and mined values needs no solver)."""
+        return not self.asked and share_explored >= SOLVER_AFTER
+
+    def solve(self, uncovered: set[Target], seconds: float | None) -> list[SolverInput]:
+        """Inputs for the functions with uncovered targets; `seconds` (wall) for all calls, shared
+        by those still to come (None: a fixed time per function, for a reproducible run)."""
+        self.asked, self.asked_for = True, set(uncovered)
+        targets = solver_targets(uncovered, self.impact, self.by_id)[:MAX_FUNCTIONS]
+        if not targets or (seconds is not None and seconds < CALL_SECONDS[0]):
+            return []
+        packages = solver_packages()
+        if packages is None:
+            self.notes.append(MISSING_NOTE)
+            return []
+        found: list[SolverInput] = []
+        tmp = Path(tempfile.mkdtemp(prefix="difforacle-solver-")).resolve()
+        try:
+            link_packages(tmp, packages)
+            started = time.monotonic()
+            for done, target in enumerate(targets):
+                left = None if seconds is None else seconds - (time.monotonic() - started)
+                if left is not None and done and left < CALL_SECONDS[0]:
+                    break
+                wall = (REPRODUCIBLE_CALL_SECONDS if left is None
+                        else min(CALL_SECONDS[1], max(CALL_SECONDS[0], left / (len(targets) - done))))
+                output = self._cover(target, wall, tmp)
+                if output is None:
+                    break  # CrossHair cannot run under this interpreter: the others would fail alike
+                inputs, skipped = parse_inputs(output, target.operation)
+                found += inputs
+                self.stats.skipped += skipped
+            self.stats.seconds = round(time.monotonic() - started, 2)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self.stats.inputs = len(found)
+        return found
+
+    def _cover(self, target: SolverTarget, wall: float, solver_path: Path) -> str | None:
+        """What one `crosshair cover` of `target` printed within `wall` seconds; None (with a note)
+        when it cannot run."""
+        op, checkout = target.operation, self.checkouts[target.side]
+        scratch = Path(tempfile.mkdtemp(prefix="difforacle-solver-run-")).resolve()  # its cwd and $TMPDIR
+        try:
+            analysis = round(CPU_SHARE * wall, 2)
+            options = {"module": op.module, "target": f"{op.module}.{op.qualname}", "seconds": analysis,
+                       "path_seconds": min(PATH_SECONDS, analysis / 2), "memory_mb": MEMORY_MB,
+                       "cpu_seconds": math.ceil(wall)}
+            env = worker_environment(checkout, 0, str(scratch))
+            env[PATH_VARIABLE] = str(solver_path)
+            self.stats.calls += 1
+            try:
+                done = subprocess.run([self.python, str(BOOT), "solver", json.dumps(options)], cwd=scratch,
+                                      env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=wall)
+            except subprocess.TimeoutExpired as expired:  # CrossHair prints a function's inputs at its end
+                self.notes.append(f"CrossHair's call on {op.id} was stopped after {wall:.1f} s: what it "
+                                  "found was lost.")
+                return _text(expired.stdout)
+            except OSError as exc:
+                self.notes.append(f"The solver could not start {self.python!r}: {exc.strerror or exc}.")
+                return None
+            if done.returncode == NO_SOLVER:
+                reason = (_text(done.stderr).strip().splitlines() or ["unknown error"])[-1]
+                self.notes.append(f"CrossHair does not run under the project's interpreter ({reason}): no "
+                                  "solver-found inputs.")
+                return None
+            return _text(done.stdout)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def track(self, sequences: list[list[dict]]) -> None:
+        """Remember the seeds made of the solver's inputs, to credit what their replays cover."""
+        self._seeds.update(json.dumps(statements, sort_keys=True) for statements in sequences)
+
+    def credit(self, replayed: list[KeptSequence]) -> None:
+        """Credit the changed lines and branches, uncovered when asked, that a replay round of the
+        solver's inputs ran (coverage is measured per round, not per sequence: explore.py gives
+        the inputs rounds of their own)."""
+        if self.lines is None or not replayed:
+            return
+        keys = [json.dumps(kept.statements, sort_keys=True) for kept in replayed]
+        if not all(key in self._seeds for key in keys):
+            return
+        ran: set[Target] = set()
+        for kept in replayed:
+            for side, result in (("base", kept.replayed_base), ("head", kept.replayed_head)):
+                if result is not None:
+                    ran |= self.lines.run_by(side, result.lines)
+        self.reached |= ran & self.asked_for
+        self.stats.new_coverage = len(self.reached)
+
+
+def solver_targets(uncovered: set[Target], impact: Impact,
+                   by_id: Mapping[str, Operation]) -> list[SolverTarget]:
+    """The changed functions and methods (catalog operations, so a seed can call them) with
+    uncovered changed lines or branches, the most uncovered first, each on the side that has more."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for target in uncovered:
+        unit = impact.unit_at(target[1], target[2], target[3])
+        if unit is None:
+            continue
+        op = by_id.get(f"{unit[0]}:{unit[1]}")
+        if op is not None and op.kind in SOLVED_KINDS:
+            counts[(op.id, target[1])] += 1
+    best: dict[str, tuple[int, str]] = {}
+    for (op_id, side), count in counts.items():
+        best[op_id] = max(best.get(op_id, (0, "")), (count, side))  # a tie goes to head
+    ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))
+    return [SolverTarget(by_id[op_id], side, count) for op_id, (count, side) in ranked]
+
+
+def parse_inputs(text: str, op: Operation) -> tuple[list[SolverInput], int]:
+    """The distinct inputs of `crosshair cover --example_output_format=arg_dictionary` output for
+    `op` (one `{"name": repr, ...}` per line), and how many lines were skipped."""
+    found: dict[str, SolverInput] = {}
+    skipped = 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        parsed = _arguments(line, op)
+        if parsed is None:
+            skipped += 1
+        else:
+            found.setdefault(json.dumps([parsed.args, parsed.kwargs]), parsed)
+    return list(found.values()), skipped
+
+
+def _arguments(line: str, op: Operation) -> SolverInput | None:
+    """One line's arguments as literals, placed as `op` takes them; None when any cannot be."""
+    try:
+        node = ast.parse(line.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                 for k in node.keys):
+        return None
+    names = [k.value for k in node.keys]  # type: ignore[union-attr]
+    values = dict(zip(names, node.values, strict=True))
+    params = {param.name: param for param in op.params}
+    if op.kind in ("method", "static") and names and names[0] not in params:
+        del values[names[0]]  # the receiver (or a class method's class): built as for any call
+    if set(values) - set(params):
+        return None
+    args: list[list] = []
+    kwargs: list[tuple[str, list]] = []
+    by_keyword = False  # once a positional parameter is missing, the rest go by name
+    for param in op.params:
+        if param.name not in values:
+            by_keyword = by_keyword or param.kind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
+            continue
+        value = _literal(values[param.name])
+        if value is None:
+            return None
+        if param.kind == "VAR_POSITIONAL":
+            if value[0] != "tuple" or by_keyword:
+                return None
+            args += value[1]
+        elif param.kind == "VAR_KEYWORD":
+            if value[0] != "dict" or any(k[0] != "str" for k, _ in value[1]):
+                return None
+            kwargs += [(k[1], v) for k, v in value[1]]
+        elif param.kind == "KEYWORD_ONLY" or (by_keyword and param.kind == "POSITIONAL_OR_KEYWORD"):
+            kwargs.append((param.name, value))
+        elif by_keyword:
+            return None  # a positional-only parameter after a missing one
+        else:
+            args.append(value)
+    return SolverInput(op.id, tuple(args), tuple(kwargs))
+
+
+def _literal(node: ast.expr) -> list | None:
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return encode(value)
+
+
+def _text(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
+
+
+def solver_packages() -> list[str] | None:
+    """The top-level packages and modules of CrossHair and its dependencies in difforacle's
+    environment (what the project's interpreter is given), or None when CrossHair is not installed."""
+    try:
+        importlib.metadata.distribution(SOLVER_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    names: list[str] = []
+    seen: set[str] = set()
+    waiting = [SOLVER_DISTRIBUTION]
+    while waiting:
+        name = waiting.pop()
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # a dependency for other Pythons or platforms
+        for requirement in distribution.requires or ():
+            requirement_name, _, marker = requirement.partition(";")
+            dependency = requirement_name.split("(")[0].strip()
+            for stop in "<>=!~[ ":
+                dependency = dependency.split(stop)[0]
+            key = dependency.lower().replace("_", "-")
+            if "extra" not in marker and dependency and key not in seen:
+                seen.add(key)
+                waiting.append(dependency)
+        names += [top for top in _top_level(distribution) if top not in names]
+    return names
+
+
+def _top_level(distribution: importlib.metadata.Distribution) -> list[str]:
+    """A distribution's importable top-level names, read from its files (top_level.txt may list
+    folders of its source tree that were never installed)."""
+    files = {str(path).replace("\\", "/") for path in distribution.files or ()}
+    found = []
+    for path in sorted(files):
+        first, _, rest = path.partition("/")
+        if first.startswith("..") or first == "__pycache__" or first.endswith(NOT_INSTALLED_FOLDERS):
+            continue
+        name = first.split(".")[0] if not rest else first
+        module = not rest and first.endswith((".py", ".so", ".pyd"))
+        package = bool(rest) and f"{first}/__init__.py" in files
+        if (module or package) and name not in found:
+            found.append(name)
+    return found

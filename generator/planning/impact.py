@@ -1,0 +1,361 @@
+"""Impact: which code reaches the changed units, read from the changed modules' base sources once.
+
+Static, nothing is imported. For each changed function or method, the units of its module that
+call it by name (transitively, IMPACT_DEPTH calls deep, through private helpers too, and
+through the syntax that calls dunders: `with` calls `__enter__`, `x[k]` `__getitem__`);
+the modules whose changed functions run at import time (they fill tables every function
+reads); the public units a change reaches without changing them (tier 2 of the plan); and
+each module's public operations as its source defines them.
+
+Questions about reach take a list of operations: the public operations of the source (for
+the plan, made before anything is imported) or a worker's catalog (for aiming the explorer).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..changes.changed_lines import SIDES
+from ..changes.model import ChangeSet, Checkout
+from ..changes.units import MODULE, Span, parse_spans
+from ..runtime.catalog import Operation
+from ..worker.resolve import OPERATION_DUNDERS
+
+IMPACT_DEPTH = 3
+UnitKey = tuple[str, str]  # (module, qualname)
+NOT_OPERATIONS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
+STATIC_DECORATORS = frozenset({"staticmethod", "classmethod"})
+
+
+@dataclass
+class Impact:
+    changes: ChangeSet
+    sources: dict[str, str]  # module -> base source, for the changed modules that exist on base
+    calls: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # module -> qualname -> names called
+    reached_by: dict[UnitKey, set[UnitKey]] = field(default_factory=dict)  # changed function -> it, callers
+    at_import: set[str] = field(default_factory=set)  # modules whose changed functions run at import
+    impacted: set[UnitKey] = field(default_factory=set)  # public units reached without being changed
+    definitions: list[Operation] = field(default_factory=list)  # public operations the sources define
+    roots: dict[str, Path] = field(default_factory=dict)  # side -> checkout root, for `innermost`
+    _spans: dict[tuple[str, str], tuple[Span, ...]] = field(default_factory=dict)
+    _modules: dict[tuple[str, str], str] = field(default_factory=dict)  # (side, path) -> module
+
+    @staticmethod
+    def of(changes: ChangeSet, sources: dict[str, str], roots: dict[str, Path] | None = None) -> Impact:
+        impact = Impact(changes, sources, roots=roots or {})
+        impact.calls = {module: _called_names(source) for module, source in sources.items()}
+        changed = {(u.module, u.qualname) for u in changes.units if u.kind in ("function", "method")}
+        impact.reached_by = {unit: {unit} | _callers(unit[0], impact.calls.get(unit[0], {}), {unit[1]})
+                             for unit in changed}
+        impact.at_import = _changed_at_import(changes, sources)
+        impact.impacted = _impacted_units(changes, impact.calls)
+        impact.definitions = [op for module, source in sources.items() for op in _definitions(module, source)]
+        return impact
+
+    # ------------------------------------------------------------ reach
+
+    def whole_modules(self, operations: list[Operation]) -> set[str]:
+        """Modules every operation of which is a target: their changed functions run at import, or
+        a changed unit is reached by no operation known (a method of a private helper class,
+        `_Timer.__enter__`, reached only through other classes)."""
+        keys = {(op.module, op.qualname) for op in operations}
+        owners = {(op.module, op.qualname.rsplit(".", 1)[0]) for op in operations if "." in op.qualname}
+        unreached = {unit[0] for unit, reached in self.reached_by.items()
+                     if not reached & keys and (unit[0], unit[1].rsplit(".", 1)[0]) not in owners}
+        return self.at_import | unreached
+
+    def focus(self, operations: list[Operation]) -> set[str]:
+        """Ids of the operations that touch the change: those whose unit changed or that call a
+        changed unit, those of changed classes and of whole modules, and the constructors of
+        classes whose methods changed (building the object is the first step towards them)."""
+        changed = {(u.module, u.qualname) for u in self.changes.units if u.kind in ("function", "method")}
+        changed_classes = {(u.module, u.qualname) for u in self.changes.units if u.kind == "class"}
+        reached = set().union(*self.reached_by.values())
+        whole = self.whole_modules(operations)
+        found: set[str] = set()
+        for op in operations:
+            key = (op.module, op.qualname)
+            owner = (op.module, op.qualname.rsplit(".", 1)[0]) if "." in op.qualname else None
+            builds_changed = op.kind == "constructor" and any(
+                m == op.module and q.startswith(op.qualname + ".") for m, q in changed)
+            dispatched = {tuple(d.split(":", 1)) for d in op.dispatches}
+            if (key in reached or owner in changed_classes or op.module in whole or builds_changed
+                    or dispatched & (reached | changed)):
+                found.add(op.id)
+        return found
+
+    def reaching(self, operations: list[Operation], units: set[UnitKey]) -> dict[UnitKey, set[str]]:
+        """For each unit, the ids of the operations through which a test reaches it.
+
+        A function or method: itself and its callers by name within the module (transitively);
+        a class: its operations; module-level code, or any unit of a whole module: every
+        operation of the module. A unit no operation reaches maps to an empty set.
+        """
+        by_key: dict[UnitKey, set[str]] = {}
+        for op in operations:
+            by_key.setdefault((op.module, op.qualname), set()).add(op.id)
+            for dunder in op.dispatches:  # `hash(x)` reaches `X.__hash__`
+                module, _, qualname = dunder.partition(":")
+                by_key.setdefault((module, qualname), set()).add(op.id)
+        whole = self.whole_modules(operations)
+        kinds = {(u.module, u.qualname): u.kind for u in self.changes.units}
+        found: dict[UnitKey, set[str]] = {}
+        for module, qualname in units:
+            unit = (module, qualname)
+            if kinds.get(unit) == "module" or (module in whole and unit in kinds):
+                found[unit] = {op.id for op in operations if op.module == module}
+                continue
+            reached = self.reached_by.get(unit, {unit})
+            ids = set().union(*(by_key.get(key, set()) for key in reached))
+            ids |= {op.id for op in operations
+                    if op.module == module and op.qualname.startswith(qualname + ".")}  # a class's operations
+            found[unit] = ids
+        return found
+
+    # ------------------------------------------------------------ lines
+
+    def unit_at(self, side: str, path: str, line: int) -> UnitKey | None:
+        """The (module, innermost qualname) around `line` of a changed file on `side`; None when
+        the file is no module."""
+        if not self._modules:
+            for change in self.changes.files:
+                for side_of, path_of in zip(SIDES, (change.base_path, change.head_path), strict=True):
+                    if change.module and path_of:
+                        self._modules[(side_of, path_of)] = change.module
+        module = self._modules.get((side, path))
+        return (module, self.innermost(side, path, line)) if module is not None else None
+
+    def innermost(self, side: str, path: str, line: int) -> str:
+        """The qualname of the innermost function, method or class around `line` of a file on
+        `side` ("base" or "head"), `<module>` outside any; each file is parsed once."""
+        if (side, path) not in self._spans:
+            root = self.roots.get(side)
+            self._spans[(side, path)] = _spans(root / path) if root is not None else ()
+        containing = [span for span in self._spans[(side, path)] if line in span and span.qualname != MODULE]
+        if not containing:
+            return MODULE
+        return min(containing, key=lambda span: span.end - span.start).qualname
+
+
+def analyze_impact(changes: ChangeSet, base: Checkout, head: Checkout) -> Impact:
+    """The impact of `changes`, from the base sources of the changed modules."""
+    return Impact.of(changes, read_sources(base.root, changes), {"base": base.root, "head": head.root})
+
+
+def read_sources(root: Path, changes: ChangeSet) -> dict[str, str]:
+    """module -> base source text of the changed modules that exist on base."""
+    sources = {}
+    for change in changes.files:
+        if change.module and change.base_path:
+            path = root / change.base_path
+            if path.exists():
+                sources[change.module] = path.read_text(encoding="utf-8", errors="replace")
+    return sources
+
+
+def is_public(qualname: str) -> bool:
+    """No part of the dotted name is private; dunders (`__init__`, `__lt__`) are public."""
+    return all(not part.startswith("_") or (part.startswith("__") and part.endswith("__"))
+               for part in qualname.split("."))
+
+
+# ---------------------------------------------------------------- the analyses
+
+
+def _impacted_units(changes: ChangeSet, calls: dict[str, dict[str, set[str]]]) -> set[UnitKey]:
+    """The public functions and methods that call a changed unit by name within its module
+    (transitively), and the public classes whose methods changed; changed units left out."""
+    changed = {(u.module, u.qualname) for u in changes.units}
+    found: set[UnitKey] = set()
+    for module, module_calls in calls.items():
+        names = {q for m, q in changed if m == module}
+        found |= _callers(module, module_calls, names)
+    found |= {(u.module, u.qualname.rsplit(".", 1)[0]) for u in changes.units
+              if u.kind == "method" and "." in u.qualname}
+    return {unit for unit in found - changed if is_public(unit[1])}
+
+
+def _changed_at_import(changes: ChangeSet, sources: dict[str, str]) -> set[str]:
+    """Modules whose changed functions run at import time (they fill module-level tables).
+
+    Such a change reaches every function that reads those tables without ever calling the
+    changed one, so the whole module is the target and every sequence must be replayed.
+    """
+    found = set()
+    for module, source in sources.items():
+        names = {u.qualname.rsplit(".", 1)[-1] for u in changes.units
+                 if u.module == module and u.kind in ("function", "method")}
+        if names and names & _import_time_calls(source):
+            found.add(module)
+    return found
+
+
+def _import_time_calls(source: str) -> set[str]:
+    """Names called by module-level and class-body statements (not inside function bodies)."""
+    tree = _parse(source)
+    if tree is None:
+        return set()
+    called: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # `@deco` calls deco at import, though no Call node says so
+            called.update(d.id if isinstance(d, ast.Name) else d.attr for d in node.decorator_list
+                          if isinstance(d, (ast.Name, ast.Attribute)))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # the body runs later; decorators and defaults run now
+            pending.extend([*node.decorator_list, *node.args.defaults, *filter(None, node.args.kw_defaults)])
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            called.add(node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+        pending.extend(ast.iter_child_nodes(node))
+    return called
+
+
+def _callers(module: str, calls: dict[str, set[str]], changed: set[str]) -> set[UnitKey]:
+    """Units of `module` that call one of `changed` (by last name component), transitively.
+
+    `calls`: qualname -> names it calls, from `_called_names`.
+    """
+    reached_names = {q.rsplit(".", 1)[-1] for q in changed}
+    found: set[UnitKey] = set()
+    for _ in range(IMPACT_DEPTH):
+        new = {q for q, names in calls.items() if names & reached_names} - {q for _, q in found}
+        if not new:
+            break
+        found |= {(module, q) for q in new}
+        reached_names |= {q.rsplit(".", 1)[-1] for q in new}
+    return found
+
+
+def _called_names(source: str) -> dict[str, set[str]]:
+    """qualname -> names called in its body, for top-level functions and methods.
+
+    Syntax that calls dunder methods counts as calling them: `with` calls `__enter__`, a
+    subscript `__getitem__`, `in` `__contains__`, `<` `__lt__`, a `for` loop `__iter__`.
+    """
+    tree = _parse(source)
+    if tree is None:
+        return {}
+    result: dict[str, set[str]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                result[prefix + child.name] = {name for n in ast.walk(child) for name in _names_called_by(n)}
+
+    visit(tree, "")
+    return result
+
+
+_OPERATOR_DUNDERS = {
+    ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__", ast.Eq: "__eq__",
+    ast.NotEq: "__ne__", ast.In: "__contains__", ast.NotIn: "__contains__", ast.Add: "__add__",
+    ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__", ast.FloorDiv: "__floordiv__",
+    ast.Mod: "__mod__", ast.BitAnd: "__and__", ast.BitOr: "__or__", ast.BitXor: "__xor__",
+}
+_SUBSCRIPT_DUNDERS = {ast.Load: "__getitem__", ast.Store: "__setitem__", ast.Del: "__delitem__"}
+
+
+def _names_called_by(node: ast.AST) -> tuple[str, ...]:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return (node.func.id, f"__{node.func.id}__") if node.func.id in ("len", "iter", "repr", "str") \
+            else (node.func.id,)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return (node.func.attr,)
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return ("__enter__", "__exit__")
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return ("__iter__", "__next__")
+    if isinstance(node, ast.Subscript):
+        return (_SUBSCRIPT_DUNDERS.get(type(node.ctx), "__getitem__"),)
+    if isinstance(node, ast.Compare):
+        return tuple(_OPERATOR_DUNDERS[type(op)] for op in node.ops if type(op) in _OPERATOR_DUNDERS)
+    if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _OPERATOR_DUNDERS:
+        return (_OPERATOR_DUNDERS[type(node.op)],)
+    return ()
+
+
+def _definitions(module: str, source: str) -> list[Operation]:
+    """The operations a worker's catalog would list for the module, as the source defines them:
+    public functions, public classes (their constructors), and their public methods and
+    operator dunders; a name a literal `__all__` lists is public too, underscore or not."""
+    tree = _parse(source)
+    if tree is None:
+        return []
+    exported = _exported(tree) or set()
+    found: list[Operation] = []
+    for node in _top_level(tree.body):
+        if not (node.name in exported or not node.name.startswith("_")):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append(_operation(module, node.name, "function", None))
+        else:  # exception classes too: their messages and attributes are behaviour
+            owner = f"{module}.{node.name}"
+            found.append(_operation(module, node.name, "constructor", owner))
+            for method in _top_level(node.body):
+                decorators = {name_of(d) for d in getattr(method, "decorator_list", ())}
+                if (not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        or decorators & NOT_OPERATIONS
+                        or (method.name.startswith("_") and method.name not in OPERATION_DUNDERS)):
+                    continue
+                kind = "static" if decorators & STATIC_DECORATORS else "method"
+                found.append(_operation(module, f"{node.name}.{method.name}", kind, owner))
+    return found
+
+
+def _top_level(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """The definitions of a body, those under `if`/`try` blocks included."""
+    found: list = []
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.append(node)
+        elif isinstance(node, (ast.If, ast.Try)):
+            blocks = [node.body, node.orelse, *([h.body for h in node.handlers] if isinstance(node, ast.Try)
+                                                 else []), getattr(node, "finalbody", [])]
+            for block in blocks:
+                found.extend(_top_level(block))
+    return found
+
+
+def _exported(tree: ast.Module) -> set[str] | None:
+    for node in tree.body:
+        named_all = any(isinstance(t, ast.Name) and t.id == "__all__" for t in getattr(node, "targets", ()))
+        if (isinstance(node, ast.Assign) and named_all and isinstance(node.value, (ast.List, ast.Tuple))
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts)):
+            return {e.value for e in node.value.elts}  # type: ignore[attr-defined]
+    return None
+
+
+def name_of(node: ast.expr) -> str:
+    """The last name of a decorator or base: `property`, `x.setter` -> `setter`, `abc.ABC` -> `ABC`."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _operation(module: str, qualname: str, kind: str, owner: str | None) -> Operation:
+    return Operation(f"{module}:{qualname}", kind, owner, (), (), None, None)
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _spans(path: Path) -> tuple[Span, ...]:
+    try:
+        return parse_spans(path.read_bytes()) or ()
+    except OSError:
+        return ()

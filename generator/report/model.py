@@ -1,0 +1,202 @@
+"""Plain data types at the edges of the engine's pipeline stages.
+
+Every stage (workspace, changes, catalog, explore, compare, render, report) takes and
+returns these types, so stages can be tested and replaced one at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# ---------------------------------------------------------------- workspace
+
+
+
+
+# ---------------------------------------------------------------- changes
+
+
+
+
+
+
+
+
+
+# ---------------------------------------------------------------- sequences
+
+# An argument is either a reference to the value made by an earlier statement, or a
+# literal in the tagged form of generator.worker.literals (e.g. ["int", 3], ["str", "a"]).
+Arg = dict  # {"ref": int} | {"lit": list}
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One call: `op` is an operation id from the catalog (`mod:Qual.name` or a dunder form)."""
+
+    op: str
+    args: tuple[Arg, ...] = ()
+    kwargs: tuple[tuple[str, Arg], ...] = ()
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "args": list(self.args), "kwargs": dict(self.kwargs)}
+
+    @staticmethod
+    def from_json(data: dict) -> Statement:
+        return Statement(data["op"], tuple(data["args"]), tuple(sorted(data["kwargs"].items())))
+
+
+# ---------------------------------------------------------------- findings
+
+DifferenceKind = Literal["return", "exception", "state", "observer", "api"]
+
+
+@dataclass
+class Difference:
+    """One behavioural difference, grouped: `count` sequences showed it, `statements` is the shown one."""
+
+    id: str
+    kind: DifferenceKind
+    target: str  # "pkg.mod:Qual.name"
+    path: str | None
+    line: int | None
+    base: str  # human-readable value on base
+    head: str  # human-readable value on head
+    test: str  # pytest source: passes on base, fails on head
+    key: str  # observation key that differs (see generator.compare)
+    statements: list[Statement] = field(default_factory=list)
+    count: int = 1
+    pin_head: str | None = None  # pytest source asserting head's behaviour (kept if the change is intended)
+    reproduced: bool | None = None  # pytest reproduced both flavours in fresh processes (None: not checked)
+    minimized: bool = True  # False when the minimization time bound cut shrinking short
+    side: str | None = None  # "head" or "base": the commit whose file `path`:`line` refers to
+    # "minor": only the message of an exception whose class comes from outside the project (the
+    # standard library or a dependency) differs, e.g. a position inside a `re.error` message
+    severity: str = "major"
+
+    @property
+    def pin_base(self) -> str:
+        """The regression test: passes on base, fails on head."""
+        return self.test
+
+
+@dataclass
+class SideCoverage:
+    """Changed-code coverage of one commit: base (removed or modified lines) or head (added or modified)."""
+
+    changed_lines: int = 0
+    changed_lines_covered: int = 0
+    changed_branches: int = 0
+    changed_branches_covered: int = 0
+    uncovered: dict[str, list[int]] = field(default_factory=dict)  # path -> lines
+    uncovered_branches: dict[str, list[list[int]]] = field(default_factory=dict)  # path -> [from, to]
+
+
+NOT_MEASURED = "not measured"  # Coverage.measured_by when changed-line coverage could not be measured
+
+
+@dataclass
+class Coverage:
+    """The top-level figures count each file once, on its primary side (see changed_lines)."""
+
+    changed_lines: int = 0
+    changed_lines_covered: int = 0
+    uncovered: dict[str, list[int]] = field(default_factory=dict)
+    changed_branches: int = 0
+    changed_branches_covered: int = 0
+    sides: dict[str, SideCoverage] = field(default_factory=dict)
+    measured_by: str = ""  # "coverage.py 7.x", or why nothing was measured
+
+
+@dataclass(frozen=True)
+class UnitShare:
+    """A unit's place in the budget: tier 1 changed, tier 2 impacted; its share of focused generation."""
+
+    unit: str  # "pkg.mod:Qual.name"
+    tier: int
+    probability: float  # Schwa defect probability (0 with --allocation uniform)
+    share: float
+
+
+@dataclass
+class Allocation:
+    mode: str  # "defect" or "uniform"
+    units: list[UnitShare] = field(default_factory=list)
+
+
+@dataclass
+class Stats:
+    sequences: int = 0
+    seconds: float = 0.0
+    sequences_per_second: float = 0.0
+    explore_seconds: float = 0.0  # time in the exploration phase: sequences / this = base throughput
+    kept: int = 0
+    replayed: int = 0
+    candidates: int = 0
+    masked_keys: int = 0
+    crashed: int = 0  # sequences that crashed their process or timed out while exploring
+    history_seconds: float = 0.0  # reading the git history for the defect scores
+    carve_seconds: float = 0.0  # running the project's tests to carve seed sequences from them
+    carved: int = 0  # seed sequences carved from the project's tests
+    # Candidate Sequence Search (JTestCraft): candidates run, judged by the dynamic influence check,
+    # redundant (a call influenced nothing), and pruned (a call's writes were all dead: not
+    # extended); the most calls before the focus call in a candidate all of which influenced it;
+    # the extensions partial-order reduction left out (a commuting call prepended out of order)
+    influence_candidates: int = 0
+    influence_checked: int = 0
+    influence_redundant: int = 0
+    influence_pruned: int = 0
+    influence_pruned_share: float = 0.0
+    influence_longest_prefix: int = 0
+    influence_reduced: int = 0
+    # Solver-found inputs (CrossHair's `cover`, `--enable solver`): its processes, their wall time,
+    # the inputs parsed into literal arguments and those skipped (unparseable or not primitive), and
+    # the changed lines and branches, uncovered when it was asked, that the inputs' replays ran
+    solver_calls: int = 0
+    solver_seconds: float = 0.0
+    solver_inputs: int = 0
+    solver_skipped: int = 0
+    solver_new_coverage: int = 0
+    # The path memo (JTestCraft's Constraint Tree): sequences whose path through changed code (the
+    # branches out of changed lines they took) was measured, distinct paths, the share of the most
+    # common one, sequences that reached a line whose other branch was untaken, and influence-search
+    # candidates run again after such a near miss
+    paths_recorded: int = 0
+    paths_distinct: int = 0
+    paths_top_share: float = 0.0
+    paths_near_misses: int = 0
+    paths_revisited: int = 0
+
+
+@dataclass(frozen=True)
+class UnitReach:
+    """How much of one changed unit's changed code the run ran (see reach.py)."""
+
+    unit: str  # "pkg.mod:Qual.name", "pkg.mod:<module>" for module-level code
+    path: str  # repository-relative, on `side`
+    side: str  # "head", or "base" for a file whose change only removes lines
+    lines: int  # changed executable lines in it
+    run: int  # of them, run by some sequence or by the import
+    reason: str = ""  # why the others did not run ("" when all ran)
+
+
+@dataclass(frozen=True)
+class RunError:
+    """Where a run stopped on an internal error: its report is partial."""
+
+    phase: str  # the phase the run was in: "exploring", "confirming", "reproducing", ...
+    message: str  # the error, on one line: "ValueError: ..."
+
+
+@dataclass
+class Report:
+    base: str
+    head: str
+    differences: list[Difference] = field(default_factory=list)
+    coverage: Coverage = field(default_factory=Coverage)
+    stats: Stats = field(default_factory=Stats)
+    allocation: Allocation | None = None
+    notes: list[str] = field(default_factory=list)
+    reach: list[UnitReach] = field(default_factory=list)  # per changed unit; empty when not measured
+    error: RunError | None = None  # set only on the partial report of a run that stopped early

@@ -1,0 +1,243 @@
+"""Host side of the worker boundary: one worker process per commit, spoken to in JSON lines.
+
+The host never imports project code. Each worker runs `generator/worker/boot.py` under the
+project's interpreter with a fixed PYTHONHASHSEED, in a temporary working directory (also its
+HOME and TMPDIR: the only folder the project's code may change there), with the checkout's
+import roots on its path. The messages are those of `worker/protocol.py`;
+replies are decoded here, once, into its types (`SequenceResult`, `ExecutedLines`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..changes.model import ChangeSet, Checkout
+from ..errors import SetupError
+from ..worker.protocol import PROTOCOL, ExecutedLines, RunRequest, SequenceResult
+
+BOOT = Path(__file__).parents[1] / "worker" / "boot.py"
+INIT_TIMEOUT = 120.0
+RUN_TIMEOUT = 60.0  # plus the per-sequence watchdog of every sequence in the request
+
+
+class WorkerError(RuntimeError):
+    """The worker process died or answered with an error."""
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    python: str
+    call_timeout: float = 1.0
+    sequence_timeout: float = 6.0
+    memory_mb: int = 2048
+
+
+class Worker:
+    """A worker process importing one commit's code."""
+
+    def __init__(self, checkout: Checkout, changes: ChangeSet, side: str, hash_seed: int,
+                 options: WorkerOptions) -> None:
+        self.checkout = checkout
+        self.side = side
+        self.hash_seed = hash_seed
+        self._tmp = tempfile.mkdtemp(prefix=f"difforacle-{side}-")
+        self._stderr = open(Path(self._tmp) / "worker.stderr", "w+b")  # noqa: SIM115 - closed in close()
+        env = worker_environment(checkout, hash_seed, self._tmp)
+        try:
+            self._process = subprocess.Popen(
+                [options.python, "-X", "faulthandler", str(BOOT)], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=self._stderr, cwd=self._tmp, env=env)
+        except OSError as exc:
+            self.close()
+            raise SetupError(f"cannot start the interpreter {options.python!r}: {exc.strerror}; "
+                             "pass --python PATH to one that can import the project") from None
+        self._replies: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._read_replies, daemon=True).start()
+        self.sequence_timeout = options.sequence_timeout
+        units, lines = _change_maps(checkout, changes, side)
+        try:
+            reply = self.request({
+                "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
+                "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
+                "coverage_path": _coverage_only_path(self._tmp),
+                "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,
+                "memory_mb": options.memory_mb,
+            }, timeout=INIT_TIMEOUT)
+        except SetupError:
+            self.close()
+            raise
+        except WorkerError as exc:
+            exited = self._process.poll()
+            detail = self._stderr_tail().splitlines()[-1]
+            self.close()
+            if exited is not None and detail == "no error output":
+                raise SetupError(f"{options.python} could not run the difforacle worker (exit status "
+                                 f"{exited}); pass --python with a Python 3.11+ interpreter that can "
+                                 "import the project") from None
+            raise SetupError(f"the {side} commit's code could not be imported with {options.python}: "
+                             f"{str(exc).splitlines()[-1]}; pass --python with an interpreter that has the "
+                             "project's dependencies") from None
+        self.catalog: dict = reply["catalog"]
+        self.unwrapped: list[str] = reply.get("unwrapped", [])  # changed units without hit detection
+        self.at_import = ExecutedLines.from_json(reply.get("at_import", {}))  # what the imports ran
+        coverage = reply.get("coverage", {})
+        self.coverage_version: str | None = coverage.get("version")
+        self.coverage_error: str | None = coverage.get("error")
+
+    def _read_replies(self) -> None:
+        """Reader thread: lets `request` wait with a timeout; an empty line means the worker is gone."""
+        assert self._process.stdout
+        for line in self._process.stdout:
+            self._replies.put(line)
+        self._replies.put(b"")
+
+    def request(self, message: dict, timeout: float) -> dict:
+        if self._process.poll() is not None:
+            raise WorkerError(f"{self.side} worker exited: {self._stderr_tail()}")
+        assert self._process.stdin
+        try:
+            self._process.stdin.write((json.dumps(message) + "\n").encode())
+            self._process.stdin.flush()
+            line = self._replies.get(timeout=timeout)
+        except (BrokenPipeError, OSError) as exc:
+            raise WorkerError(f"{self.side} worker is gone ({exc}): {self._stderr_tail()}") from None
+        except queue.Empty:
+            self._process.kill()
+            raise WorkerError(f"{self.side} worker did not answer within {timeout:g} s") from None
+        if not line:
+            raise WorkerError(f"{self.side} worker exited: {self._stderr_tail()}")
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            if reply.get("protocol", PROTOCOL) != PROTOCOL:
+                raise SetupError(f"the difforacle worker speaks {reply['protocol']!r}, not {PROTOCOL!r}: "
+                                 "reinstall difforacle (its files are from two versions)")
+            detail = f"{reply.get('error')}\n{reply.get('traceback', '')}"
+            raise WorkerError(f"{self.side} worker failed: {detail}")
+        return reply
+
+    def run(self, sequences: Sequence[list[dict]], random_seed: int, *, isolate: bool = False,
+            callees: bool = False, lines: bool = False, fields: bool = False,
+            disabled_observers: Sequence[str] = (),
+            influence: Sequence[dict | None] | None = None,
+            paths: dict[str, list[int]] | None = None) -> list[SequenceResult]:
+        """`influence`: per sequence, what to record for the dynamic influence check (or None).
+        `paths` (with `lines`): file -> lines whose outgoing arcs each sequence reports (its path)."""
+        request: RunRequest = {"cmd": "run", "sequences": list(sequences), "random_seed": random_seed,
+                               "isolate": isolate, "callees": callees, "lines": lines, "fields": fields,
+                               "disabled_observers": list(disabled_observers)}
+        if lines and paths:
+            request["paths"] = paths
+        if influence is not None and any(spec is not None for spec in influence):
+            request["influence"] = list(influence)
+        reply = self.request(dict(request), timeout=RUN_TIMEOUT + self.sequence_timeout * len(sequences))
+        return [SequenceResult.from_json(record) for record in reply["results"]]
+
+    def close(self) -> None:
+        process = getattr(self, "_process", None)
+        if process is not None and process.poll() is None:
+            try:
+                assert process.stdin
+                process.stdin.write(b'{"cmd": "quit"}\n')
+                process.stdin.close()
+                process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                process.kill()
+                process.wait()
+        self._stderr.close()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def _stderr_tail(self) -> str:
+        self._stderr.flush()
+        self._stderr.seek(0)
+        text = self._stderr.read()[-2000:].decode("utf-8", "replace").strip()
+        return text or "no error output"
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class WorkerPool:
+    """The run's worker processes: started in parallel (each spends its start-up importing the
+    project), all closed when the run ends, whatever happened."""
+
+    def __init__(self, changes: ChangeSet) -> None:
+        self.changes = changes
+        self.workers: list[Worker] = []
+
+    def start(self, *specs: tuple[Checkout, str, int, WorkerOptions]) -> list[Worker]:
+        """One worker per (checkout, side, hash seed, options), in that order."""
+        def start_one(checkout: Checkout, side: str, hash_seed: int, options: WorkerOptions) -> Worker:
+            worker = Worker(checkout, self.changes, side, hash_seed, options)
+            self.workers.append(worker)
+            return worker
+
+        with ThreadPoolExecutor(len(specs)) as pool:
+            futures = [pool.submit(start_one, *spec) for spec in specs]
+            return [future.result() for future in futures]
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.close()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def worker_environment(checkout: Checkout, hash_seed: int, tmp: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "COV_CORE"))}
+    env.update({
+        "PYTHONHASHSEED": str(hash_seed),
+        "PYTHONPATH": os.pathsep.join(str(r) for r in checkout.import_roots),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "HOME": tmp,
+        "TMPDIR": tmp,
+        "PYTHONIOENCODING": "utf-8",
+    })
+    return env
+
+
+def _coverage_only_path(tmp: str) -> str | None:
+    """A directory holding only (a link to) the host's coverage.py package, for a worker whose
+    interpreter lacks one: appending it to the worker's path exposes nothing else of ours."""
+    try:
+        import coverage
+    except ImportError:
+        return None
+    folder = Path(tmp) / "coverage-only"
+    folder.mkdir(exist_ok=True)
+    link = folder / "coverage"
+    if not link.exists():
+        link.symlink_to(Path(coverage.__file__).parent, target_is_directory=True)
+    return str(folder)
+
+
+def _change_maps(checkout: Checkout, changes: ChangeSet, side: str) -> tuple[list, dict]:
+    """The changed function/method units that exist on `side`, and absolute file -> changed lines."""
+    absent = "added" if side == "base" else "removed"
+    units = sorted({(u.module, u.qualname) for u in changes.units
+                    if u.kind in ("function", "method") and u.status != absent})
+    lines: dict[str, list[int]] = {}
+    for change in changes.files:
+        path = change.base_path if side == "base" else change.head_path
+        found = change.base_lines if side == "base" else change.head_lines
+        if path and found:
+            lines[str(checkout.root / path)] = sorted(found)
+    return [list(u) for u in units], lines
