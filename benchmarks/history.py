@@ -2,7 +2,7 @@
 
 Each case is a real pull request of a mirrored repository (base and head). Its bare mirror is
 cloned once into a temporary folder; then, for each checkout of difforacle given (a folder with
-its `generator/`, `bot/` and `tests/checkout_code.py`, e.g. a `git archive` of main and this
+its `generator/`, `bot/` and `benchmarks/checkout_code.py`, e.g. a `git archive` of main and this
 work tree), `difforacle risk --head --no-cache` runs `--repeat` times in a fresh process: the
 history seconds it reports (what `diff` charges to its budget) and the process's wall time,
 medians. With `--earlier N`, also the history seconds of a run whose cache was filled at the
@@ -38,7 +38,7 @@ CASES = [
 
 # Runs `difforacle` with the code of the checkout given first, whatever is installed.
 _CHILD = """import sys
-sys.path.insert(0, sys.argv[1] + "/tests")
+sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from checkout_code import use_this_checkout
 use_this_checkout()
 from difforacle.bot.cli import main

@@ -446,7 +446,7 @@ def test_bubblewrap_for_a_non_root_worker(tmp_path: Path, listener: tuple[int, l
         monkeypatch.setenv("DIFFORACLE_WEBHOOK_SECRET", SECRET)
         port, accepted = listener
         repo = Path(__file__).resolve().parents[1]
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{repo}:{repo / 'tests'}",
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{repo}:{repo / 'tests'}:{repo / 'benchmarks'}",
                "DIFFORACLE_WEBHOOK_SECRET": SECRET}
         main_address = _host_addresses(root_sandbox)[-1]
         done = subprocess.run([python, "-c", NON_ROOT_PROBE, str(project), str(out), str(key), str(port),

@@ -1,4 +1,4 @@
-"""The pure parts of tests/bench_ablation.py: the ablation table built from harness results."""
+"""The pure parts of benchmarks/ablation.py: the ablation table built from harness results."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location("bench_ablation", HERE / "bench_ablation.py")
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+_spec = importlib.util.spec_from_file_location("bench_ablation", BENCHMARKS / "ablation.py")
 ablation = importlib.util.module_from_spec(_spec)
 sys.modules["bench_ablation"] = ablation
 _spec.loader.exec_module(ablation)

@@ -1,4 +1,4 @@
-"""The pure parts of tests/bench_multi_unit.py: edit planning, line mapping, the results table."""
+"""The pure parts of benchmarks/multi_unit.py: edit planning, line mapping, the results table."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location("bench_multi_unit", HERE / "bench_multi_unit.py")
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+_spec = importlib.util.spec_from_file_location("bench_multi_unit", BENCHMARKS / "multi_unit.py")
 bmu = importlib.util.module_from_spec(_spec)
 sys.modules["bench_multi_unit"] = bmu
 _spec.loader.exec_module(bmu)

@@ -699,9 +699,9 @@ def test_hostile_file_system_calls_as_a_non_root_user() -> None:
         before = _files(victims)
         for path in (folder, *folder.rglob("*")):
             os.lchown(path, NON_ROOT_UID, NON_ROOT_UID)
-        tests = Path(__file__).parent
+        benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"  # checkout_code
         env = {**GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder),
-               "PYTHONPATH": str(tests), "HOSTILE_VICTIM": str(victims / "notes.txt")}
+               "PYTHONPATH": str(benchmarks), "HOSTILE_VICTIM": str(victims / "notes.txt")}
         done = subprocess.run([sys.executable, "-c", NON_ROOT_ENGINE, str(builder.root), python,
                                str(NON_ROOT_UID), "6"], env=env, cwd=folder, capture_output=True, text=True,
                               timeout=120)

@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
-from difforacle.generator.generation.search import candidate_search
 from difforacle.generator.generation.call_builder import CallBuilder
 from difforacle.generator.generation.pools import Pools
+from difforacle.generator.generation.search import candidate_search
 from difforacle.generator.generation.search.candidate_search import CandidateSearch
 from difforacle.generator.generation.search.influence import influence_map
 from difforacle.generator.generation.techniques import ALL, Components

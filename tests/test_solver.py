@@ -14,8 +14,8 @@ import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 
 from difforacle.bot.cli import build_parser
-from difforacle.generator.generation.search import solver as solver_module
 from difforacle.generator.changes.model import Checkout
+from difforacle.generator.generation.search import solver as solver_module
 from difforacle.generator.generation.search.solver import (
     MISSING_NOTE,
     SOLVER_AFTER,

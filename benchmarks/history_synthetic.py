@@ -7,7 +7,7 @@ call again), for the default window (500 commits) and the whole history, reading
 (as `risk` without a head) and a pull request's two files (as `diff`), several times, and
 prints the medians. `benchmarks/history.py` times real repositories.
 
-    python tests/bench_history.py [--commits 2000] [--repeat 3]
+    python benchmarks/history_synthetic.py [--commits 2000] [--repeat 3]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ them all at once from `--concurrency` keep-alive connections, and prints the med
 of the time from sending a request to reading its answer. Nothing consumes the queue: this
 measures the receiver (signature, records, enqueueing), not the jobs.
 
-    python tests/bench_webhook.py [--count 200] [--concurrency 16]
+    python benchmarks/webhook.py [--count 200] [--concurrency 16]
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the fake GitHub and its helpers
 
 from app_helpers import ROOT, SECRET, headers, pull_event, sha
 

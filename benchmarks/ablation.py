@@ -3,16 +3,16 @@
 Not a test (pytest does not collect it). Runs the shared harness (../shared/bench) on the
 mutant cases once with the default components and once with each switched off (or, for one
 that is off by default, on), for several
-seeds, through `bench_reports.py` (so every JSON report is kept), then tabulates per
+seeds, through `shared_reports.py` (so every JSON report is kept), then tabulates per
 configuration the detection rate on the mutants the library's own tests catch and the
 changed-line and branch coverage and the sequences executed on the mutant cases. With
 `--false-positives` it runs the refactor and self cases instead, all components on, where
 any detection is a false alarm.
 
-    python tests/bench_ablation.py run --budget 30 --seeds 1,2,3 [--configs all,types,...] [--limit N]
+    python benchmarks/ablation.py run --budget 30 --seeds 1,2,3 [--configs all,types,...] [--limit N]
                                        [--only a,b] [--out DIR]
-    python tests/bench_ablation.py run --budget 30 --seeds 1,2,3 --false-positives [--out DIR]
-    python tests/bench_ablation.py table [--out DIR] [--peers ../shared/bench/results/*.json]
+    python benchmarks/ablation.py run --budget 30 --seeds 1,2,3 --false-positives [--out DIR]
+    python benchmarks/ablation.py table [--out DIR] [--peers ../shared/bench/results/*.json]
 
 Runs one harness process at a time (timings are wall-clock on 2 cores), resumes where it
 stopped (the harness skips cases already in its --out file), and runs the code of the
@@ -74,7 +74,7 @@ def _switch(config: str) -> str:
 def _harness(args: argparse.Namespace, name: str, extra: str, kinds: str, limit: int) -> int:
     """One harness process over the selected cases; its JSON goes to OUT/NAME.json, reports to OUT/NAME/."""
     out = Path(args.out)
-    env = {**os.environ, "DIFFORACLE": f"{sys.executable} {HERE / 'bench_reports.py'}",
+    env = {**os.environ, "DIFFORACLE": f"{sys.executable} {HERE / 'shared_reports.py'}",
            "DIFFORACLE_EXTRA_ARGS": extra, "DIFFORACLE_KEEP_REPORTS": str(out / name)}
     command = [str(HARNESS_PYTHON), "run.py", "--tool", "difforacle", "--budget", str(args.budget),
                "--kinds", kinds, "--only", args.only, "--out", str(out / f"{name}.json")]

@@ -16,8 +16,8 @@ The cases run as they are: the App installs each project with its default `pip i
 `[tool.difforacle] install`, with the case's change replayed on it (the pull request's diff
 stays the case's).
 
-    python tests/bench_app_e2e.py           # inflection, semver, cachetools: first killed mutant
-    python tests/bench_app_e2e.py --case cachetools-m001 --repeat 3 [--budget 30] [--install CMD]
+    python benchmarks/app_e2e.py           # inflection, semver, cachetools: first killed mutant
+    python benchmarks/app_e2e.py --case cachetools-m001 --repeat 3 [--budget 30] [--install CMD]
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the fake GitHub and its helpers
 
 from app_helpers import (
     AppProcess,

@@ -4,8 +4,9 @@ The harness (../shared/bench) runs `difforacle diff ... --json F` per case and d
 Point it at this script to keep a copy of each report, then summarize the copies:
 
     export DIFFORACLE_KEEP_REPORTS=/tmp/reports
-    DIFFORACLE="python $PWD/tests/bench_reports.py" $PY run.py --tool difforacle --budget 30 --out r.json
-    python tests/bench_reports.py summarize /tmp/reports
+    DIFFORACLE="python $PWD/benchmarks/shared_reports.py" $PY run.py --tool difforacle --budget 30 \
+        --out r.json
+    python benchmarks/shared_reports.py summarize /tmp/reports
 
 The summary gives the size of the reported tests (statements per test: median, 90th
 percentile, maximum), how many reported findings pytest reproduced, and the changed-line

@@ -11,10 +11,10 @@ alternately from the mutant's module and from the package's other modules, shuff
 `--seed`. Mutants that break the module's import are skipped by default: difforacle finds
 them without exploring, whatever the allocation.
 
-    python tests/bench_multi_unit.py build [--subjects inflection,semver,cachetools] [--limit 3]
+    python benchmarks/multi_unit.py build [--subjects inflection,semver,cachetools] [--limit 3]
                                            [--units 4] [--seed 1] [--workdir /tmp/multi-unit]
-    python tests/bench_multi_unit.py run --budget 30 [--seeds 1,2,3] [--out results.json]
-    python tests/bench_multi_unit.py summarize [--out results.json] [--markdown table.md]
+    python benchmarks/multi_unit.py run --budget 30 [--seeds 1,2,3] [--out results.json]
+    python benchmarks/multi_unit.py summarize [--out results.json] [--markdown table.md]
 
 `build` clones each corpus repository into WORKDIR/<subject> (the shared corpus is only
 read), commits branch `multi/<case-id>` off `base` per killed mutant (the first --limit in

@@ -6,9 +6,9 @@ not by time) on a fixed selection of the shared bench's cases and keeps each JSO
 `compare` then checks two such folders byte for byte, after blanking the figures that measure
 time (they differ from run to run whatever the code).
 
-    python tests/bench_same_reports.py record /tmp/before --difforacle /path/to/old/venv/bin/difforacle
-    python tests/bench_same_reports.py record /tmp/after
-    python tests/bench_same_reports.py compare /tmp/before /tmp/after [--again /tmp/before2]
+    python benchmarks/same_reports.py record /tmp/before --difforacle /path/to/old/venv/bin/difforacle
+    python benchmarks/same_reports.py record /tmp/after
+    python benchmarks/same_reports.py compare /tmp/before /tmp/after [--again /tmp/before2]
 
 Some cases are nondeterministic whatever the code (a cache whose entries expire by the wall
 clock): record the old code twice and pass the second recording as `--again` to leave them out.

@@ -7,7 +7,7 @@ subject's first refactor case (a behaviour-preserving edit of one function: the 
 pipeline runs, nothing is reported), several times, and prints the median exploration
 throughput per subject and over subjects.
 
-    python tests/bench_throughput.py [--budget 20] [--runs 3] [--corpus DIR]
+    python benchmarks/throughput.py [--budget 20] [--runs 3] [--corpus DIR]
 """
 
 from __future__ import annotations
