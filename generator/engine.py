@@ -46,7 +46,7 @@ from .findings.merge import merge_repeats
 from .findings.minimize import minimize_findings
 from .findings.render import import_difference, render_findings
 from .findings.reproduce import reproduce
-from .generation.explore import Exploration, explore
+from .generation.explore import Exploration, ExploreSettings, explore
 from .generation.reach import assess_reach
 from .generation.replay import Replayer
 from .generation.search.influence import influence_map
@@ -225,7 +225,9 @@ def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout,
         progress("exploring")
         with Replayer(replay_worker, head_worker, lines if measured else None,
                       paths=switches.paths) as replayer:
-            exploration = explore(explorer_worker, replayer, catalog, aim, constants, options, deadline,
+            settings = ExploreSettings(options.seed, options.batch_size, switches, options.floats,
+                                       options.scope)
+            exploration = explore(explorer_worker, replayer, catalog, aim, constants, settings, deadline,
                                   replay_all=replay_all, uncovered=lines.uncovered,
                                   on_progress=progress.explored, seeds=carving.sequences,
                                   influence=influence, solver=solver)

@@ -19,7 +19,7 @@ from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
 from difforacle.generator.generation.generator import SequenceGenerator
 from difforacle.generator.generation.pools import PoolEntry, Pools
 from difforacle.generator.generation.replay import KeptSequence, Replayer
-from difforacle.generator.generation.search.path_memo import FRONTIER_BOOST, MAX_RARITY, PathMemo
+from difforacle.generator.generation.search.path_memo import FRONTIER_BOOST, MAX_RARITY, MemoPlugin, PathMemo
 from difforacle.generator.generation.techniques import Components
 from difforacle.generator.generation.values.constants import Constants
 from difforacle.generator.generation.values.primitives import ValueGenerator
@@ -108,20 +108,22 @@ def test_the_generator_gives_its_pooled_values_their_measured_path() -> None:
     generator.feedback(monitor, result)
     [entry] = generator.pools.by_type["pkg.mon.Monitor"]
     assert entry.path is None  # not measured yet: its replay comes later
-    generator.paths_taken([(monitor, COMMON)], untaken={("head", "pkg/mod.py", 7, 9)})
-    assert entry.path is generator.memo.paths[COMMON] and entry.path.frontier  # type: ignore[union-attr]
-    generator.paths_taken([(monitor, RARE)], untaken=set())  # measured once: forgotten since
+    generator.replayed([(monitor, COMMON)], lambda: {("head", "pkg/mod.py", 7, 9)})
+    memo = generator.plugin(MemoPlugin)
+    assert memo is not None
+    assert entry.path is memo.memo.paths[COMMON] and entry.path.frontier
+    generator.replayed([(monitor, RARE)], set)  # measured once: forgotten since
     elsewhere = [{"op": "pkg.mon:Monitor", "args": [], "kwargs": {}}]  # never entered changed code
     generator.feedback(elsewhere, SequenceResult(Status.OK, {}, executed=1, types=[["pkg.mon.Monitor"]]))
-    generator.paths_taken([(elsewhere, frozenset())], untaken=set())  # replayed when everything is
-    assert generator.memo.stats.recorded == 1  # type: ignore[union-attr]
+    generator.replayed([(elsewhere, frozenset())], set)  # replayed when everything is
+    assert memo.memo.stats.recorded == 1
 
 
 def test_without_the_component_nothing_is_recorded() -> None:
     generator = SequenceGenerator(CATALOG, ValueGenerator(random.Random(0), Constants()), random.Random(0),
                                   set(), switches=Components.without(["paths"]).switches)
-    assert generator.memo is None
-    generator.paths_taken([([], COMMON)], untaken=set())
+    assert generator.plugin(MemoPlugin) is None
+    generator.replayed([([], COMMON)], set)
 
 
 def test_a_near_missing_candidate_of_influence_search_runs_again_next_but_not_forever() -> None:

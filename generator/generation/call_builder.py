@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ..runtime.catalog import Catalog, Operation, Parameter
 from ..worker.command_line import ARGV, STDIN
 from ..worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
 from .pools import PoolEntry, Pools, SequenceBuilder
-from .techniques import Switches
 from .type_learning import FACTORY_KINDS, TypeLearning
 from .values.fuzz import fuzz_literal
 from .values.primitives import ValueGenerator, type_from_name
 from .values.structured import speaks_of_urls, url
+
+if TYPE_CHECKING:
+    from .techniques import Switches
 
 MAX_LENGTH = 12
 NULL_RATIO = 0.05

@@ -1,6 +1,6 @@
 """Exploration: Randoop's feedback loop, run against the base worker until the deadline.
 
-Each round, the generator (`generate.SequenceGenerator`) proposes a batch of new sequences; the base
+Each round, the generator (`generator.SequenceGenerator`) proposes a batch of new sequences; the base
 worker runs them (hash seed 0, random seed 0) and the generator learns from every result.
 Sequences that ended (normally, by an exception, or by a crash) and entered changed code
 are *kept*: the replayer runs them on base again and on head, in the background, while the
@@ -15,7 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..options import Options
+from ..changes.scope import EVERYTHING, Scope
+from ..oracle.compare import EXACT_ENOUGH, FloatPolicy
 from ..planning.deadline import Deadline
 from ..planning.operation_plan import Aim
 from ..runtime.catalog import Catalog
@@ -24,10 +25,11 @@ from ..worker.protocol import Status
 from .bloodhound import uncovered_ratios
 from .generator import Attempts, SequenceGenerator
 from .replay import Candidates, KeptSequence, Replayer
-from .search.candidate_search import SearchStats
+from .search.candidate_search import SearchPlugin, SearchStats
 from .search.influence import InfluenceMap
-from .search.path_memo import PathStats
+from .search.path_memo import MemoPlugin, PathStats
 from .search.solver import SOLVER_SHARE, Solver, SolverStats
+from .techniques import DEFAULTS, Switches
 from .values.constants import Constants
 from .values.primitives import ValueGenerator
 
@@ -35,6 +37,17 @@ EXPLORE_RANDOM_SEED = 0
 # Sequences worth replaying. Not "timeout": a hang on base costs a whole timeout again on
 # each replay, and a head that hangs where base did not shows up on sequences that ended.
 KEPT_STATUSES = (Status.OK, Status.EXCEPTION, Status.CRASH)
+
+
+@dataclass(frozen=True)
+class ExploreSettings:
+    """What exploring is asked to do, from the run's options."""
+
+    seed: int = 0  # of the random exploration
+    batch_size: int = 50  # sequences per request to the base worker, once past the first small ones
+    switches: Switches = DEFAULTS
+    floats: FloatPolicy = EXACT_ENOUGH  # when two floats compare equal
+    scope: Scope = EVERYTHING  # the targets whose differences are reported
 
 
 @dataclass
@@ -54,7 +67,7 @@ class Exploration:
 
 
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
-            options: Options, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
+            settings: ExploreSettings, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
             on_progress: Callable[[Exploration], None] = lambda exploration: None,
             seeds: list[list[dict]] | None = None, influence: InfluenceMap | None = None,
             solver: Solver | None = None) -> Exploration:
@@ -68,8 +81,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     Candidate Sequence Search. `solver`: asked once, when due (SOLVER_AFTER of the run), for inputs
     to the changed functions still uncovered; they are the next batches' seeds.
     """
-    rng = random.Random(options.seed)
-    switches = options.components.switches
+    rng = random.Random(settings.seed)
+    switches = settings.switches
     generator = SequenceGenerator(
         catalog, ValueGenerator(random.Random(rng.random()), constants, switches.structured,
                                 switches.callables, switches.failing), rng, aim.focus,
@@ -82,12 +95,12 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     solver_seeds = 0  # the solver's inputs still at the front of `seeds`
 
     def compare(replayed: list[KeptSequence]) -> None:
-        if replayed and generator.memo is not None:  # the path memo learns the paths they took
-            untaken = {target[1:] for target in uncovered() if target[0] == "branch"}
-            generator.paths_taken([(kept.statements, kept.path) for kept in replayed], untaken)
+        if replayed:  # the plugins learn the paths they took (the path memo)
+            generator.replayed([(kept.statements, kept.path) for kept in replayed],
+                               lambda: {target[1:] for target in uncovered() if target[0] == "branch"})
         if solver is not None:
             solver.credit(replayed)
-        exploration.candidates.compare(replayed, options.floats, options.scope)
+        exploration.candidates.compare(replayed, settings.floats, settings.scope)
 
     # the base worker's request runs in this thread, waited for while the host works
     with ThreadPoolExecutor(1) as base_run:
@@ -101,14 +114,14 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
                     # rounds of their own: coverage is measured per round, and theirs is credited to them
                     compare(replayer.finish())
                     replayer.start([], all_waiting=True)
-            size = deadline.batch_size(options.batch_size, exploration.sequences)
+            size = deadline.batch_size(settings.batch_size, exploration.sequences)
             solving, size = solver_seeds > 0, min(size, solver_seeds or size)
             solver_seeds -= size if solving else 0
             batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
             if not batch:
                 break
             running = base_run.submit(worker.run, batch, EXPLORE_RANDOM_SEED, fields=switches.novelty,
-                                      influence=generator.influence_requests(batch))
+                                      influence=generator.requests(batch))
             # while the worker runs this batch, the previous batch's replays are compared
             compare(replayer.finish())
             results = running.result()
@@ -128,11 +141,11 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     compare(replayer.finish())
     exploration.replayed = replayer.replayed
     exploration.attempts = generator.attempts
-    if generator.search is not None:
-        exploration.search = generator.search.stats
+    if (search := generator.plugin(SearchPlugin)) is not None:
+        exploration.search = search.search.stats
     if solver is not None:
         exploration.solver = solver.stats
-    if generator.memo is not None:
-        exploration.paths = generator.memo.stats
+    if (memo := generator.plugin(MemoPlugin)) is not None:
+        exploration.paths = memo.memo.stats
     return exploration
 

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..worker.protocol import SequenceResult
+from .plugin import Plugin, PluginContext
+
 
 class FieldNovelty:
     """The triples covered so far; `add` tells whether a sequence covered any new one."""
@@ -54,3 +57,16 @@ class FieldNovelty:
 
     def __contains__(self, triple: object) -> bool:
         return triple in self.seen
+
+
+class NoveltyPlugin(Plugin):
+    """The technique `novelty`: a sequence's values extend the pools only when its object graphs
+    add a field-coverage triple (state equality is the filter without it)."""
+
+    judges_novelty = True
+
+    def __init__(self, context: PluginContext) -> None:
+        self.novelty = FieldNovelty()
+
+    def admit(self, statements: list[dict], result: SequenceResult) -> bool:
+        return self.novelty.add(result.fields or ())

@@ -2,14 +2,14 @@
 
 Sequences are built bottom-up: pick an operation (`selection`), fill its receiver and
 arguments from pools of earlier sequences whose values have the right runtime type, from
-literals, or by building the object on demand (`building`, `pools`), and append the call,
+literals, or by building the object on demand (`call_builder`, `pools`), and append the call,
 sometimes several times in a row (Randoop's repetition; half the time the very same call).
 Duplicates are discarded before execution. After execution, the generator learns from each
-result (`learning`): sequences that ended normally and whose object graphs add a field-coverage
-triple (`novelty`; state equality with that component off) extend the pools; sequences that
-raised are never extended (but are still kept as regression tests by the engine). Once a
-sequence's replay has measured its path through changed code, the path memo (`paths`)
-reweighs the values it pooled.
+result (`type_learning`): sequences that ended normally and whose states are new extend the
+pools; sequences that raised are never extended (but are still kept as regression tests by the
+engine). The techniques that take part in this loop (returned callables, influence search,
+field-coverage novelty, the path memo) are plugins, called through their hooks (`plugin`) in the
+order of the technique table.
 """
 
 from __future__ import annotations
@@ -20,31 +20,29 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ..planning.operation_plan import Aim
-from ..runtime.catalog import Catalog, Operation
+from ..runtime.catalog import Catalog
 from ..runtime.sequence import origin
 from ..worker.protocol import SequenceResult, Status, digest_key
 from .call_builder import MAX_LENGTH, CallBuilder
-from .field_novelty import FieldNovelty
+from .plugin import Plugin, PluginContext, Proposal
 from .pools import PoolEntry, Pools, SequenceBuilder
-from .search.candidate_search import Built, CandidateSearch
 from .search.influence import InfluenceMap
-from .search.path_memo import PathEdges, PathMemo
+from .search.path_memo import PathEdges
 from .search.solver import SolverInput
-from .seeds.returned_callables import ReturnedCallables
 from .selection import OperationSelector
-from .techniques import Switches
+from .techniques import DEFAULTS, Switches
 from .type_learning import TypeLearning
 from .values.primitives import ValueGenerator
 
 REPEAT_RATIO = 0.05
-SEARCH_RATIO = 0.5  # a chosen focus operation gets its next influence-search candidate
 MAX_REPEAT = 6
 # of repetitions: the very same call again (setting an item already set, adding a key already
 # there: what code re-handling an existing entry gets wrong), not a new call of the operation
 SAME_CALL_RATIO = 0.5
-ALL_ON = Switches()
+P = TypeVar("P", bound=Plugin)
 
 
 @dataclass
@@ -68,7 +66,7 @@ class SequenceGenerator:
     """Proposes new candidate sequences and learns from their execution results."""
 
     def __init__(self, catalog: Catalog, values: ValueGenerator, rng: random.Random, focus: set[str], *,
-                 switches: Switches = ALL_ON, aim: Aim | None = None,
+                 switches: Switches = DEFAULTS, aim: Aim | None = None,
                  uncovered: Callable[[], Mapping[str, float]] | None = None, timed: bool = True,
                  influence: InfluenceMap | None = None) -> None:
         """`focus`: the ids of the operations that touch the change. `aim` shares the focus over the
@@ -86,18 +84,18 @@ class SequenceGenerator:
         self.learning = TypeLearning(self.selector.by_id, values.can_make)
         self.builder = CallBuilder(catalog, self.selector.operations, values, rng, self.pools, self.learning,
                                    switches)
-        # field-coverage novelty replaces state equality as the redundancy filter
-        self.novelty = FieldNovelty() if switches.novelty else None
-        self.callables = ReturnedCallables(rng) if switches.callables else None
-        self.search = (CandidateSearch(influence, self.builder, self.selector.operations,
-                                       prune=switches.pruning, reduce=switches.reduction)
-                       if influence is not None and switches.influence else None)
-        self._searched: dict[int, Built] = {}  # id of a proposed candidate's statements -> the candidate
-        self.memo = PathMemo() if switches.paths else None
-        # id of a sequence that entered changed code -> it (alive while its path is measured), its
-        # pooled entries and its influence-search candidate
-        self._awaiting_path: dict[int, tuple[list[dict], list[PoolEntry], Built | None]] = {}
-        self._focus_ids = {op.id for op in self.selector.focus}
+        context = PluginContext(rng, self.builder, self.selector.operations,
+                                frozenset(op.id for op in self.selector.focus), switches, influence,
+                                self._cost, self._revisit)
+        self.plugins = switches.plugins(context)
+        # without a plugin that judges novelty, a state equal to a pooled one is redundant
+        self._by_state = not any(plugin.judges_novelty for plugin in self.plugins)
+        self._traced = any(plugin.traces for plugin in self.plugins)
+        # id of a proposed candidate's statements -> its plugin and the proposal
+        self._proposed: dict[int, tuple[Plugin, Proposal]] = {}
+        # id of a proposed sequence that entered changed code -> it (alive until replayed), its plugin
+        # and the proposal: a plugin may ask to run it again once its path is measured
+        self._replaying: dict[int, tuple[list[dict], Plugin, Proposal]] = {}
         self.seen: set[str] = set()
         self.duplicates = 0
         self.attempts: dict[str, Attempts] = {}  # operation id -> what became of its calls
@@ -114,7 +112,7 @@ class SequenceGenerator:
             key = json.dumps(statements, separators=(",", ":"))
             if key in self.seen:
                 self.duplicates += 1
-                self._searched.pop(id(statements), None)
+                self._proposed.pop(id(statements), None)
                 continue
             self.seen.add(key)
             made += 1
@@ -140,20 +138,26 @@ class SequenceGenerator:
             made.append(builder.statements)
         return made
 
-    def influence_requests(self, batch: list[list[dict]]) -> list[dict | None] | None:
-        """Per sequence of `batch`, what the worker records for the dynamic influence check: only
-        influence search's candidates are traced, and only with that check on."""
-        if self.search is None or not self.search.prune:
+    def requests(self, batch: list[list[dict]]) -> list[dict | None] | None:
+        """Per sequence of `batch`, what the worker records while running it (the dynamic influence
+        check's reads and writes of a proposal); None when no plugin traces its proposals."""
+        if not self._traced:
             return None
-        return [built.request if (built := self._searched.get(id(s))) is not None else None for s in batch]
+        return [proposed[1].request if (proposed := self._proposed.get(id(s))) is not None else None
+                for s in batch]
 
     def feedback(self, statements: list[dict], result: SequenceResult) -> None:
         """Learn from a result; pool the values of a normally-ended sequence whose states are new."""
         if not statements:
             return
-        built = self._searched.pop(id(statements), None)
-        if built is not None and self.search is not None:
-            self.search.learn(built, result)
+        proposed = self._proposed.pop(id(statements), None)
+        if proposed is not None:
+            plugin, proposal = proposed
+            plugin.proposal_ran(proposal, result)
+            if result.hit and result.status in (Status.OK, Status.EXCEPTION):  # its replay measures its path
+                self._replaying[id(statements)] = (statements, plugin, proposal)
+        for plugin in self.plugins:
+            plugin.learn(statements, result)
         last_op = origin(statements, len(statements) - 1)  # a returned callable's call: its origin's
         attempts = self._attempts(last_op)
         attempts.ran += result.status == Status.OK
@@ -171,45 +175,39 @@ class SequenceGenerator:
             self.selector.took(last_op, float(result.milliseconds))
         if result.status == Status.EXCEPTION:
             self.learning.from_exception(statements, result)
-        awaiting = (self.memo is not None and result.hit  # its replay will measure its path
-                    and result.status in (Status.OK, Status.EXCEPTION))
-        pooled: list[PoolEntry] = []
-        if awaiting:
-            self._awaiting_path[id(statements)] = (statements, pooled, built)
         if result.status != Status.OK:
             return
         self.selector.succeeded(last_op)
         self.learning.from_success(statements, result.types)
-        if self.callables is not None:  # before novelty: a callable's state (a filled cache) has no fields
-            self.callables.learn(statements, result, self._cost(result))
-        if self.novelty is not None and not self.novelty.add(result.fields or ()):
-            return  # no new (field, source, target) triple: redundant, not extended
-        pooled += self._pool(statements, result)
+        if not all(plugin.admit(statements, result) for plugin in self.plugins):
+            return  # redundant (no new field-coverage triple): not extended
+        pooled = self._pool(statements, result)
+        for plugin in self.plugins:
+            plugin.pooled(statements, pooled)
 
-    def paths_taken(self, measured: list[tuple[list[dict], PathEdges | None]], untaken: set) -> None:
-        """The path memo learns the paths replay measured (None: not measured), given the branches
-        out of changed lines no sequence has taken yet: the values those sequences pooled are
-        reweighed, and an influence-search candidate that came near an untaken branch runs again."""
-        if self.memo is None:
-            return
-        self.memo.untaken(untaken)
-        for statements, edges in measured:
-            waiting = self._awaiting_path.pop(id(statements), None)
-            if waiting is None or edges is None:  # it never entered changed code (replayed all the same)
-                continue
-            _, pooled, built = waiting
-            stat = self.memo.record(edges)
-            for entry in pooled:
-                entry.path = stat
-            if stat.frontier and built is not None and self.search is not None and self.search.revisit(built):
-                self.memo.stats.revisited += 1
-        self.memo.refresh()
+    def replayed(self, measured: list[tuple[list[dict], PathEdges | None]],
+                 untaken: Callable[[], set]) -> None:
+        """The paths replay measured (None: not measured) go to the plugins; `untaken()` gives the
+        branches out of changed lines no sequence has taken yet."""
+        for plugin in self.plugins:
+            plugin.replayed(measured, untaken)
+        for statements, _ in measured:
+            self._replaying.pop(id(statements), None)
+
+    def plugin(self, kind: type[P]) -> P | None:
+        """The plugin of that class, when its technique is on."""
+        return next((plugin for plugin in self.plugins if isinstance(plugin, kind)), None)
+
+    def _revisit(self, statements: list[dict]) -> bool:
+        """Ask the plugin that proposed `statements` to run its proposal again soon."""
+        replaying = self._replaying.get(id(statements))
+        return replaying is not None and replaying[1].revisit(replaying[2])
 
     def _pool(self, statements: list[dict], result: SequenceResult) -> list[PoolEntry]:
         """The last statement's value, and the objects it was given (as the call left them); the
         entries pooled."""
         types, digests, last = result.types, result.digests, len(statements) - 1
-        by_state = self.novelty is None  # without novelty, an equal state digest is redundant
+        by_state = self._by_state
         entry_statements = tuple(statements)
         cost = self._cost(result)
         offered = []
@@ -233,16 +231,17 @@ class SequenceGenerator:
             return None
         attempts = self._attempts(op.id)
         attempts.chosen += 1
-        returned = self.callables.pick(op.id) if self.callables is not None else None
-        if returned is None and self._searching(op):
-            built = self.search.propose(op) if self.search is not None else None
-            if built is not None:
-                self._searched[id(built.statements)] = built
-                return built.statements
+        substitute = next(filter(None, (plugin.substitute(op) for plugin in self.plugins)), None)
+        if substitute is None:
+            for plugin in self.plugins:
+                proposal = plugin.propose(op)
+                if proposal is not None:
+                    self._proposed[id(proposal.statements)] = (plugin, proposal)
+                    return proposal.statements
         builder = SequenceBuilder()
         receiver = None
-        if returned is not None:  # a callable the operation returned, called instead of the operation
-            op, receiver = returned.operation(self.rng), builder.include(returned.entry)
+        if substitute is not None:  # e.g. a callable the operation returned, called instead of it
+            op, receiver = substitute.operation, builder.include(substitute.receiver)
         elif op.kind == "method":
             entry = self.builder.object_of(op.owner or "")
             if entry is None:
@@ -262,12 +261,6 @@ class SequenceGenerator:
         if len(builder.statements) > MAX_LENGTH:
             return None
         return builder.statements
-
-    def _searching(self, op: Operation) -> bool:
-        """Whether this pick of `op` takes influence search's next candidate: for a focus operation
-        that something can influence (else the candidate would be the plain call), half the time."""
-        return (self.search is not None and op.id in self._focus_ids
-                and bool(self.search.influence.influencers(op)) and self.rng.random() < SEARCH_RATIO)
 
     def _attempts(self, op_id: str) -> Attempts:
         return self.attempts.setdefault(op_id, Attempts())

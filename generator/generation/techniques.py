@@ -1,84 +1,130 @@
-"""The generation techniques that can be switched off one by one, so their effect can be measured.
+"""The generation techniques: one table, the one place a technique is named, described and
+switched on by default or not.
 
-Each name is a technique from the literature the engine is built on (GRT, Randoop, field
-coverage criteria, test carving, JTestCraft); `difforacle diff --disable NAME` switches one off
-(repeatable), and the ablation benchmark runs with each switched off in turn. Everything is on by
-default except the components of OFF_BY_DEFAULT, which cost more than they bring on the benchmarks
-and are switched on with `--enable NAME`.
+Each is a technique from the literature the engine is built on (GRT, Randoop, field coverage
+criteria, test carving, JTestCraft); `difforacle diff --disable NAME` switches one off
+(repeatable), `--enable NAME` one that is off by default (they cost more than they bring on the
+benchmarks), and the ablation benchmark runs with each switched off in turn. A technique that
+takes part in the generator's loop names its `Plugin` (see `plugin`): adding one is a module and
+an entry here. The others are read as a flag (`switches.NAME`) where they act.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-DESCRIPTIONS = {
-    "constants": "literals mined from the source, TF-IDF weighted, the PR's hunks first (GRT)",
-    "types": "parameter types from annotations, docstrings, names, isinstance checks and runtime feedback",
-    "elephant": "pools keyed by exact runtime type, the MRO as the subtype index (GRT elephant brain)",
-    "detective": "demand-driven construction of a needed type through its builders (GRT detective)",
-    "impurity": "fuzzed numbers and strings, objects mutated by impure methods before reuse (GRT)",
-    "orienteering": "cheap (fast, short) sequences preferred as inputs (GRT orienteering)",
-    "novelty": "sequences kept only when their object graphs add field-coverage triples",
-    "repetition": "an operation sometimes called several times in a row (Randoop)",
-    "bloodhound": "operations weighted by their uncovered changed lines and branches (GRT bloodhound)",
-    "protocols": "copy, deepcopy, hash, format, len, iteration, in, and arithmetic and comparisons with "
-                 "standard values (plain and reflected) for the classes that define them",
-    "values": "a changed module's public constants, tables and objects built at import, read and "
-              "compared (a public name head removes is an API change)",
-    "structured": "strings of small languages: format specifications, strftime patterns and ISO-8601 "
-                  "shapes, Unicode look-alikes (non-ASCII digits, case-folding characters, full-width forms)",
-    "cli": "command-line entry points (a main() reading sys.argv, the project's console scripts) run "
-           "with argv lists of their option strings and a stdin text; output and exit code compared",
-    "carving": "seed sequences recorded from the calls of the project's tests and the PR's tests "
-               "(Elbaum et al.'s test carving; Pynguin's seeding from tests)",
-    "callables": "callables that calls return (a decorator's wrapper, a closure, a bound method) called "
-                 "in turn, with arguments for their signatures",
-    "failing": "callback arguments that raise ValueError, TypeError or KeyError, so that the code "
-               "handling a user function's failure runs",
-    "influence": "Candidate Sequence Search: receivers of focus operations prepared by breadth-first "
-                 "sequences of calls that can influence them (return-argument and field define-use "
-                 "pairs, over callees and overrides; JTestCraft)",
-    "pruning": "dynamic influence check: a candidate of influence search with a call that wrote no field "
-               "the method under test read, and returned nothing it used, is not extended (JTestCraft)",
-    "reduction": "partial-order reduction: influence search prepends calls that commute (neither can "
-                 "influence the other, no field written in common) in one order only (JTestCraft)",
-    "solver": "inputs for changed functions whose branches stay untaken, found by CrossHair's symbolic "
-              "execution (`crosshair cover`) and fed to exploration as seeds (JTestCraft's concolic "
-              "step; needs the solver extra)",
-    "paths": "path memo (JTestCraft's Constraint Tree without a solver): the branches out of changed lines "
-             "each sequence takes are counted, sequences on often-seen paths extended less, and those "
-             "that reached a line whose other branch is untaken extended more",
-}
-NAMES = tuple(DESCRIPTIONS)
-OFF_BY_DEFAULT = frozenset({"solver", "paths"})  # switched on with `--enable NAME`
+from .field_novelty import NoveltyPlugin
+from .plugin import Plugin, PluginContext
+from .search.candidate_search import SearchPlugin
+from .search.path_memo import MemoPlugin
+from .seeds.returned_callables import CallablesPlugin
 
 
 @dataclass(frozen=True)
-class Switches:
-    """The components resolved once: one flag per technique, True when it is on."""
+class Technique:
+    name: str  # as `--disable` and `--enable` take it
+    description: str
+    on: bool = True  # on by default
+    # the technique's part in the generator's loop (None: it acts as a flag where it applies)
+    plugin: Callable[[PluginContext], Plugin | None] | None = None
 
-    constants: bool = True
-    types: bool = True
-    elephant: bool = True
-    detective: bool = True
-    impurity: bool = True
-    orienteering: bool = True
-    novelty: bool = True
-    repetition: bool = True
-    bloodhound: bool = True
-    protocols: bool = True
-    values: bool = True
-    structured: bool = True
-    cli: bool = True
-    carving: bool = True
-    callables: bool = True
-    failing: bool = True
-    influence: bool = True
-    pruning: bool = True
-    reduction: bool = True
-    solver: bool = False
-    paths: bool = False
+
+TECHNIQUES: tuple[Technique, ...] = (
+    Technique("constants", "literals mined from the source, TF-IDF weighted, the PR's hunks first (GRT)"),
+    Technique("types",
+              "parameter types from annotations, docstrings, names, isinstance checks and runtime feedback"),
+    Technique("elephant",
+              "pools keyed by exact runtime type, the MRO as the subtype index (GRT elephant brain)"),
+    Technique("detective",
+              "demand-driven construction of a needed type through its builders (GRT detective)"),
+    Technique("impurity", "fuzzed numbers and strings, objects mutated by impure methods before reuse (GRT)"),
+    Technique("orienteering", "cheap (fast, short) sequences preferred as inputs (GRT orienteering)"),
+    Technique("novelty",
+              "sequences kept only when their object graphs add field-coverage triples",
+              plugin=NoveltyPlugin),
+    Technique("repetition", "an operation sometimes called several times in a row (Randoop)"),
+    Technique("bloodhound",
+              "operations weighted by their uncovered changed lines and branches (GRT bloodhound)"),
+    Technique("protocols",
+              "copy, deepcopy, hash, format, len, iteration, in, and arithmetic and comparisons with "
+              "standard values (plain and reflected) for the classes that define them"),
+    Technique("values",
+              "a changed module's public constants, tables and objects built at import, read and compared "
+              "(a public name head removes is an API change)"),
+    Technique("structured",
+              "strings of small languages: format specifications, strftime patterns and ISO-8601 shapes, "
+              "Unicode look-alikes (non-ASCII digits, case-folding characters, full-width forms)"),
+    Technique("cli",
+              "command-line entry points (a main() reading sys.argv, the project's console scripts) run "
+              "with argv lists of their option strings and a stdin text; output and exit code compared"),
+    Technique("carving",
+              "seed sequences recorded from the calls of the project's tests and the PR's tests (Elbaum et "
+              "al.'s test carving; Pynguin's seeding from tests)"),
+    Technique("callables",
+              "callables that calls return (a decorator's wrapper, a closure, a bound method) called in "
+              "turn, with arguments for their signatures",
+              plugin=CallablesPlugin),
+    Technique("failing",
+              "callback arguments that raise ValueError, TypeError or KeyError, so that the code handling a "
+              "user function's failure runs"),
+    Technique("influence",
+              "Candidate Sequence Search: receivers of focus operations prepared by breadth-first sequences "
+              "of calls that can influence them (return-argument and field define-use pairs, over callees "
+              "and overrides; JTestCraft)",
+              plugin=SearchPlugin.make),
+    Technique("pruning",
+              "dynamic influence check: a candidate of influence search with a call that wrote no field the "
+              "method under test read, and returned nothing it used, is not extended (JTestCraft)"),
+    Technique("reduction",
+              "partial-order reduction: influence search prepends calls that commute (neither can influence "
+              "the other, no field written in common) in one order only (JTestCraft)"),
+    Technique("solver",
+              "inputs for changed functions whose branches stay untaken, found by CrossHair's symbolic "
+              "execution (`crosshair cover`) and fed to exploration as seeds (JTestCraft's concolic step; "
+              "needs the solver extra)",
+              on=False),
+    Technique("paths",
+              "path memo (JTestCraft's Constraint Tree without a solver): the branches out of changed lines "
+              "each sequence takes are counted, sequences on often-seen paths extended less, and those that "
+              "reached a line whose other branch is untaken extended more",
+              on=False, plugin=MemoPlugin),
+)
+NAMES = tuple(technique.name for technique in TECHNIQUES)
+OFF_BY_DEFAULT = frozenset(technique.name for technique in TECHNIQUES if not technique.on)
+DESCRIPTIONS = {technique.name: technique.description for technique in TECHNIQUES}
+
+
+class Switches:
+    """The techniques resolved once: `switches.NAME` is True when technique NAME is on (`on`: the
+    names of those on; by default, those on by default)."""
+
+    def __init__(self, on: Iterable[str] | None = None) -> None:
+        on = set(NAMES) - OFF_BY_DEFAULT if on is None else set(on)
+        unknown = on - set(NAMES)
+        if unknown:
+            raise ValueError(f"unknown technique(s) {', '.join(sorted(unknown))}")
+        self.on = frozenset(on)
+
+    def __getattr__(self, name: str) -> bool:
+        if name not in NAMES:
+            raise AttributeError(f"no technique named {name!r}")
+        return name in self.on
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Switches) and other.on == self.on
+
+    def __hash__(self) -> int:
+        return hash(self.on)
+
+    def __repr__(self) -> str:
+        return f"Switches({sorted(self.on)})"
+
+    def plugins(self, context: PluginContext) -> list[Plugin]:
+        """The plugins of the techniques that are on, in the table's order."""
+        made = (technique.plugin(context) for technique in TECHNIQUES
+                if technique.plugin is not None and technique.name in self.on)
+        return [plugin for plugin in made if plugin is not None]
 
 
 @dataclass(frozen=True)
@@ -100,8 +146,8 @@ class Components:
 
     @property
     def switches(self) -> Switches:
-        on = (set(NAMES) - OFF_BY_DEFAULT | self.enabled) - self.disabled
-        return Switches(**{name: name in on for name in NAMES})
+        return Switches((set(NAMES) - OFF_BY_DEFAULT | self.enabled) - self.disabled)
 
 
 ALL = Components()
+DEFAULTS = Switches()  # every technique at its default

@@ -42,8 +42,48 @@ from typing import Literal, NotRequired, TypedDict
 
 PROTOCOL = "difforacle.worker/1"
 
-Leaf = list  # a JSON list led by a tag: ["i", 3], ["s", "a"], ["E", type, message, module], ...
+Leaf = list  # a JSON list led by a tag (`Tag`): ["i", 3], ["s", "a"], ["E", type, message, module], ...
 Statement = dict  # {"op", "args", "kwargs"}: see the module docstring
+
+
+class Tag:
+    """The tags that lead an observation's leaf, and the layout of each leaf (the leaf grammar).
+
+    The worker writes leaves (`observe`); the host compares them, describes them in reports and
+    asserts them in tests (the `oracle` package). Values are leaves of their own; a container's
+    leaf holds its size, its items are observed under their own keys (`[0]`, `['a']`).
+    """
+
+    NONE = "n"  # ["n"]
+    BOOL = "t"  # ["t", True | False]
+    INT = "i"  # ["i", value], for |value| < 2**62
+    BIG_INT = "i~"  # ["i~", bit length, hash]
+    FLOAT = "f"  # ["f", repr]
+    COMPLEX = "c"  # ["c", repr]
+    STR = "s"  # ["s", text]
+    LONG_STR = "s~"  # ["s~", length, sha1 prefix, first characters]
+    BYTES = "b"  # ["b", hex]
+    LONG_BYTES = "b~"  # ["b~", length, sha1 prefix]
+    STANDARD = "v"  # a standard value (a date, a Decimal, a compiled pattern): ["v", type name, repr]
+    LONG_STANDARD = "v~"  # ["v~", type name, length of the repr, sha1 prefix, first characters]
+    # a statement raised: ["E", class qualname, message, module(, who raised it)]; a call the worker
+    # stopped or lost: ["E", "Timeout" | "Hang" | "Crash", detail] (no module)
+    RAISED = "E"
+    # the operation is missing on this commit, or its signature rejects the call:
+    # ["API", "missing" | "signature", message]
+    API = "API"
+    EXCEPTION_VALUE = "exc"  # an exception held as a value: ["exc", class qualname, message, module]
+    UNOBSERVABLE = "unobservable"  # observing the value raised: ["unobservable", class qualname, message]
+    UNSTABLE = "unstable"  # an observer whose value varied between two calls: ["unstable"]
+    CYCLE = "cycle"  # a value already being observed on this path: ["cycle"]
+    OBJECT = "T"  # an object observed by its fields: ["T", type name]
+    ENUM = "enum"  # ["enum", "Class.MEMBER"]
+    FUNCTION = "fn"  # a callable: ["fn", "module.qualname"]
+    LIST = "list"  # ["list", length]; a subclass of list or tuple has its type name as the tag
+    TUPLE = "tuple"  # ["tuple", length]
+    DICT = "dict"  # ["dict", length, [key literal, ...]]; another mapping has its type name as the tag
+    SET = "set"  # ["set", length(, [item literal, ...] | sha1 prefix of the sorted items)]
+    GENERATOR = "gen"  # ["gen", items taken (at most the observer's limit)]
 
 
 class Status(enum.StrEnum):

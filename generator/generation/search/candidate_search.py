@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from ...runtime.catalog import Operation
 from ...worker.protocol import SequenceResult, Status
 from ..call_builder import MAX_LENGTH, CallBuilder
+from ..plugin import Plugin, PluginContext
 from ..pools import SequenceBuilder
 from .influence import INVOKABLE_KINDS, InfluenceMap
 from .influence_check import check_influence
@@ -56,6 +57,7 @@ FRONTIER_LIMIT = 2000  # candidates waiting per focus operation; wider levels ar
 MAX_ATTEMPTS = 3  # runs of one candidate that could not be built or did not reach the focus call
 MAX_REVISITS = 2  # runs again of one candidate whose path came near a branch no sequence took
 MAX_TRIES = 8  # candidates one proposal tries to make concrete before the pick goes to plain generation
+SEARCH_RATIO = 0.5  # of the picks of a focus operation that something can influence: its next candidate
 
 
 @dataclass(frozen=True)
@@ -279,3 +281,33 @@ class CandidateSearch:
     def _receiver_of(self, type_name: str, builder: SequenceBuilder) -> dict | None:
         entry = self.calls.object_of(type_name)
         return builder.include(entry) if entry is not None else None
+
+
+class SearchPlugin(Plugin):
+    """The technique `influence` (with `pruning` and `reduction`): a pick of a focus operation that
+    something can influence takes Candidate Sequence Search's next candidate, SEARCH_RATIO of the
+    time; with the dynamic influence check on, the worker traces each candidate's reads and writes."""
+
+    def __init__(self, context: PluginContext, influence: InfluenceMap) -> None:
+        self.rng, self.focus = context.rng, context.focus
+        switches = context.switches
+        self.search = CandidateSearch(influence, context.builder, context.operations,
+                                      prune=switches.pruning, reduce=switches.reduction)
+        self.traces = switches.pruning
+
+    @staticmethod
+    def make(context: PluginContext) -> SearchPlugin | None:
+        """None without the static influence map (the engine computes it when the technique is on)."""
+        return None if context.influence is None else SearchPlugin(context, context.influence)
+
+    def propose(self, op: Operation) -> Built | None:
+        if (op.id not in self.focus or not self.search.influence.influencers(op)
+                or self.rng.random() >= SEARCH_RATIO):
+            return None
+        return self.search.propose(op)
+
+    def proposal_ran(self, proposal: Built, result: SequenceResult) -> None:  # type: ignore[override]
+        self.search.learn(proposal, result)
+
+    def revisit(self, proposal: Built) -> bool:  # type: ignore[override]
+        return self.search.revisit(proposal)

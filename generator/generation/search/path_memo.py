@@ -22,10 +22,16 @@ a solver, the memo keeps what carries over to random generation:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ...changes.changed_lines import Edge
+from ...worker.protocol import SequenceResult, Status
+from ..plugin import Plugin, PluginContext
+
+if TYPE_CHECKING:
+    from ..pools import PoolEntry
 
 PathEdges = frozenset[Edge]  # a path: the branches out of changed lines a sequence took
 FRONTIER_BOOST = 4.0  # the weight of a near miss's values, times their path's rarity
@@ -100,3 +106,38 @@ class PathMemo:
 
     def _reaches_untaken(self, edges: PathEdges) -> bool:
         return any((side, path, a) in self._untaken for side, path, a, _ in edges)
+
+
+class MemoPlugin(Plugin):
+    """The technique `paths`: the values a sequence pooled are reweighed by its path through changed
+    code once replay has measured it, and the proposal that made a near miss runs again."""
+
+    def __init__(self, context: PluginContext) -> None:
+        self.memo = PathMemo()
+        self.revisit_proposal = context.revisit
+        # id of a sequence that entered changed code -> it (alive while its path is measured) and its
+        # pooled entries
+        self._awaiting: dict[int, tuple[list[dict], list[PoolEntry]]] = {}
+
+    def learn(self, statements: list[dict], result: SequenceResult) -> None:
+        if result.hit and result.status in (Status.OK, Status.EXCEPTION):  # its replay measures its path
+            self._awaiting[id(statements)] = (statements, [])
+
+    def pooled(self, statements: list[dict], entries: list[PoolEntry]) -> None:
+        waiting = self._awaiting.get(id(statements))
+        if waiting is not None:
+            waiting[1].extend(entries)
+
+    def replayed(self, measured: Sequence[tuple[list[dict], PathEdges | None]],
+                 untaken: Callable[[], set]) -> None:
+        self.memo.untaken(untaken())
+        for statements, edges in measured:
+            waiting = self._awaiting.pop(id(statements), None)
+            if waiting is None or edges is None:  # it never entered changed code (replayed all the same)
+                continue
+            stat = self.memo.record(edges)
+            for entry in waiting[1]:
+                entry.path = stat
+            if stat.frontier and self.revisit_proposal(statements):
+                self.memo.stats.revisited += 1
+        self.memo.refresh()

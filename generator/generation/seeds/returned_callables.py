@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from ...runtime.catalog import Operation, Parameter
 from ...runtime.sequence import origin
-from ...worker.protocol import SequenceResult
+from ...worker.protocol import SequenceResult, Status
 from ...worker.resolve import CALL
+from ..plugin import Plugin, PluginContext, Substitute
 from ..pools import PoolEntry
 
 CALL_RATIO = 0.5  # of the picks of an operation with pooled callables: one of them is called instead
@@ -78,9 +79,20 @@ class ReturnedCallables:
                 bucket[self.rng.randrange(POOL_LIMIT)] = pooled
 
 
+class CallablesPlugin(Plugin):
+    """The technique `callables`: a pick of an operation that returned callables sometimes calls
+    one of them instead (CALL_RATIO of the time); the callables of sequences that ended normally
+    are pooled by origin (before novelty judges them: a callable's state, a filled cache, has no
+    fields)."""
 
+    def __init__(self, context: PluginContext) -> None:
+        self.rng, self.cost = context.rng, context.cost
+        self.callables = ReturnedCallables(context.rng)
 
+    def substitute(self, op: Operation) -> Substitute | None:
+        returned = self.callables.pick(op.id)
+        return None if returned is None else Substitute(returned.operation(self.rng), returned.entry)
 
-
-
-
+    def learn(self, statements: list[dict], result: SequenceResult) -> None:
+        if result.status == Status.OK:
+            self.callables.learn(statements, result, self.cost(result))

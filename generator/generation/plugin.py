@@ -1,0 +1,105 @@
+"""The hooks through which a generation technique takes part in generation.
+
+A technique that does more than flip a flag is a `Plugin`: the sequence generator makes one per
+technique that is on (its entry in `techniques.TECHNIQUES` names the factory) and calls each hook
+of every plugin, in the table's order, at fixed points of Randoop's loop:
+
+    pick an operation  -> substitute: call something else in its place (a callable it returned)
+                       -> propose: a whole candidate sequence for it (influence search)
+    run the batch      -> learn: every result; proposal_ran: the result of the plugin's own proposal
+                       -> admit: may a normally-ended sequence's values extend the pools (novelty)
+                       -> pooled: the pool entries made from a sequence
+    replay on both     -> replayed: the paths replay measured (the path memo), and revisit:
+                          run a proposal again soon
+
+Every hook does nothing by default, so a plugin implements only the ones it needs. A plugin
+draws random numbers only from `PluginContext.rng`, in hook order: a run with a fixed seed and
+sequence count stays reproducible.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..runtime.catalog import Operation
+    from ..worker.protocol import SequenceResult
+    from .call_builder import CallBuilder
+    from .pools import PoolEntry
+    from .search.influence import InfluenceMap
+    from .search.path_memo import PathEdges
+    from .techniques import Switches
+
+
+class Proposal(Protocol):
+    """A candidate sequence a plugin proposed; `request` is what the worker records while running
+    it (None: nothing)."""
+
+    @property
+    def statements(self) -> list[dict]: ...
+
+    @property
+    def request(self) -> dict | None: ...
+
+
+@dataclass(frozen=True)
+class Substitute:
+    """What a pick calls instead of the operation picked: `operation` on the value of `receiver`."""
+
+    operation: Operation
+    receiver: PoolEntry
+
+
+@dataclass(frozen=True)
+class PluginContext:
+    """What the generator lends its plugins."""
+
+    rng: random.Random  # the generator's own: draws must stay in hook order
+    builder: CallBuilder  # builds calls and finds receivers from the pools
+    operations: list[Operation]  # the operations the selector may pick
+    focus: frozenset[str]  # ids of the operations that touch the change
+    switches: Switches
+    influence: InfluenceMap | None  # the static influence between operations, when computed
+    cost: Callable[[SequenceResult], float]  # what a pooled entry of a result costs (orienteering)
+    revisit: Callable[[list[dict]], bool]  # ask the proposer of a sequence to run its proposal again
+
+
+class Plugin:
+    """A generation technique's part in the generator's loop (see the module docstring)."""
+
+    judges_novelty = False  # True: `admit` replaces state equality as the pools' redundancy filter
+    traces = False  # True: the worker records each of its proposals' `request`
+
+    def substitute(self, op: Operation) -> Substitute | None:
+        """Something to call in place of `op`, which the selector picked; None: call `op`."""
+        return None
+
+    def propose(self, op: Operation) -> Proposal | None:
+        """A whole candidate sequence for this pick of `op` (asked when nothing substitutes it)."""
+        return None
+
+    def proposal_ran(self, proposal: Proposal, result: SequenceResult) -> None:
+        """The result of running a proposal of this plugin's."""
+
+    def learn(self, statements: list[dict], result: SequenceResult) -> None:
+        """The result of any sequence the generator proposed."""
+
+    def admit(self, statements: list[dict], result: SequenceResult) -> bool:
+        """Whether a sequence that ended normally may extend the pools."""
+        return True
+
+    def pooled(self, statements: list[dict], entries: list[PoolEntry]) -> None:
+        """The pool entries made from a sequence that ended normally (possibly none)."""
+
+    def replayed(self, measured: Sequence[tuple[list[dict], PathEdges | None]],
+                 untaken: Callable[[], set]) -> None:
+        """The paths through changed code replay measured (None: not measured); `untaken()` gives
+        the branches out of changed lines no sequence has taken yet."""
+
+    def revisit(self, proposal: Proposal) -> bool:
+        """Run `proposal` again soon: its run came near a branch no sequence has taken. True if it
+        will be."""
+        return False
