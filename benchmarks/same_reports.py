@@ -12,6 +12,11 @@ time (they differ from run to run whatever the code).
 
 Some cases are nondeterministic whatever the code (a cache whose entries expire by the wall
 clock): record the old code twice and pass the second recording as `--again` to leave them out.
+Every run has address space layout randomization switched off (`setarch --addr-no-randomize`,
+inherited by the workers): a project value that depends on an address (on Python 3.11,
+`hash(None)`, and so the hash of a tuple holding None) differs from process to process, and a
+state digest holding one steers the generator's redundancy filter, so two runs of the same code
+would part ways.
 
 The cases: per subject of the shared bench (`$BENCH_CACHE`, default
 `~/.cache/pr-regression-bench`, built by `../shared/bench/build_corpus.py`), the first two
@@ -25,7 +30,9 @@ import argparse
 import difflib
 import json
 import os
+import platform
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -36,7 +43,8 @@ CACHE = Path(os.environ.get("BENCH_CACHE", Path.home() / ".cache" / "pr-regressi
 SUBJECTS = ("inflection", "semver", "cachetools")
 ARGUMENTS = ("--seed", "7", "--max-sequences", "3000", "--quiet")
 # Figures that measure time, not behaviour: blanked before comparing.
-TIMINGS = ("seconds", "sequences_per_second", "explore_seconds", "history_seconds")
+TIMINGS = ("seconds", "sequences_per_second", "explore_seconds", "history_seconds", "carve_seconds",
+           "solver_seconds")
 
 
 def selected_cases(manifests: Path, mutants: int = 2, refactors: int = 1) -> list[dict]:
@@ -53,8 +61,17 @@ def selected_cases(manifests: Path, mutants: int = 2, refactors: int = 1) -> lis
     return chosen
 
 
+def fixed_addresses() -> list[str]:
+    """The prefix that runs a command without address space layout randomization (none without setarch)."""
+    if shutil.which("setarch") is None:
+        print("setarch not found: runs keep address randomization and may differ", file=sys.stderr)
+        return []
+    return ["setarch", platform.machine(), "--addr-no-randomize"]
+
+
 def record(folder: Path, command: list[str], cases: list[dict]) -> int:
     folder.mkdir(parents=True, exist_ok=True)
+    command = [*fixed_addresses(), *command]
     statuses = {}
     for case in cases:
         repo = CACHE / "corpus" / case["subject"] / "repo"

@@ -13,7 +13,7 @@ from .errors import InternalError, SetupError
 from .generation.techniques import NAMES as COMPONENTS
 from .generation.techniques import OFF_BY_DEFAULT, Components
 from .options import READING_HISTORY, Options, Progress
-from .oracle.compare import EXACT_ENOUGH, FloatPolicy
+from .oracle.leaves import EXACT_ENOUGH, FloatPolicy
 from .planning.allocation import TIER1_SHARE
 from .planning.defect_scores import WINDOW, RiskTable, UnitRisk
 from .planning.plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .changes.scope import EVERYTHING, Scope
 from .generation.techniques import ALL, Components
-from .oracle.compare import EXACT_ENOUGH, FloatPolicy
+from .oracle.leaves import EXACT_ENOUGH, FloatPolicy
 from .planning.defect_scores import WINDOW
 
 READING_HISTORY = "reading history"  # the phase of the defect scores' git history, before importing

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from difforacle.generator.oracle.compare import (
-    Mismatch,
-    first_mismatch,
-    kind_of,
-    leaf_text,
-    leaves_equal,
-    unstable_keys,
-)
+from difforacle.generator.oracle.compare import Mismatch, first_mismatch, kind_of, unstable_keys
+from difforacle.generator.oracle.leaves import leaf_text, leaves_equal
 from difforacle.generator.worker.protocol import SequenceResult
 
 

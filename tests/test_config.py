@@ -25,7 +25,7 @@ from difforacle.bot.config import (
     scope_of,
 )
 from difforacle.generator import Scope
-from difforacle.generator.oracle.compare import ABS_TOL, REL_TOL
+from difforacle.generator.oracle.leaves import ABS_TOL, REL_TOL
 from difforacle.generator.planning.plan import ALLOCATIONS
 
 FULL = """\

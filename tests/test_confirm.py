@@ -9,8 +9,9 @@ from difforacle.generator.changes.scope import EVERYTHING
 from difforacle.generator.findings.cases import Case, Shown
 from difforacle.generator.findings.confirm import Locator, confirm
 from difforacle.generator.generation.replay import Candidates, KeptSequence
-from difforacle.generator.oracle.compare import EXACT_ENOUGH, Mismatch
+from difforacle.generator.oracle.compare import Mismatch
 from difforacle.generator.oracle.difference_key import DifferenceKey
+from difforacle.generator.oracle.leaves import EXACT_ENOUGH
 from difforacle.generator.planning.deadline import Deadline
 from difforacle.generator.worker.protocol import SequenceResult, Status, value_key
 

@@ -139,7 +139,7 @@ def test_fraction_and_decimal_literals(value: object) -> None:
 
 
 def test_standard_values_are_observed_by_their_repr() -> None:
-    from difforacle.generator.oracle.difference_key import shape
+    from difforacle.generator.oracle.leaves import shape
     from difforacle.generator.worker.observe import primitive_leaf
 
     assert primitive_leaf(datetime.timedelta(days=1)) == ["v", "datetime.timedelta",

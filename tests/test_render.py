@@ -27,7 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from difforacle.generator.findings import render
-from difforacle.generator.findings.render import Unpinnable, can_pin, render_test
+from difforacle.generator.findings.render import can_pin, render_test
+from difforacle.generator.oracle.checks import Unpinnable
 from difforacle.generator.oracle.compare import Mismatch, first_mismatch
 from difforacle.generator.runtime.catalog import Catalog, Operation
 from difforacle.generator.worker import literals

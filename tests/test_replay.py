@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from difforacle.generator.changes.scope import EVERYTHING
 from difforacle.generator.generation.replay import Candidates, KeptSequence, Replayer
-from difforacle.generator.oracle.compare import EXACT_ENOUGH
+from difforacle.generator.oracle.leaves import EXACT_ENOUGH
 from difforacle.generator.worker.protocol import SequenceResult, lost_record
 
 STATEMENTS = [{"op": "pkg.mod:Bar", "args": [], "kwargs": {}},

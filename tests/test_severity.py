@@ -9,7 +9,8 @@ from conftest import RepoBuilder, make_pr, run_analyze
 from difforacle.bot.summary import headline, is_regression, summary_markdown
 from difforacle.generator import render_markdown, report_to_json, validate_report
 from difforacle.generator.findings.render import severity
-from difforacle.generator.oracle.compare import Mismatch, leaves_equal
+from difforacle.generator.oracle.compare import Mismatch
+from difforacle.generator.oracle.leaves import leaves_equal
 
 PATTERNS = '''\
 import re

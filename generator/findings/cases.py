@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..oracle.compare import Mismatch
-from ..oracle.difference_key import DifferenceKey, shape
+from ..oracle.difference_key import DifferenceKey
+from ..oracle.leaves import shape
 from ..runtime.sequence import shift
 from ..worker.protocol import EXCEPTION_MARK, ObservationKey, SequenceResult, exception_key, value_key
 

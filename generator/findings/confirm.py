@@ -18,11 +18,12 @@ from pathlib import Path
 from ..changes.model import ChangeSet, Checkout
 from ..changes.scope import Scope
 from ..generation.replay import Candidates, KeptSequence
-from ..oracle.compare import FloatPolicy, Mismatch, reproduces
+from ..oracle.compare import Mismatch
 from ..oracle.difference_key import observed_path
+from ..oracle.leaves import FloatPolicy, reproduces
 from ..planning.deadline import Deadline
 from ..runtime.catalog import Operation
-from ..worker.protocol import statement_of
+from ..worker.protocol import OperationKind, statement_of
 from .cases import Case, Finding, Location, Shown
 from .difference_check import DifferenceCheck
 
@@ -62,7 +63,7 @@ class Locator:
                 line = self._first_changed(side, unit.path, unit.start, unit.end)
                 return Location(unit.path, line, side, self._hunk(side, unit.path, line) if line else None)
         op = self.operations.get(shown.target)
-        if op and op.file and op.kind in ("value", "export") and op.line is not None:
+        if op and op.file and op.kind in (OperationKind.VALUE, OperationKind.EXPORT) and op.line is not None:
             # a module's value: the first changed line of its assignment (on base, where it was
             # listed); an exported name: its line in `__all__` or in the package's imports
             path = relative(op.file, self.base)

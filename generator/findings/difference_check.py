@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from ..oracle.compare import FloatPolicy, Mismatch, leaves_equal, raised_before
+from ..oracle.compare import Mismatch, raised_before
 from ..oracle.difference_key import DifferenceKey
+from ..oracle.leaves import FloatPolicy, leaves_equal
 from ..runtime.workers import Worker
 from ..worker.protocol import SequenceResult
 from .cases import Case, Shown

@@ -31,6 +31,7 @@ from typing import Generic, TypeVar
 
 from ..planning.deadline import Deadline
 from ..runtime.catalog import Operation
+from ..worker.protocol import OperationKind
 from ..worker.resolve import CALL
 from .cases import Case, Finding, Location, Shown
 from .difference_check import DifferenceCheck
@@ -274,7 +275,7 @@ class _Minimizer(Generic[Outcome]):
     def _has_receiver(self, statement: dict) -> bool:
         """A method's first argument, and the callable a returned callable's call calls, are receivers."""
         op = self.operations.get(statement["op"])
-        return statement["op"] == CALL or (op is not None and op.kind == "method")
+        return statement["op"] == CALL or (op is not None and op.kind == OperationKind.METHOD)
 
 
 def _text(case: Case) -> str:

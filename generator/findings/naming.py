@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable
 
 from ..runtime.catalog import Operation
+from ..worker.protocol import OperationKind
 
 MAX_TEST_NAME = 80
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -78,21 +79,21 @@ def variable_name(op_id: str, op: Operation | None = None) -> str:
     qualname = op_id.partition(":")[2]
     parts = qualname.split(".")
     name = parts[-1]
-    kind = op.kind if op else ("method" if len(parts) > 1 else "function")
+    kind = op.kind if op else (OperationKind.METHOD if len(parts) > 1 else OperationKind.FUNCTION)
     returns = op.returns if op else ()
-    if kind == "command":  # what a command line did: its output, exit code and return value
+    if kind == OperationKind.COMMAND:  # what a command line did: its output, exit code and return value
         return "run"
-    if kind == "constructor":
+    if kind == OperationKind.CONSTRUCTOR:
         return _first_usable(snake(name), snake(name) + "_obj") or "instance"
-    if kind == "static" and op and len(parts) > 1 and _is_factory(op, parts[-2]):
+    if kind == OperationKind.STATIC and op and len(parts) > 1 and _is_factory(op, parts[-2]):
         return _first_usable(snake(parts[-2]), snake(parts[-2]) + "_obj") or "instance"
-    if kind == "method":
+    if kind == OperationKind.METHOD:
         if name.startswith("__") and name.endswith("__"):
             return DUNDER_NAMES.get(name, "result")
         if name in VALUE_METHODS:
             return "value"
     stem = _strip_verb(snake(name))
-    if kind == "function" and stem == name:
+    if kind == OperationKind.FUNCTION and stem == name:
         stem = ""  # the function's own name: the test imports it
     return _first_usable(stem, _from_returns(returns)) or "result"
 

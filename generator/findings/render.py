@@ -12,7 +12,8 @@ after statement 3). The test ends in exactly one behaviour: an `assert`, a
 `with pytest.raises(Exc, match=...)` block when the pinned side raises, or the bare call when
 the pinned side returns normally where the other raised. Floats are compared with
 `pytest.approx(value, rel=..., abs=...)` by the run's float policy (by default the engine's
-1e-09 and 1e-12, see generator.compare), NaN with `math.isnan`, infinities exactly.
+1e-09 and 1e-12), NaN with `math.isnan`, infinities exactly; how each leaf is checked is the
+oracle's (`oracle.checks`).
 
 Some leaves cannot be pinned (`can_pin` says which): a hang, timeout or crash on the pinned
 side, a value with no assertable form (an unstable observer, a cycle, an `str()` that was cut
@@ -20,27 +21,28 @@ short), an observation missing on the pinned side that no `hasattr` can express,
 operation missing on the pinned side (its import fails), and a check that would hold on the
 other side too. `render_test` raises `Unpinnable` (a ValueError) for them.
 
-Every module is formatted with black (line length 100); the names come from generator.naming.
+Every module is formatted with black (line length 100); the names come from `naming`.
 """
 
 from __future__ import annotations
 
 import inspect
 import keyword
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..changes.model import ChangeSet
-from ..oracle.compare import EXACT_ENOUGH, FloatPolicy, Mismatch, is_lost, kind_of, leaf_text
+from ..oracle.checks import Unpinnable, check, raises
+from ..oracle.compare import Mismatch, kind_of
+from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy, describe, is_lost, is_raised, leaf_text
 from ..report.model import Difference, Statement
 from ..runtime.catalog import Operation
 from ..runtime.sequence import called
 from ..worker.command_line import command_target, run_command_line
 from ..worker.literals import SHARED_NAN, input_files, modules_used
 from ..worker.literals import source as literal_source
-from ..worker.protocol import ObservationKey, Step
+from ..worker.protocol import ObservationKey, OperationKind, Step, Tag
 from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target
 from .cases import Finding
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
@@ -71,20 +73,9 @@ FIXTURES = ("monkeypatch", "tmp_path")  # the test takes them when a call reads 
 COMMAND_LINE_HELPER = inspect.getsource(run_command_line)
 RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo", run_command_line.__name__})
 LINE_LENGTH = 100
-MESSAGE_LIMIT = 300  # generator.worker.observe.clean_text's limit for exception messages
-TEXT_LIMIT = 400  # and for str()/repr() observers
-MAX_ITEMS = 20  # list() and generator observers stop there
 NOTE_LIMIT = 200
-REGEX_SPECIAL = frozenset("\\.^$*+?{}[]|()")
-EXACT_TAGS = frozenset({"n", "t", "T", "enum", "fn"})  # their checks test the type already
-NUMERIC_TAGS = frozenset({"i", "i~", "f", "c", "t"})
-TEXT_TAGS = frozenset({"s", "s~", "b", "b~"})
-_BUILTIN_TYPES = {"i": "int", "i~": "int", "f": "float", "c": "complex", "s": "str", "s~": "str",
-                  "b": "bytes", "b~": "bytes", "list": "list", "tuple": "tuple", "dict": "dict"}
 
 
-class Unpinnable(ValueError):
-    """The mismatch has no test that passes on the pinned side (see `can_pin`)."""
 
 
 # ---------------------------------------------------------------- the stage: findings to differences
@@ -104,7 +95,7 @@ def severity(mismatch: Mismatch, project: frozenset[str]) -> str:
     project's), or the worker saw the interpreter, the standard library or a dependency raise it
     on both commits (`len(None)` in the project's code: CPython's wording, not the project's)."""
     base, head = mismatch.base, mismatch.head
-    if not (base and head and base[0] == head[0] == "E" and len(base) > 3 and len(head) > 3):
+    if not (base and head and base[0] == head[0] == Tag.RAISED and len(base) > 3 and len(head) > 3):
         return "major"
     same_class = base[1] == head[1] and base[3] == head[3]
     module = str(base[3])
@@ -299,8 +290,8 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
     kwargs = [f"{k}={_arg_source(a, names, imports)}" for k, a in statement["kwargs"].items()]
     if op_id == CALL:  # a callable an earlier statement returned, called
         return f"{args[0]}({', '.join([*args[1:], *kwargs])})"
-    kind = op.kind if op else ("method" if "." in qualname else "function")
-    if kind == "method":
+    kind = op.kind if op else (OperationKind.METHOD if "." in qualname else OperationKind.FUNCTION)
+    if kind == OperationKind.METHOD:
         receiver, rest = args[0], args[1:]
         method = qualname.rsplit(".", 1)[-1]
         if method in BINARY and len(rest) == 1 and not kwargs:
@@ -318,12 +309,12 @@ def _call_source(statement: dict, operations: dict[str, Operation], names: dict[
         if method == "__contains__" and len(rest) == 1:
             return f"{rest[0]} in {receiver}"
         return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
-    if kind == "value":  # a module's constant or table, read
+    if kind == OperationKind.VALUE:  # a module's constant or table, read
         return imports.name_for(module, qualname)
-    if kind == "export":  # an exported name, looked up in the test's body (not its imports)
+    if kind == OperationKind.EXPORT:  # an exported name, looked up in the test's body (not its imports)
         imports.modules.add(module)
         return f"{module}.{export_target(op_id).partition(':')[2]}"
-    if kind == "command":  # an entry point run as its command line, by the helper the test carries
+    if kind == OperationKind.COMMAND:  # an entry point run as its command line, by the test's helper
         imports.command_line = True
         main = _callable_name(*(command_target(op_id) or op_id).split(":", 1), imports)
         return f"{run_command_line.__name__}({', '.join([main, *args, *kwargs])})"
@@ -346,71 +337,51 @@ def _callable_name(module: str, qualname: str, imports: _Imports) -> str:
 def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, imports: _Imports) -> list[str]:
     """The last statement and the one behaviour it pins: lines of the test body."""
     pinned, other = (mismatch.base, mismatch.head) if pin == "base" else (mismatch.head, mismatch.base)
-    note = _comment_text(f"{'head' if pin == 'base' else 'base'}: {_describe(other, pinned)}")
+    note = _comment_text(f"{'head' if pin == 'base' else 'base'}: {describe(other, pinned)}")
     if is_lost(pinned):
         raise Unpinnable(f"the call does not end on {pin}: {leaf_text(pinned)}")
     key = ObservationKey.parse(mismatch.key)
     if key.is_exception:
         if pinned is None:  # returns normally here, raises there: the call alone must not raise
             return [f"# {note}", call]
-        if pinned[0] == "API":
+        if pinned[0] == Tag.API:
             if pinned[1] != "signature":
                 raise Unpinnable(f"the operation is missing on {pin}: {pinned[2]}")
             imports.modules.add("pytest")
             return [f"# {note}", "with pytest.raises(TypeError):", f"    {call}"]
-        if pinned[0] != "E" or len(pinned) < 3:
+        if pinned[0] != Tag.RAISED or len(pinned) < 3:
             raise Unpinnable(f"not an exception: {pinned}")
-        return [f"# {note}", *_raises(pinned, other, call, imports)]
+        return [f"# {note}", *raises(pinned, other, call, imports)]
     value_name = names.get(key.variable, "result")  # type: ignore[arg-type]
     if mismatch.raised is not None and not key.observes_result:  # what the failed call left behind
-        prefix = _raises(mismatch.raised, None, call, imports)
+        prefix = raises(mismatch.raised, None, call, imports)
     else:
         prefix = [f"{value_name} = {call}"] if key.observes_result else [call]
     expression, owner = _expression(value_name, key.steps)
     last = key.steps[-1] if key.steps else None
     if pinned is None:
         return [*prefix, _absent(owner, last, note)]
-    if pinned[0] == "E":
-        return [*prefix, f"# {note}", *_raises(pinned, other, expression, imports)]
-    check = _full_check(expression, pinned, other, last, imports)
-    if check == _other_check(expression, other, pinned, last, imports.floats):
-        raise Unpinnable(f"the check {check!r} holds on both sides")
+    if pinned[0] == Tag.RAISED:
+        return [*prefix, f"# {note}", *raises(pinned, other, expression, imports)]
+    checked = check(expression, pinned, other, last, imports)
+    if checked == _other_check(expression, other, pinned, last, imports.floats):
+        raise Unpinnable(f"the check {checked!r} holds on both sides")
     if other is None and last is not None and last.kind in ("attr", "property", "call"):
-        check = f"hasattr({owner}, {last.text!r}) and {check}"  # absent on the other side
-    return [*prefix, f"assert {check}, {note!r}"]
+        checked = f"hasattr({owner}, {last.text!r}) and {checked}"  # absent on the other side
+    return [*prefix, f"assert {checked}, {note!r}"]
 
 
 def _other_check(x: str, other: list | None, pinned: list, last: Step | None,
                  floats: FloatPolicy) -> str | None:
     """The check the other side's leaf would get (None if it has none)."""
-    if other is None or other[0] in ("E", "API"):
+    if other is None or is_raised(other):
         return None
     try:
-        return _full_check(x, other, pinned, last, _Imports(floats=floats))
+        return check(x, other, pinned, last, _Imports(floats=floats))
     except Unpinnable:
         return None
 
 
-def _describe(leaf: list | None, other: list | None) -> str:
-    """The other side's value for a comment or an assertion message."""
-    if leaf is None:
-        return leaf_text(leaf, other)
-    tag = leaf[0]
-    if is_lost(leaf):
-        verb = "crashes" if leaf[1] == "Crash" else "hangs"
-        return f"{verb} ({leaf[2]})" if leaf[2] else verb
-    if tag == "i~":
-        return f"an int of {leaf[1]} bits (hash {leaf[2]})"
-    if tag == "s~":
-        start = f" starting {leaf[3]!r}" if len(leaf) > 3 else ""
-        return f"a str of {leaf[1]} characters{start} (sha1 {leaf[2]})"
-    if tag == "b~":
-        return f"{leaf[1]} bytes (sha1 {leaf[2]})"
-    if tag == "c":
-        return leaf[1]
-    if tag == "gen":
-        return f"a generator of {leaf[1]} items"
-    return leaf_text(leaf, other)
 
 
 def _comment_text(text: str) -> str:
@@ -450,184 +421,27 @@ def _absent(owner: str, last: Step | None, note: str) -> str:
     return f"assert not hasattr({owner}, {last.text!r}), {note!r}"
 
 
-def _raises(leaf: list, other: list | None, expression: str, imports: _Imports) -> list[str]:
-    """A `with pytest.raises(...)` block around `expression` that the pinned exception passes."""
-    name, message = leaf[1], leaf[2]
-    module = leaf[3] if len(leaf) > 3 else "builtins"
-    if not all(part.isidentifier() for part in (*name.split("."), *module.split("."))):
-        raise Unpinnable(f"exception class {module}.{name} cannot be imported")
-    top = name.split(".")[0]
-    exception = name if module == "builtins" else imports.name_for(module, top) + name[len(top):]
-    pattern = _message_pattern(name, message)
-    same_message = other is not None and other[0] == "E" and bool(re.search(pattern, _sample(other[2])))
-    imports.modules.add("pytest")
-    if same_message and other[1:2] == leaf[1:2] and other[3:4] == leaf[3:4]:  # type: ignore[index]
-        raise Unpinnable(f"the same exception matches on both sides: {leaf_text(leaf)}")
-    opening = f"with pytest.raises({exception}, match={_regex_literal(pattern)})"
-    if same_message:  # another exception type with a matching message: it may be a subclass
-        return [f"{opening} as excinfo:", f"    {expression}", f"assert type(excinfo.value) is {exception}"]
-    return [f"{opening}:", f"    {expression}"]
 
 
-def _message_pattern(name: str, message: str) -> str:
-    """An anchored regex for a cleaned message: addresses were masked, long text was cut."""
-    cut = len(message) == MESSAGE_LIMIT + 3 and message.endswith("...")
-    body = _escape(message[:MESSAGE_LIMIT] if cut else message)
-    open_ended = cut or name == "RecursionError"  # its suffix was dropped (see observe.exception_leaf)
-    return f"^{body}" + ("" if open_ended else "$")
 
 
-def _escape(text: str) -> str:
-    """`re.escape` without escaping spaces (easier to read), masked addresses matching any address."""
-    escaped = "".join("\\" + c if c in REGEX_SPECIAL else c for c in text)
-    return escaped.replace("0x\\?", "0x[0-9a-fA-F]{4,}")
 
 
-def _sample(message: str) -> str:
-    """A message that the cleaned `message` stands for (masked addresses filled in)."""
-    return message.replace("0x?", "0x0000")
 
 
-def _regex_literal(pattern: str) -> str:
-    trailing = len(pattern) - len(pattern.rstrip("\\"))
-    if '"' not in pattern and pattern.isprintable() and trailing % 2 == 0:
-        return f'r"{pattern}"'
-    return repr(pattern)
 
 
-def _full_check(x: str, leaf: list, other: list | None, last: Step | None, imports: _Imports) -> str:
-    """`_check`, led by a type test when the other side's value has another type."""
-    check = _check(x, leaf, other, last, imports)
-    if check is None:
-        raise Unpinnable(f"no assertable form for {leaf_text(leaf)}")
-    guard = _type_guard(x, leaf, other)
-    return f"{guard} and {check}" if guard else check
 
 
-def _type_guard(x: str, leaf: list, other: list | None) -> str | None:
-    """`type(x) is int` when the other side's value could pass the check with another type.
-
-    `1 == 1.0 == True`, and a length check holds for any sized value of that length.
-    """
-    if other is None or other[0] in ("E", "API", "n") or other[0] == leaf[0]:
-        return None
-    tag, other_tag = leaf[0], other[0]
-    if tag in EXACT_TAGS or _BUILTIN_TYPES.get(tag, tag) == _BUILTIN_TYPES.get(other_tag, other_tag):
-        return None
-    if tag in NUMERIC_TAGS and (other_tag not in NUMERIC_TAGS or not _numerically_equal(leaf, other)):
-        return None
-    if tag in TEXT_TAGS and other_tag in NUMERIC_TAGS | TEXT_TAGS:
-        return None
-    if tag in _BUILTIN_TYPES:
-        return f"type({x}) is {_BUILTIN_TYPES[tag]}"
-    if tag == "gen":
-        return f"type({x}).__name__ == 'generator'"
-    if tag == "set":
-        return f"isinstance({x}, (set, frozenset))"
-    if "." in tag:  # a subclass of list, tuple or dict, by module and qualified name
-        return f"type({x}).__module__ + '.' + type({x}).__qualname__ == {tag!r}"
-    return None
 
 
-def _numerically_equal(a: list, b: list) -> bool:
-    def value(leaf: list) -> complex | None:
-        if leaf[0] == "i~":
-            return None
-        return complex(leaf[1]) if leaf[0] == "c" else complex(float(leaf[1]))
-
-    x, y = value(a), value(b)
-    return x is None or y is None or x == y
 
 
-def _check(x: str, leaf: list, other: list | None, last: Step | None, imports: _Imports) -> str | None:
-    """A boolean expression true exactly when `x` matches the leaf, or None if none exists."""
-    tag = leaf[0]
-    if last is not None and last.kind == "wrap" and last.text in ("str", "repr") and tag in ("s", "s~"):
-        return _text_check(x, leaf, imports)
-    if tag == "n":
-        return f"{x} is None"
-    if tag == "exc":  # an exception object held as a value: its class and message
-        return f"type({x}).__qualname__ == {leaf[1]!r} and str({x}) == {leaf[2]!r}"
-    if tag == "v":  # a standard value by its exact repr (`datetime.timedelta(days=1)`)
-        return f"repr({x}) == {leaf[2]!r}"
-    if tag == "v~":  # a long one (a large compiled regex): its length and digest
-        imports.modules.add("hashlib")
-        return (f"len(repr({x})) == {leaf[2]} and "
-                f"hashlib.sha1(repr({x}).encode('utf-8', 'surrogatepass')).hexdigest()[:16] == {leaf[3]!r}")
-    if tag == "t":
-        return f"{x} is {leaf[1]}"
-    if tag in ("i", "s"):
-        return f"{x} == {leaf[1]!r}"
-    if tag == "b":
-        return f"{x} == {bytes.fromhex(leaf[1])!r}"
-    if tag == "f":
-        return _float_check(x, float(leaf[1]), imports)
-    if tag == "c":
-        if complex(leaf[1]) != complex(leaf[1]):
-            return None  # NaN parts
-        return f"{x} == complex({leaf[1]!r})" if "inf" in leaf[1] else f"{x} == {leaf[1]}"
-    if tag == "i~":  # integer beyond 2**62: bit length and (deterministic) int hash
-        return f"{x}.bit_length() == {leaf[1]} and hash({x}) == {leaf[2]}"
-    if tag in ("s~", "b~"):  # long text: length and digest
-        imports.modules.add("hashlib")
-        data = f"{x}.encode('utf-8', 'surrogatepass')" if tag == "s~" else x
-        return f"len({x}) == {leaf[1]} and hashlib.sha1({data}).hexdigest()[:16] == {leaf[2]!r}"
-    if tag == "T":
-        short = leaf[1].rsplit(".", 1)[-1]
-        if other is not None and other[0] == "T" and other[1].rsplit(".", 1)[-1] == short:
-            return f"type({x}).__module__ + '.' + type({x}).__qualname__ == {leaf[1]!r}"
-        return f"type({x}).__name__ == {short!r}"
-    if tag == "enum":
-        enum_type, _, member = leaf[1].rpartition(".")
-        if other is not None and other[0] == "enum" and other[1].rpartition(".")[0] == enum_type:
-            return f"{x}.name == {member!r}"  # another member of the same enum
-        return f"type({x}).__qualname__ + '.' + {x}.name == {leaf[1]!r}"
-    if tag == "fn":
-        return f"{x}.__module__ + '.' + {x}.__qualname__ == {leaf[1]!r}"
-    if tag == "gen":
-        return _count_check(f"list({x})", leaf[1])
-    if tag == "set":
-        return _set_check(x, leaf)
-    if len(leaf) >= 3 and isinstance(leaf[2], list):  # dict or mapping: size and keys in order
-        if all(isinstance(k, list) for k in leaf[2]) and leaf[1] <= len(leaf[2]):
-            return f"list({x}) == [{', '.join(literal_source(k) for k in leaf[2])}]"
-        return f"len({x}) == {leaf[1]}"
-    if len(leaf) == 2 and isinstance(leaf[1], int) and not isinstance(leaf[1], bool):  # list, tuple
-        if last is not None and last.kind == "wrap" and last.text == "list":
-            return _count_check(x, leaf[1])  # the observer took at most MAX_ITEMS items
-        return f"len({x}) == {leaf[1]}"
-    return None
 
 
-def _count_check(items: str, count: int) -> str:
-    """`items` (a list built from an iterator the observer cut at MAX_ITEMS) has `count` items."""
-    return f"len({items}) == {count}" if count < MAX_ITEMS else f"len({items}) >= {count}"
 
 
-def _text_check(x: str, leaf: list, imports: _Imports) -> str | None:
-    """str()/repr() observers record cleaned text: addresses masked, cut at TEXT_LIMIT."""
-    if leaf[0] == "s~":
-        return None  # cut short, then digested: nothing left to compare with
-    text = leaf[1]
-    if "0x?" not in text:
-        return f"{x} == {text!r}"
-    imports.modules.add("re")
-    pattern = _escape(text)
-    return f"re.fullmatch({_regex_literal(pattern)}, {x}) is not None"
 
 
-def _float_check(x: str, value: float, imports: _Imports) -> str:
-    if value != value:
-        imports.modules.add("math")
-        return f"math.isnan({x})"
-    if value in (float("inf"), float("-inf")):
-        return f"{x} == float({str(value)!r})"
-    imports.modules.add("pytest")
-    return f"{x} == pytest.approx({value!r}, rel={imports.floats.rel!r}, abs={imports.floats.abs!r})"
 
 
-def _set_check(x: str, leaf: list) -> str:
-    items = leaf[2] if len(leaf) > 2 else None
-    if isinstance(items, list) and all(isinstance(i, list) for i in items):
-        return f"{x} == {literal_source(['set', items])}" if items else f"{x} == set()"
-    return f"len({x}) == {leaf[1]}"

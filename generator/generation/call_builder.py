@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..runtime.catalog import Catalog, Operation, Parameter
 from ..worker.command_line import ARGV, STDIN
+from ..worker.protocol import OperationKind
 from ..worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
 from .pools import PoolEntry, Pools, SequenceBuilder
 from .type_learning import FACTORY_KINDS, TypeLearning
@@ -223,7 +224,7 @@ class CallBuilder:
                 names = self._short_names.get(name, [name]) if name.startswith("?") else [name]
                 return any(type_name in self.catalog.classes.get(n, {}).get("mro", (n,)) for n in names)
 
-            constructors = [op for op in self.catalog.operations if op.kind == "constructor"
+            constructors = [op for op in self.catalog.operations if op.kind == OperationKind.CONSTRUCTOR
                             and type_name in self.catalog.classes.get(op.owner or "", {}).get("mro", ())]
             factories = [op for op in self.operations
                          if op.kind in FACTORY_KINDS and any(map(makes, op.returns))]
@@ -250,8 +251,8 @@ class CallBuilder:
     def _impure_methods(self, type_name: str) -> list[Operation]:
         if type_name not in self._impure:
             owners = set(self.catalog.classes.get(type_name, {}).get("mro", (type_name,)))
-            self._impure[type_name] = [op for op in self.operations
-                                       if op.kind == "method" and op.owner in owners and is_mutator(op.name)]
+            self._impure[type_name] = [op for op in self.operations if op.kind == OperationKind.METHOD
+                                       and op.owner in owners and is_mutator(op.name)]
         return self._impure[type_name]
 
 

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..changes.scope import EVERYTHING, Scope
-from ..oracle.compare import EXACT_ENOUGH, FloatPolicy
+from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy
 from ..planning.deadline import Deadline
 from ..planning.operation_plan import Aim
 from ..runtime.catalog import Catalog

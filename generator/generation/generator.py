@@ -25,7 +25,7 @@ from typing import TypeVar
 from ..planning.operation_plan import Aim
 from ..runtime.catalog import Catalog
 from ..runtime.sequence import origin
-from ..worker.protocol import SequenceResult, Status, digest_key
+from ..worker.protocol import OperationKind, SequenceResult, Status, digest_key
 from .call_builder import MAX_LENGTH, CallBuilder
 from .plugin import Plugin, PluginContext, Proposal
 from .pools import PoolEntry, Pools, SequenceBuilder
@@ -128,7 +128,7 @@ class SequenceGenerator:
                 continue
             builder = SequenceBuilder()
             args = [{"lit": lit} for lit in found.args]
-            if op.kind == "method":
+            if op.kind == OperationKind.METHOD:
                 entry = self.builder.object_of(op.owner or "")
                 if entry is None:
                     continue
@@ -242,7 +242,7 @@ class SequenceGenerator:
         receiver = None
         if substitute is not None:  # e.g. a callable the operation returned, called instead of it
             op, receiver = substitute.operation, builder.include(substitute.receiver)
-        elif op.kind == "method":
+        elif op.kind == OperationKind.METHOD:
             entry = self.builder.object_of(op.owner or "")
             if entry is None:
                 attempts.no_receiver += 1

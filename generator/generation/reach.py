@@ -19,6 +19,7 @@ from ..changes.units import MODULE
 from ..planning.impact import Impact, UnitKey
 from ..report.model import UnitReach
 from ..runtime.catalog import Catalog
+from ..worker.protocol import OperationKind
 from .generator import Attempts
 
 ONLY_AT_IMPORT = ("it ran only while its module was imported: no generated sequence was compared on both "
@@ -104,7 +105,7 @@ class Reasons:
         missing = sum((a.no_argument for a in tried), start=Counter())
         if receivers >= sum(missing.values()):
             owners = sorted({op.owner.rsplit(".", 1)[-1] for op in self.catalog.operations
-                             if op.id in operations and op.kind == "method" and op.owner})
+                             if op.id in operations and op.kind == OperationKind.METHOD and op.owner})
             return f"no {' or '.join(owners) or 'receiver'} object to call it on could be built"
         name = missing.most_common(1)[0][0]
         return f"no value could be built for its argument {name!r}"

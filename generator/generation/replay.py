@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from ..changes.changed_lines import SIDES, ChangedLines
 from ..changes.scope import Scope
-from ..oracle.compare import FloatPolicy, Mismatch, first_mismatch, unstable_keys
+from ..oracle.compare import Mismatch, first_mismatch, unstable_keys
 from ..oracle.difference_key import DifferenceKey
+from ..oracle.leaves import FloatPolicy
 from ..runtime.sequence import call_path, origin
 from ..runtime.workers import Worker
 from ..worker.protocol import MalformedKey, ObservationKey, SequenceResult, Status

@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable, Mapping
 
 from ..planning.quota import UnitQuota
 from ..runtime.catalog import Catalog, Operation
+from ..worker.protocol import OperationKind
 from .bloodhound import Bloodhound
 
 TIER_SHARES = (0.5, 0.3, 0.2)  # focus, related (same class hierarchy), other builders
@@ -32,7 +33,7 @@ class OperationSelector:
         and branches not yet covered (Bloodhound's weights)."""
         self.rng = rng
         self.weighted = bloodhound
-        self.operations = [op for op in catalog.operations if op.kind != "constructor" or
+        self.operations = [op for op in catalog.operations if op.kind != OperationKind.CONSTRUCTOR or
                            not catalog.classes.get(op.owner or "", {}).get("abstract")]
         self.by_id = {op.id: op for op in self.operations}
         related = _related_types(catalog, focus)

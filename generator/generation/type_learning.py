@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..runtime.catalog import Operation
-from ..worker.protocol import SequenceResult, exception_key
+from ..worker.protocol import OperationKind, SequenceResult, Tag, exception_key
 
 WORKED_LIMIT = 16
-FACTORY_KINDS = ("static", "function")  # operations that make a value without a receiver
+FACTORY_KINDS = (OperationKind.STATIC, OperationKind.FUNCTION)  # they make a value without a receiver
 BOUNDARY_ERRORS = ("TypeError", "AttributeError")  # what a call raises when an argument has the wrong type
 
 
@@ -39,7 +39,7 @@ class TypeLearning:
         """A call that raised past its boundary accepted its arguments' types (not their values)."""
         failed = result.executed
         leaf = result.observations.get(exception_key(failed))
-        if failed < len(statements) and leaf and leaf[0] == "E" and leaf[1] not in BOUNDARY_ERRORS:
+        if failed < len(statements) and leaf and leaf[0] == Tag.RAISED and leaf[1] not in BOUNDARY_ERRORS:
             self._arguments(statements[failed], result.types, values=False)
 
     def _return(self, op_id: str, mro: list[str]) -> None:
@@ -58,7 +58,7 @@ class TypeLearning:
         op = self.operations.get(statement["op"])
         if op is None:
             return
-        positional = statement["args"][1:] if op.kind == "method" else statement["args"]
+        positional = statement["args"][1:] if op.kind == OperationKind.METHOD else statement["args"]
         named = list(zip((p.name for p in op.params), positional, strict=False))
         for name, arg in [*named, *statement["kwargs"].items()]:
             if "lit" in arg and values:

@@ -21,6 +21,7 @@ from ..changes.changed_lines import SIDES
 from ..changes.model import ChangeSet, Checkout
 from ..changes.units import MODULE, Span, parse_spans
 from ..runtime.catalog import Operation
+from ..worker.protocol import OperationKind
 from ..worker.resolve import OPERATION_DUNDERS
 
 IMPACT_DEPTH = 3
@@ -78,7 +79,7 @@ class Impact:
         for op in operations:
             key = (op.module, op.qualname)
             owner = (op.module, op.qualname.rsplit(".", 1)[0]) if "." in op.qualname else None
-            builds_changed = op.kind == "constructor" and any(
+            builds_changed = op.kind == OperationKind.CONSTRUCTOR and any(
                 m == op.module and q.startswith(op.qualname + ".") for m, q in changed)
             dispatched = {tuple(d.split(":", 1)) for d in op.dispatches}
             if (key in reached or owner in changed_classes or op.module in whole or builds_changed
@@ -296,17 +297,17 @@ def _definitions(module: str, source: str) -> list[Operation]:
         if not (node.name in exported or not node.name.startswith("_")):
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.append(_operation(module, node.name, "function", None))
+            found.append(_operation(module, node.name, OperationKind.FUNCTION, None))
         else:  # exception classes too: their messages and attributes are behaviour
             owner = f"{module}.{node.name}"
-            found.append(_operation(module, node.name, "constructor", owner))
+            found.append(_operation(module, node.name, OperationKind.CONSTRUCTOR, owner))
             for method in _top_level(node.body):
                 decorators = {name_of(d) for d in getattr(method, "decorator_list", ())}
                 if (not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
                         or decorators & NOT_OPERATIONS
                         or (method.name.startswith("_") and method.name not in OPERATION_DUNDERS)):
                     continue
-                kind = "static" if decorators & STATIC_DECORATORS else "method"
+                kind = OperationKind.STATIC if decorators & STATIC_DECORATORS else OperationKind.METHOD
                 found.append(_operation(module, f"{node.name}.{method.name}", kind, owner))
     return found
 

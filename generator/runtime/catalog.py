@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..worker.protocol import OperationKind
+
 
 @dataclass(frozen=True)
 class Parameter:
@@ -43,7 +45,7 @@ class Parameter:
 @dataclass(frozen=True)
 class Operation:
     id: str
-    kind: str  # function | constructor | method | static | value | command
+    kind: str  # an OperationKind
     owner: str | None  # type name of the class, for constructors and methods
     params: tuple[Parameter, ...]
     returns: tuple[str, ...]
@@ -94,9 +96,9 @@ class Catalog:
         the reads of module values (`pkg.units:TABLE`) and exported names (`pkg:Name<export>`),
         and/or the command lines (`pkg.cli:main<argv>`)."""
         kept = [op for op in self.operations
-                if not (protocols and op.dispatches and op.kind == "function")
-                and not (values and op.kind in ("value", "export"))
-                and not (commands and op.kind == "command")]
+                if not (protocols and op.dispatches and op.kind == OperationKind.FUNCTION)
+                and not (values and op.kind in (OperationKind.VALUE, OperationKind.EXPORT))
+                and not (commands and op.kind == OperationKind.COMMAND)]
         return Catalog(kept, self.classes, self.import_errors, self.head_import_errors, self.compiled)
 
     @property
@@ -111,4 +113,5 @@ class Catalog:
         return set(modules) - set(self.head_import_errors) - set(self.import_errors)
 
     def constructors_of(self, type_name: str) -> list[Operation]:
-        return [op for op in self.operations if op.kind == "constructor" and op.owner == type_name]
+        return [op for op in self.operations
+                if op.kind == OperationKind.CONSTRUCTOR and op.owner == type_name]

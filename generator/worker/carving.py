@@ -28,6 +28,7 @@ from typing import Any
 
 from . import literals
 from .introspect import build_catalog
+from .protocol import OperationKind
 
 MAX_STATEMENTS = 60  # per test: a longer test is cut here (its tail is usually more of the same)
 MAX_SEQUENCES = 3000  # per run: the explorer's first batches, not its whole budget
@@ -53,7 +54,7 @@ class Recorder:
         catalog = build_catalog(self.modules)
         roots = {name.split(".")[0] for name in self.modules}
         for op in catalog["operations"]:
-            if op.get("dispatches") or op["kind"] in ("value", "export"):
+            if op.get("dispatches") or op["kind"] in (OperationKind.VALUE, OperationKind.EXPORT):
                 continue  # `copy.deepcopy`, `operator.__sub__`, a table: nothing of the project's to wrap
             try:
                 self._wrap(op["id"], op["kind"], roots)
@@ -84,7 +85,7 @@ class Recorder:
         module_name, _, qualname = op_id.partition(":")
         module = importlib.import_module(module_name)
         parts = qualname.split(".")
-        if kind == "function":
+        if kind == OperationKind.FUNCTION:
             original = getattr(module, parts[-1])
             if isinstance(original, types.FunctionType):
                 _rebind(original, self._recording(op_id, kind, original), roots)
@@ -92,7 +93,7 @@ class Recorder:
         owner: Any = module
         for part in parts[:-1]:
             owner = getattr(owner, part)
-        if kind == "constructor":  # through its own __init__ (an enum's lookup or a __new__ is not)
+        if kind == OperationKind.CONSTRUCTOR:  # through its own __init__ (not an enum's lookup or a __new__)
             klass = getattr(owner, parts[-1])
             init = klass.__dict__.get("__init__")
             if isinstance(init, types.FunctionType) and not isinstance(klass, enum.EnumMeta):
@@ -103,11 +104,11 @@ class Recorder:
         if definer is None or definer.__module__.split(".")[0] not in roots:
             return
         static = definer.__dict__[name]
-        if kind == "method" and isinstance(static, types.FunctionType):
+        if kind == OperationKind.METHOD and isinstance(static, types.FunctionType):
             setattr(definer, name, self._recording(op_id, kind, static))
-        elif kind == "static" and isinstance(static, staticmethod):
+        elif kind == OperationKind.STATIC and isinstance(static, staticmethod):
             setattr(definer, name, staticmethod(self._recording(op_id, kind, static.__func__)))
-        elif kind == "static" and isinstance(static, classmethod):
+        elif kind == OperationKind.STATIC and isinstance(static, classmethod):
             inner = static.__func__
             setattr(definer, name, classmethod(self._recording(op_id, "classmethod", inner)))
 
@@ -129,7 +130,7 @@ class Recorder:
                         recorder._emit([*test.statements, statement])  # replay stops at the exception
                     raise
                 if statement is not None:
-                    test.add(statement, args[0] if kind == "constructor" else value)
+                    test.add(statement, args[0] if kind == OperationKind.CONSTRUCTOR else value)
                 return value
             finally:
                 recorder.depth -= 1
@@ -160,7 +161,7 @@ class _TestRecording:
         """The call as a statement, or None when an argument cannot be rebuilt from code."""
         if len(self.statements) >= MAX_STATEMENTS:
             return None
-        if kind == "constructor":
+        if kind == OperationKind.CONSTRUCTOR:
             if klass is None or not args or type(args[0]) is not klass:
                 return None  # a subclass's construction through super().__init__
             args = args[1:]

@@ -23,6 +23,8 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .protocol import OperationKind
+
 COMMAND_SUFFIX = "<argv>"  # `pkg.cli:main<argv>`: main called as its command line runs it
 ARGV = "difforacle.Argv"  # parameter hints the host builds a command line and a stdin text for
 STDIN = "difforacle.Stdin"
@@ -119,7 +121,7 @@ def commands_of(module: types.ModuleType) -> list[dict]:
         node = definitions.get(qualname.split(".")[0])
         target_id = f"{module.__name__}:{qualname}"
         found.append({
-            "id": command_id(target_id), "kind": "command", "owner": None,
+            "id": command_id(target_id), "kind": OperationKind.COMMAND, "owner": None,
             "params": [{"name": "argv", "kind": "POSITIONAL_OR_KEYWORD", "has_default": False,
                         "hints": [ARGV], "options": options},
                        {"name": "stdin", "kind": "POSITIONAL_OR_KEYWORD", "has_default": True,

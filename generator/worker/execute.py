@@ -29,7 +29,7 @@ from .observe import (
     raised_by,
     type_name,
 )
-from .protocol import ResultRecord, Status, digest_key, exception_key, value_key
+from .protocol import OperationKind, ResultRecord, Status, Tag, digest_key, exception_key, value_key
 from .resolve import Missing, Resolver, Unbindable
 from .tracer import ChangeTracer
 
@@ -124,10 +124,10 @@ class SequenceRunner:
             kwargs = {k: _argument(a, values, self._nan) for k, a in statement["kwargs"].items()}
             self.resolver.check_binding(op, args, kwargs)
         except Missing as exc:
-            obs[exception_key(index)] = ["API", "missing", str(exc)]
+            obs[exception_key(index)] = [Tag.API, "missing", str(exc)]
             return Status.MISSING
         except Unbindable as exc:
-            obs[exception_key(index)] = ["API", "signature", str(exc)]
+            obs[exception_key(index)] = [Tag.API, "signature", str(exc)]
             return Status.UNBINDABLE
         if want_callees:
             result["callees"].append(op.callee(args))
@@ -146,9 +146,9 @@ class SequenceRunner:
             values.append(value)
             with literals.clocks_rewound():
                 self._observe(index, statement, value, values, result,
-                              MODULE_VALUE_ITEMS if op.kind == "value" else MAX_ITEMS)
+                              MODULE_VALUE_ITEMS if op.kind == OperationKind.VALUE else MAX_ITEMS)
         except StatementTimeout:
-            obs[exception_key(index)] = ["E", "Timeout", f"statement exceeded {self.call_timeout:g}s"]
+            obs[exception_key(index)] = [Tag.RAISED, "Timeout", f"statement exceeded {self.call_timeout:g}s"]
             return Status.TIMEOUT
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -161,8 +161,8 @@ class SequenceRunner:
         digests[digest_key(index, index)] = self.observer.snapshot(obs, value_key(index, index), value,
                                                                    items=items)
         leaf = primitive_leaf(value)
-        huge = leaf is not None and leaf[0] in ("i", "i~", "s~", "b~") and (
-            leaf[0] != "i" or abs(value) > HUGE)
+        huge = leaf is not None and leaf[0] in (Tag.INT, Tag.BIG_INT, Tag.LONG_STR, Tag.LONG_BYTES) and (
+            leaf[0] != Tag.INT or abs(value) > HUGE)
         result["types"].append(_mro(value))
         result["reusable"].append(value is not None and not huge)
         params = returned_callable(value)

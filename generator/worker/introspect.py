@@ -26,6 +26,7 @@ from . import literals, typeinfo
 from .command_line import commands_of
 from .keywords import keyword_options
 from .observe import clean_text, type_name
+from .protocol import OperationKind
 from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS, code_name, export_id
 from .tracer import unwrap_hits
 
@@ -66,7 +67,8 @@ def build_catalog(modules: list[str]) -> dict:
                     _add_class(obj, operations, classes, wanted, home=name)
                     listed.append(obj)
                 elif inspect.isfunction(obj) or inspect.isbuiltin(obj):
-                    _add_operation(operations, f"{name}:{obj.__qualname__}", "function", obj, None, wanted)
+                    op_id = f"{name}:{obj.__qualname__}"
+                    _add_operation(operations, op_id, OperationKind.FUNCTION, obj, None, wanted)
             except BaseException:  # a metaclass's __dir__, a signature that raises: that member only
                 continue
         with contextlib.suppress(BaseException):  # a module whose source cannot be read: no values
@@ -154,7 +156,7 @@ def _callable_parameters(value: Any) -> list[dict] | None:
         target = inspect.unwrap(target) if follow else unwrap_hits(target)
     params = list((signature if follow else own).parameters.values())
     lines = _source(target, follow)[1]
-    evidence = _Evidence(value, target, owner, "function", {p.name for p in params}, lines)
+    evidence = _Evidence(value, target, owner, OperationKind.FUNCTION, {p.name for p in params}, lines)
     hints = _hints(target)
     return [_parameter(p, hints, evidence, set()) for p in params]
 
@@ -176,7 +178,7 @@ def _add_values(module: types.ModuleType, tree: ast.Module, operations: dict) ->
         if value is _MISSING or callable(value) or isinstance(value, types.ModuleType) or _typing(value):
             continue  # functions and classes are operations already; a module is no value
         operations[f"{module.__name__}:{name}"] = {
-            "id": f"{module.__name__}:{name}", "kind": "value", "owner": None, "params": [],
+            "id": f"{module.__name__}:{name}", "kind": OperationKind.VALUE, "owner": None, "params": [],
             "returns": [type_name(type(value))], "file": getattr(module, "__file__", None), "line": line,
             "end": end}
 
@@ -204,7 +206,7 @@ def _add_exports(module: types.ModuleType, tree: ast.Module, operations: dict) -
         if isinstance(getattr(module, name, None), types.ModuleType):
             continue  # a submodule is no name of the API
         operations[export_id(module.__name__, name)] = {
-            "id": export_id(module.__name__, name), "kind": "export", "owner": None, "params": [],
+            "id": export_id(module.__name__, name), "kind": OperationKind.EXPORT, "owner": None, "params": [],
             "returns": [], "file": getattr(module, "__file__", None), "line": line, "end": line}
 
 
@@ -241,7 +243,7 @@ def _value_classes(module: types.ModuleType, operations: dict, classes: dict) ->
     roots = {module.__name__.split(".")[0]}
     found = []
     for op in operations.values():
-        if op["kind"] != "value" or not op["id"].startswith(module.__name__ + ":"):
+        if op["kind"] != OperationKind.VALUE or not op["id"].startswith(module.__name__ + ":"):
             continue
         klass = type(getattr(module, op["id"].split(":", 1)[1], None))
         listed = type_name(klass) in classes or issubclass(klass, SKIPPED_BASES)
@@ -313,7 +315,8 @@ def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> Non
                              for owner in owners for dunder in PROTOCOLS[op_id]})
         params = [{"name": name, "kind": "POSITIONAL_ONLY", "has_default": False, "hints": hints}
                   for name, hints in zip("ab", operands, strict=False)]
-        operations[op_id] = {"id": op_id, "kind": "function", "owner": None, "params": [*params, *extra],
+        operations[op_id] = {"id": op_id, "kind": OperationKind.FUNCTION, "owner": None,
+                             "params": [*params, *extra],
                              "returns": [], "file": None, "line": None, "end": None, "dispatches": dispatches}
 
     # copying an object whose class customizes nothing runs no project code: only those that do,
@@ -424,7 +427,7 @@ def _add_class(klass: type, operations: dict, classes: dict, wanted: set[type],
     classes[type_name(klass)] = _class_entry(klass)
     prefix = f"{home or klass.__module__}:{klass.__qualname__}"
     if not inspect.isabstract(klass):
-        _add_operation(operations, prefix, "constructor", klass, klass, wanted)
+        _add_operation(operations, prefix, OperationKind.CONSTRUCTOR, klass, klass, wanted)
     if constructor_only:
         return
     roots = {klass.__module__.split(".")[0]}
@@ -441,9 +444,10 @@ def _add_class(klass: type, operations: dict, classes: dict, wanted: set[type],
         if isinstance(static, (property, type)) or not callable(getattr(klass, name, None)):
             continue
         if isinstance(static, (staticmethod, classmethod)):
-            _add_operation(operations, f"{prefix}.{name}", "static", getattr(klass, name), klass, wanted)
+            _add_operation(operations, f"{prefix}.{name}", OperationKind.STATIC, getattr(klass, name), klass,
+                           wanted)
         elif inspect.isfunction(static) or inspect.ismethoddescriptor(static):
-            _add_operation(operations, f"{prefix}.{name}", "method", static, klass, wanted)
+            _add_operation(operations, f"{prefix}.{name}", OperationKind.METHOD, static, klass, wanted)
 
 
 def _add_builders(wanted: set[type], operations: dict, classes: dict, roots: set[str]) -> None:
@@ -466,19 +470,20 @@ def _add_operation(operations: dict, op_id: str, kind: str, func: Any, owner: ty
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError):
-        if not (kind == "constructor" and issubclass(func, BaseException)):
+        if not (kind == OperationKind.CONSTRUCTOR and issubclass(func, BaseException)):
             return
         signature = EXCEPTION_SIGNATURE  # an exception class that keeps BaseException's C constructor
     params = list(signature.parameters.values())
-    if kind == "method":
+    if kind == OperationKind.METHOD:
         params = params[1:]
         if op_id.rsplit(".", 1)[-1] in OPERATORS:  # called as an operator: only the operands
             params = [p for p in params if p.default is p.empty and p.kind in _POSITIONAL]
-    target = func.__init__ if kind == "constructor" else func
+    target = func.__init__ if kind == OperationKind.CONSTRUCTOR else func
     hints = _hints(target)
     path, lines, start = _source(target)
     evidence = _Evidence(func, target, owner, kind, {p.name for p in params}, lines)
-    members = _enum_value(func) if kind == "constructor" and isinstance(func, enum.EnumMeta) else None
+    enum_type = kind == OperationKind.CONSTRUCTOR and isinstance(func, enum.EnumMeta)
+    members = _enum_value(func) if enum_type else None
     entry = {
         "id": op_id,
         "kind": kind,
@@ -498,8 +503,9 @@ class _Evidence:
                  lines: list[str]) -> None:
         self.scope = typeinfo.Scope.of(target, owner)
         self.target = target  # the code that runs: its `**kwargs` options are read from it
-        self._owner = func if kind == "constructor" else owner
-        self._docs = (target, func) if kind == "constructor" else (func,)  # __init__'s, then the class's
+        self._owner = func if kind == OperationKind.CONSTRUCTOR else owner
+        # __init__'s docstring, then the class's
+        self._docs = (target, func) if kind == OperationKind.CONSTRUCTOR else (func,)
         self._lines = lines
         self._names = names
         self._documented: dict[str, str] | None = None

@@ -38,11 +38,12 @@ from itertools import islice
 from typing import Any, NamedTuple
 
 from .literals import clocks_rewound, encode
-from .protocol import attribute_step, call_step, item_step, property_step, wrap_step
+from .protocol import Tag, attribute_step, call_step, item_step, property_step, wrap_step
 from .purity import is_observer_candidate, name_suggests_mutation
 
 MAX_ITEMS = 20
-MAX_STR = 400
+MAX_STR = 400  # characters of a str, bytes or standard value's repr kept whole (else digested)
+MESSAGE_LIMIT = 300  # characters of an exception's message kept (cut with "...")
 MAX_DEPTH = 3
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
@@ -60,7 +61,7 @@ def type_name(t: type) -> str:
     return f"{module if type(module) is str else '?'}.{t.__qualname__}"
 
 
-def clean_text(text: str, limit: int = 300) -> str:
+def clean_text(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """Text with memory addresses masked and a bounded length."""
     text = ADDRESS.sub("0x?", text)
     return text if len(text) <= limit else text[:limit] + "..."
@@ -94,14 +95,14 @@ def exception_leaf(exc: BaseException) -> list:
         # where the limit struck, which any change in stack depth moves: not behaviour.
         message = message.split(" in comparison")[0].split(" while ")[0]
     module = type(exc).__module__
-    return ["E", type(exc).__qualname__, clean_text(message), module if type(module) is str else "?"]
+    return [Tag.RAISED, type(exc).__qualname__, clean_text(message), module if type(module) is str else "?"]
 
 
 def unobservable_leaf(exc: BaseException) -> list:
     """A value whose snapshot raised part way (its `__len__`, `__iter__`, ... failed): the
     exception's type and message, which tell the two commits apart but make no assertion."""
     _, name, message = exception_leaf(exc)[:3]
-    return ["unobservable", name, message]
+    return [Tag.UNOBSERVABLE, name, message]
 
 
 # Standard value types whose state lives in C (no `__dict__` to walk): observed by their repr,
@@ -115,31 +116,31 @@ def primitive_leaf(value: Any) -> list | None:
     """The leaf of a primitive value (or of a standard value type), or None for anything else."""
     t = type(value)
     if value is None:
-        return ["n"]
+        return [Tag.NONE]
     if t is bool:
-        return ["t", value]
+        return [Tag.BOOL, value]
     if t is int:
         if -(2**62) < value < 2**62:
-            return ["i", value]
-        return ["i~", value.bit_length(), hash(value)]  # int hashing is not randomized
+            return [Tag.INT, value]
+        return [Tag.BIG_INT, value.bit_length(), hash(value)]  # int hashing is not randomized
     if t is float:
-        return ["f", repr(value)]
+        return [Tag.FLOAT, repr(value)]
     if t is str:
         if len(value) <= MAX_STR:
-            return ["s", value]
-        return ["s~", len(value), _digest(value.encode("utf-8", "surrogatepass")), value[:60]]
+            return [Tag.STR, value]
+        return [Tag.LONG_STR, len(value), _digest(value.encode("utf-8", "surrogatepass")), value[:60]]
     if t is bytes:
         if len(value) <= MAX_STR:
-            return ["b", value.hex()]
-        return ["b~", len(value), _digest(value)]
+            return [Tag.BYTES, value.hex()]
+        return [Tag.LONG_BYTES, len(value), _digest(value)]
     if t is complex:
-        return ["c", repr(value)]
+        return [Tag.COMPLEX, repr(value)]
     name = type_name(t)
     if name in VALUE_TYPES:
         text = clean_text(repr(value), sys.maxsize)  # memory addresses masked (a tzinfo's repr)
         if len(text) <= MAX_STR:
-            return ["v", name, text]
-        return ["v~", name, len(text), _digest(text.encode("utf-8", "surrogatepass")), text[:60]]
+            return [Tag.STANDARD, name, text]
+        return [Tag.LONG_STANDARD, name, len(text), _digest(text.encode("utf-8", "surrogatepass")), text[:60]]
     return None
 
 
@@ -185,7 +186,7 @@ class Observer:
             out[key] = leaf
             return
         if id(value) in seen:
-            out[key] = ["cycle"]
+            out[key] = [Tag.CYCLE]
             return
         mark = len(out)
         seen.add(id(value))
@@ -207,12 +208,12 @@ class Observer:
         if kind is None:
             kind = self._kinds[t] = _kind_of(t)
         if kind == "enum":
-            out[key] = ["enum", f"{t.__qualname__}.{_text(value.name)}"]
+            out[key] = [Tag.ENUM, f"{t.__qualname__}.{_text(value.name)}"]
         elif kind == "callable":
             name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
-            out[key] = ["fn", f"{_text(getattr(value, '__module__', ''))}.{_text(name)}"]
+            out[key] = [Tag.FUNCTION, f"{_text(getattr(value, '__module__', ''))}.{_text(name)}"]
         elif depth <= 0:
-            out[key] = ["T", type_name(t)]
+            out[key] = [Tag.OBJECT, type_name(t)]
         else:
             self._snap_composite(out, key, value, kind, depth, with_observers, seen)
 
@@ -225,7 +226,7 @@ class Observer:
                 self._snap(out, key + item_step(i), item, depth - 1, False, seen)
         elif kind == "dict":
             keys = list(islice(value.keys(), self.items))
-            out[key] = ["dict" if t is dict else type_name(t), len(value), [_key_item(k) for k in keys]]
+            out[key] = [Tag.DICT if t is dict else type_name(t), len(value), [_key_item(k) for k in keys]]
             for k in keys:
                 if _usable_in_key(k):
                     self._snap(out, key + item_step(k), value[k], depth - 1, False, seen)
@@ -233,14 +234,14 @@ class Observer:
             out[key] = _set_leaf(value)
         elif kind == "generator":
             items = list(islice(value, MAX_ITEMS))
-            out[key] = ["gen", len(items)]
+            out[key] = [Tag.GENERATOR, len(items)]
             for i, item in enumerate(items):
                 self._snap(out, key + item_step(i), item, depth - 1, False, seen)
         elif kind == "exception":  # an exception held as a value (returned, stored), not raised
-            out[key] = ["exc", *exception_leaf(value)[1:]]
+            out[key] = [Tag.EXCEPTION_VALUE, *exception_leaf(value)[1:]]
         else:
             tname = type_name(t)
-            out[key] = ["T", tname]
+            out[key] = [Tag.OBJECT, tname]
             self._snap_attributes(out, key, value, depth, seen)
             if with_observers and tname not in self.disabled:
                 self._snap_observers(out, key, value, depth, seen)
@@ -325,7 +326,7 @@ class Observer:
                     self._unstable.add((t, suffix))
                 self._confirmed.add((t, suffix))
             if (t, suffix) in self._unstable:
-                out[key + suffix] = ["unstable"]
+                out[key + suffix] = [Tag.UNSTABLE]
             elif type(first) is list:  # a leaf: most observers return a primitive
                 out[key + suffix] = first
             else:
@@ -470,11 +471,11 @@ def _usable_in_key(k: Any) -> bool:
 def _set_leaf(value: Any) -> list:
     """Sets compare as sets: every element sorted when small, an order-free digest when large."""
     if len(value) > 10_000:
-        return ["set", len(value)]
+        return [Tag.SET, len(value)]
     items = sorted((_key_item(k) for k in value), key=repr)
     if len(items) <= 200:
-        return ["set", len(value), items]
-    return ["set", len(value), _digest(repr(items).encode("utf-8", "surrogatepass"))]
+        return [Tag.SET, len(value), items]
+    return [Tag.SET, len(value), _digest(repr(items).encode("utf-8", "surrogatepass"))]
 
 
 _WRAPPED = {

@@ -86,6 +86,20 @@ class Tag:
     GENERATOR = "gen"  # ["gen", items taken (at most the observer's limit)]
 
 
+class OperationKind:
+    """What an operation of the catalog is, and so how a statement calls it (an operation id is
+    `module:qualname`, or a form the worker's resolver reads)."""
+
+    FUNCTION = "function"  # a module's function: f(*args)
+    CONSTRUCTOR = "constructor"  # a class: Class(*args)
+    METHOD = "method"  # an instance method: args[0].m(*args[1:])
+    STATIC = "static"  # a static or class method: Class.m(*args)
+    VALUE = "value"  # a module's public constant, table or object built at import: read, not called
+    EXPORT = "export"  # a public name of a module, looked up (head removing it is an API change)
+    COMMAND = "command"  # a command-line entry point, run with an argv list and a stdin text
+    CALL = "call"  # a callable an earlier statement returned, called: args[0](*args[1:])
+
+
 class Status(enum.StrEnum):
     """How a sequence ended."""
 
@@ -164,6 +178,7 @@ class ResultRecord(TypedDict, total=False):
 # ---------------------------------------------------------------- observation keys
 
 EXCEPTION_MARK = "!"
+RESULT, ARGUMENT = "result", "argument"  # the roles an observed value has in its statement
 StepKind = Literal["attr", "property", "call", "item", "wrap"]
 OBSERVER_STEPS = frozenset({"property", "call", "wrap"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # written bare in a key; any other name is quoted
@@ -271,7 +286,7 @@ class ObservationKey:
         """What is observed, whatever the sequence: `!`, `result<path>` or `argument<path>`."""
         if self.is_exception:
             return EXCEPTION_MARK
-        return ("result" if self.observes_result else "argument") + self.path
+        return (RESULT if self.observes_result else ARGUMENT) + self.path
 
 
 def statement_of(key: str) -> int:
@@ -460,5 +475,5 @@ def lost_record(detail: str, statement: int) -> ResultRecord:
     """The record of a sequence whose process hung (`detail` "hang") or died at `statement`."""
     kind = "Hang" if detail == "hang" else "Crash"
     return {"status": Status.CRASH.value, "n": statement, "hit": True, "lost": True,
-            "obs": {exception_key(statement): ["E", kind, detail]}, "types": [], "digests": {},
+            "obs": {exception_key(statement): [Tag.RAISED, kind, detail]}, "types": [], "digests": {},
             "reusable": []}

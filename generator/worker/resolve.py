@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .command_line import check_arguments, command_target, run_command_line
+from .protocol import OperationKind
 from .tracer import unwrap_hits
 
 # Dunder methods called through their operator so that reflection and NotImplemented
@@ -70,6 +71,10 @@ CALL = "operator:call"
 # there, so a name head stops exporting is an API change, whatever the object is and wherever
 # it moved.
 EXPORT_SUFFIX = "<export>"
+# kinds whose statements call nothing whose signature is known in advance: a value is read, an export
+# looked up, a command line given an argv, a returned callable's signature is its own
+UNCALLED_KINDS = frozenset({OperationKind.VALUE, OperationKind.EXPORT, OperationKind.COMMAND,
+                            OperationKind.CALL})
 
 
 def export_id(module: str, name: str) -> str:
@@ -94,39 +99,37 @@ class Operation:
     """A resolved operation: how to call it and which unit it belongs to."""
 
     op_id: str
-    # "function" | "constructor" | "method" | "static" | "value" (a module's attribute) | "command"
-    # (a command-line entry point, called with an argv list and a stdin text) | "call" (CALL) |
-    # "export" (a name a module exports, read for its presence only)
+    # an OperationKind
     kind: str
     obj: Any  # the function, the class, or the class owning the method; a command's entry point
     name: str  # attribute name for methods
 
     def call(self, args: list, kwargs: dict) -> Any:
-        if self.kind == "method":
+        if self.kind == OperationKind.METHOD:
             receiver, rest = args[0], args[1:]
             if self.name in OPERATORS and not kwargs:
                 return OPERATORS[self.name](receiver, *rest)
             return getattr(receiver, self.name)(*rest, **kwargs)
-        if self.kind == "static":
+        if self.kind == OperationKind.STATIC:
             return getattr(self.obj, self.name)(*args, **kwargs)
-        if self.kind == "value":
+        if self.kind == OperationKind.VALUE:
             return self.obj
-        if self.kind == "export":
+        if self.kind == OperationKind.EXPORT:
             return None  # its presence is the behaviour; the object is another operation's business
-        if self.kind == "command":
+        if self.kind == OperationKind.COMMAND:
             return run_command_line(self.obj, *args)
-        if self.kind == "call":
+        if self.kind == OperationKind.CALL:
             return args[0](*args[1:], **kwargs)
         return self.obj(*args, **kwargs)
 
     def callee(self, args: list) -> str:
         """The `mod:Qual` of the code that runs, following dynamic dispatch on the receiver (and,
         for a protocol operation, on its operands: `2 * d` runs `Duration.__rmul__`)."""
-        if self.kind == "command":
+        if self.kind == OperationKind.COMMAND:
             return command_target(self.op_id) or self.op_id
-        if self.kind == "call" and args:
+        if self.kind == OperationKind.CALL and args:
             return code_name(args[0]) or self.op_id
-        if self.kind == "method" and args:
+        if self.kind == OperationKind.METHOD and args:
             for klass in type(args[0]).__mro__:
                 if self.name in klass.__dict__:
                     return f"{klass.__module__}:{klass.__qualname__}.{self.name}"
@@ -197,24 +200,25 @@ class Resolver:
 
     def check_binding(self, op: Operation, args: list, kwargs: dict) -> None:
         """Raise Unbindable if the signature on this commit rejects the call."""
-        if op.kind in ("value", "export"):
+        if op.kind in (OperationKind.VALUE, OperationKind.EXPORT):
             if args or kwargs:
                 raise Unbindable(f"{op.op_id} is a value, not a function")
             return
-        if op.kind == "command":
+        if op.kind == OperationKind.COMMAND:
             problem = check_arguments(args, kwargs)
             if problem:
                 raise Unbindable(problem)
             return
-        if op.kind == "call":  # a returned callable: each sequence makes new ones, never cached
+        if op.kind == OperationKind.CALL:  # a returned callable: each sequence makes new ones, never cached
             if not args or not callable(args[0]):
                 raise Unbindable(f"{type(args[0]).__qualname__ if args else 'nothing'} is not callable")
             signature = _uncached_signature(args[0])
             args = args[1:]
-        elif op.kind == "method" and not args:
+        elif op.kind == OperationKind.METHOD and not args:
             raise Missing(f"? has no attribute {op.name!r}")
         else:
-            signature = self._signature(_called(op, type(args[0]) if op.kind == "method" else None))
+            owner = type(args[0]) if op.kind == OperationKind.METHOD else None
+            signature = self._signature(_called(op, owner))
         if signature is None:
             return
         try:
@@ -228,7 +232,7 @@ class Resolver:
         dies with it). Raises Missing as `resolve` does."""
         op = self.resolve(op_id)
         # a command's arguments are checked by shape; a call's signature is its callable's, made later
-        if op.kind not in ("value", "export", "command", "call"):
+        if op.kind not in UNCALLED_KINDS:
             self._signature(_called(op, op.obj))  # a method as its own class has it
         return op
 
@@ -246,12 +250,12 @@ class Resolver:
 def _called(op: Operation, receiver_type: type | None) -> Any:
     """The function a call of `op` runs (a method's as `receiver_type` has it; a module's click
     command is a value, called as such)."""
-    if op.kind == "method":
+    if op.kind == OperationKind.METHOD:
         func = getattr(receiver_type, op.name, None)
         if func is None:
             raise Missing(f"{getattr(receiver_type, '__qualname__', '?')} has no attribute {op.name!r}")
         return func
-    if op.kind == "static":
+    if op.kind == OperationKind.STATIC:
         return getattr(op.obj, op.name)
     return op.obj
 
@@ -266,16 +270,17 @@ def _uncached_signature(func: Any) -> inspect.Signature | None:
 
 def _resolve(op_id: str) -> Operation:
     if op_id == CALL:
-        return Operation(op_id, "call", None, "call")
+        return Operation(op_id, OperationKind.CALL, None, "call")
     target_id = command_target(op_id)
     if target_id is not None:  # `pkg.cli:main<argv>`: whatever `pkg.cli:main` is, as a command line
         entry = _resolve(target_id)
-        return Operation(op_id, "command", _called(entry, entry.obj), entry.name)
+        return Operation(op_id, OperationKind.COMMAND, _called(entry, entry.obj), entry.name)
     exported = export_target(op_id)
     if exported is not None:
         module_name, _, name = exported.partition(":")
         try:  # getattr, not getattr_static: a module `__getattr__` still serving an old name serves it
-            return Operation(op_id, "export", getattr(importlib.import_module(module_name), name), name)
+            exported_value = getattr(importlib.import_module(module_name), name)
+            return Operation(op_id, OperationKind.EXPORT, exported_value, name)
         except ImportError as exc:
             raise Missing(f"module {module_name} cannot be imported: {exc}") from None
         except Exception:  # AttributeError, or a module `__getattr__` refusing the name another way
@@ -298,13 +303,13 @@ def _resolve(op_id: str) -> Operation:
     target = getattr(owner, name)
     if isinstance(owner, type):
         if isinstance(static, (staticmethod, classmethod)):
-            return Operation(op_id, "static", owner, name)
+            return Operation(op_id, OperationKind.STATIC, owner, name)
         if isinstance(target, type):
-            return Operation(op_id, "constructor", target, name)
-        return Operation(op_id, "method", owner, name)
+            return Operation(op_id, OperationKind.CONSTRUCTOR, target, name)
+        return Operation(op_id, OperationKind.METHOD, owner, name)
     if isinstance(target, type):
-        return Operation(op_id, "constructor", target, name)
+        return Operation(op_id, OperationKind.CONSTRUCTOR, target, name)
     if not callable(target):
-        return Operation(op_id, "value", target, name)  # a module's constant, table or object
-    return Operation(op_id, "function", target, name)
+        return Operation(op_id, OperationKind.VALUE, target, name)  # a module's constant, table or object
+    return Operation(op_id, OperationKind.FUNCTION, target, name)
 

@@ -45,7 +45,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from ...runtime.catalog import Operation
-from ...worker.protocol import SequenceResult, Status
+from ...worker.protocol import OperationKind, SequenceResult, Status
 from ..call_builder import MAX_LENGTH, CallBuilder
 from ..plugin import Plugin, PluginContext
 from ..pools import SequenceBuilder
@@ -177,7 +177,7 @@ class CandidateSearch:
         """Queue every candidate made by prepending an operation that can influence this one."""
         if len(candidate) > MAX_PREFIX or len(frontier) >= FRONTIER_LIMIT:
             return
-        owner = focus.owner if focus.kind == "method" else None
+        owner = focus.owner if focus.kind == OperationKind.METHOD else None
         visible: list[Operation] = []  # what a prepended call runs before: up to the receiver's making
         for op_id in candidate:
             visible.append(self.by_id[op_id])
@@ -205,12 +205,12 @@ class CandidateSearch:
     def _executable(self, candidate: tuple[str, ...], focus: Operation) -> bool:
         """A function's candidates always; a method's when a call makes the receiver (the calls
         before it never need the receiver: `_extend` prepends none)."""
-        return focus.kind != "method" or not focus.owner or self._receiver_made_at(candidate) >= 0
+        return focus.kind != OperationKind.METHOD or not focus.owner or self._receiver_made_at(candidate) >= 0
 
     def _receiver_made_at(self, candidate: tuple[str, ...]) -> int:
         """The position of the call that makes the focus call's receiver, -1 when none does."""
         owner = self.by_id[candidate[-1]].owner
-        if self.by_id[candidate[-1]].kind != "method" or not owner:
+        if self.by_id[candidate[-1]].kind != OperationKind.METHOD or not owner:
             return -1
         return next((i for i, op_id in enumerate(candidate)
                      if self.influence.makes_receiver(self.by_id[op_id], owner)), -1)
@@ -221,7 +221,7 @@ class CandidateSearch:
 
     def _acts_on(self, op: Operation, owner: str) -> bool:
         """A method an object of type `owner` has (its class is in the owner's MRO)."""
-        return op.kind == "method" and op.owner in self.influence.mro(owner)
+        return op.kind == OperationKind.METHOD and op.owner in self.influence.mro(owner)
 
     def _extends_pruned(self, candidate: tuple[str, ...]) -> bool:
         """Whether the candidate prepends calls to a pruned one's calls. With the reduction on, not
@@ -248,7 +248,7 @@ class CandidateSearch:
     def _concrete(self, candidate: tuple[str, ...], focus: Operation) -> Built | None:
         """The candidate's calls with arguments; an object a call returned is passed to the later
         calls that take its type (the return-argument pairs the candidate was built from)."""
-        owner = focus.owner if focus.kind == "method" else None
+        owner = focus.owner if focus.kind == OperationKind.METHOD else None
         builder = SequenceBuilder()
         receiver: dict | None = None
         returned: dict[str, dict] = {}  # type name -> reference to a value a call of the candidate returned
@@ -261,9 +261,9 @@ class CandidateSearch:
             elif owner and self._acts_on(op, owner):
                 receiver = receiver or self._receiver_of(owner, builder)
                 target = receiver
-            elif op.kind == "method":
+            elif op.kind == OperationKind.METHOD:
                 target = self._receiver_of(op.owner or "", builder)
-            if op.kind == "method" and target is None:
+            if op.kind == OperationKind.METHOD and target is None:
                 return None
             call = self.calls.call(op, builder, target, provided=returned)
             if call is None or len(builder.statements) >= MAX_LENGTH:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ...planning.impact import name_of
 from ...runtime.catalog import Catalog, Operation
+from ...worker.protocol import OperationKind
 from ...worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
 
 
@@ -87,13 +88,14 @@ class InfluenceMap:
 
     def influences(self, first: Operation, then: Operation) -> bool:
         """Whether a call of `first` can influence a later call of `then` (§4.3.1)."""
-        if first.id == then.id and first.kind != "method":
+        if first.id == then.id and first.kind != OperationKind.METHOD:
             return False
         if self._returns_argument(first, then):
             return True
-        if then.kind == "method" and then.owner and self.makes_receiver(first, then.owner):
+        if then.kind == OperationKind.METHOD and then.owner and self.makes_receiver(first, then.owner):
             return True  # the receiver is an argument too
-        if first.kind not in ("method", "constructor") or then.kind != "method" or not then.owner:
+        if (first.kind not in (OperationKind.METHOD, OperationKind.CONSTRUCTOR)
+                or then.kind != OperationKind.METHOD or not then.owner):
             return False
         if first.owner not in self.mro(then.owner):
             return False  # cannot act on the object `then` is called on
@@ -124,7 +126,7 @@ class InfluenceMap:
     def makes_receiver(self, op: Operation, type_name: str) -> bool:
         """A call that makes a fresh `type_name` without needing one: a constructor of it or of a
         subclass, or a function or static method that returns one."""
-        if op.kind not in ("constructor", "function", "static"):
+        if op.kind not in (OperationKind.CONSTRUCTOR, OperationKind.FUNCTION, OperationKind.STATIC):
             return False
         return any(type_name in self.mro(made) for made in self.returned_types(op))
 
@@ -149,7 +151,7 @@ class InfluenceMap:
 
     def returned_types(self, op: Operation) -> tuple[str, ...]:
         """The project types a call of `op` returns (reference types only, as in the thesis)."""
-        if op.kind == "constructor" and op.owner:
+        if op.kind == OperationKind.CONSTRUCTOR and op.owner:
             return (op.owner,)
         return tuple(name for name in op.returns
                      if name in self.catalog.classes and not name.startswith(PRIMITIVE_MODULE))
@@ -158,10 +160,10 @@ class InfluenceMap:
         return self.classes.get(type_name, NO_FACTS)
 
     def _compute_effects(self, op: Operation) -> Effects:
-        if not op.owner or op.kind not in ("method", "constructor"):
+        if not op.owner or op.kind not in (OperationKind.METHOD, OperationKind.CONSTRUCTOR):
             return Effects()
         mro = self.mro(op.owner)
-        if op.kind == "constructor":
+        if op.kind == OperationKind.CONSTRUCTOR:
             reads, writes = self._follow(mro, "__init__", set())
             defined = {name for klass in mro for name in self._facts(klass).annotated}
             return Effects(frozenset(), frozenset(writes | defined))
@@ -199,7 +201,8 @@ class InfluenceMap:
         return reads, writes
 
 
-INVOKABLE_KINDS = ("function", "constructor", "method", "static")
+INVOKABLE_KINDS = (OperationKind.FUNCTION, OperationKind.CONSTRUCTOR, OperationKind.METHOD,
+                   OperationKind.STATIC)
 PRIMITIVE_MODULE = "builtins."  # values the value generator makes: literals, not influencing calls
 
 

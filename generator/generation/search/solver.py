@@ -37,6 +37,7 @@ from ...runtime.catalog import Operation
 from ...runtime.packages import link_packages
 from ...runtime.workers import BOOT, worker_environment
 from ...worker.literals import encode
+from ...worker.protocol import OperationKind
 from ...worker.solver import NO_SOLVER, PATH_VARIABLE
 from ..replay import KeptSequence
 
@@ -51,7 +52,7 @@ MAX_FUNCTIONS = 6  # asked per run, those with the most uncovered targets first
 PATH_SECONDS = 1.0  # CPU seconds per path, at most: one hard path must not eat the call
 MEMORY_MB = 2048
 SOLVER_DISTRIBUTION = "crosshair-tool"
-SOLVED_KINDS = ("function", "method", "static")
+SOLVED_KINDS = (OperationKind.FUNCTION, OperationKind.METHOD, OperationKind.STATIC)
 NOT_INSTALLED_FOLDERS = (".dist-info", ".data", ".egg-info")  # a distribution's files that are no modules
 MISSING_NOTE = ("The solver component is on, but CrossHair is not installed in difforacle's environment "
                 "(pip install 'difforacle[solver]'): no solver-found inputs.")
@@ -240,7 +241,7 @@ def _arguments(line: str, op: Operation) -> SolverInput | None:
     names = [k.value for k in node.keys]  # type: ignore[union-attr]
     values = dict(zip(names, node.values, strict=True))
     params = {param.name: param for param in op.params}
-    if op.kind in ("method", "static") and names and names[0] not in params:
+    if op.kind in (OperationKind.METHOD, OperationKind.STATIC) and names and names[0] not in params:
         del values[names[0]]  # the receiver (or a class method's class): built as for any call
     if set(values) - set(params):
         return None

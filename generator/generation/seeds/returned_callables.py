@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ...runtime.catalog import Operation, Parameter
 from ...runtime.sequence import origin
-from ...worker.protocol import SequenceResult, Status
+from ...worker.protocol import OperationKind, SequenceResult, Status
 from ...worker.resolve import CALL
 from ..plugin import Plugin, PluginContext, Substitute
 from ..pools import PoolEntry
@@ -42,7 +42,7 @@ class ReturnedCallable:
         optional keyword argument (a wrapper's cache key may treat keywords differently)."""
         params = tuple(Parameter(rng.choice(KEYWORD_NAMES), "KEYWORD_ONLY", True, ())
                        if p.kind == "VAR_KEYWORD" else p for p in self.params)
-        return Operation(CALL, "call", None, params, (), None, None)
+        return Operation(CALL, OperationKind.CALL, None, params, (), None, None)
 
 
 class ReturnedCallables:
