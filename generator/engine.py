@@ -1,36 +1,33 @@
 """The pipeline: (repo, base, head, budget) -> Report. No network, no GitHub.
 
-`analyze` runs the stages in order, each a call with a typed result:
+`analyze` runs the stages in order, each a call with a typed result; the package that holds each
+stage is on the right:
 
-    changes    the diff merge-base..head mapped onto modules and units      changes.py
-               (compiled extensions declared, built when configured)           extensions.py
-    impact     which code reaches the changed units (static, parsed once)   impact.py
-    plan       units in two tiers, their shares by defect score            plan.py, risk.py, commits.py,
-                                                                            allocation.py
-    catalog    what the changed modules offer, listed by a base worker     catalog.py
-    aim        the plan and impact over the catalog: focus, quotas, targets aim.py
-    carve      seed sequences from the calls of the project's own tests    carve.py (worker/carving.py)
-    explore    feedback-directed generation on base, with replay on base    explore.py, generate.py
-               and head and comparison in the background                   (selection.py, building.py,
-                                                                            pools.py, learning.py),
-                                                                            replay.py, compare.py
-    reach      per changed unit: its changed lines run, and why not the rest reach.py
-    confirm    one representative per group, in fresh processes             confirm.py
-    minimize   each finding's sequence shrunk while it shows the same      minimize.py
-    render     two pytest tests per finding                                 render.py
-    reproduce  the tests run by pytest on both commits                      reproduce.py
-    merge      one difference per changed line and values, whatever the    difference.py
-               entry point that showed it
-    report     the Report, with coverage, allocation and notes              model.py (report.py: its forms)
+    changes    base and head checked out; the diff merge-base..head mapped onto     changes
+               modules and units (compiled extensions declared, built when configured)
+    impact     which code reaches the changed units (static, parsed once)           planning
+    plan       units in two tiers, their shares by defect score from the history    planning
+    catalog    what the changed modules offer, listed by a base worker              runtime
+    aim        the plan and impact over the catalog: focus, quotas, targets         planning
+    carve      seed sequences from the calls of the project's own tests             generation.seeds
+    explore    feedback-directed generation on base, replayed on base and head in   generation
+               the background and compared (what varies on base masked)             (oracle)
+    reach      per changed unit: its changed lines run, and why not the rest        generation
+    confirm    one representative per group, in fresh processes                     findings
+    minimize   each finding's sequence shrunk while it shows the same difference    findings
+    render     two pytest tests per finding                                         findings
+    reproduce  the tests run by pytest on both commits                              findings
+    merge      one difference per changed line and values, whatever entry point    findings
+    report     the Report, with coverage, allocation and notes                      report
 
-One `Deadline` (deadline.py) decides when each phase stops: by time, or by a count of
-sequences in a reproducible run. A failure of ours once exploring has begun raises
-`InternalError` with the partial report: what was found by then, and where the run stopped.
+One `Deadline` (planning) decides when each phase stops: by time, or by a count of sequences in
+a reproducible run. A failure of ours once exploring has begun raises `InternalError` with the
+partial report: what was found by then, and where the run stopped.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .changes.changed_lines import ChangedLines
@@ -52,18 +49,24 @@ from .generation.replay import Replayer
 from .generation.search.influence import influence_map
 from .generation.search.solver import Solver
 from .generation.seeds.carving import Carving, carve
+from .generation.techniques import Switches
 from .generation.values.constants import Constants, mine_change
 from .options import READING_HISTORY, Options, Progress
-from .planning.deadline import Deadline
+from .planning.deadline import (
+    BUILD_TIMEOUT,
+    WORKER_REQUEST_TIMEOUT,
+    WORKER_START_TIMEOUT,
+    Deadline,
+    call_timeout,
+    confirm_timeouts,
+    sequence_timeout,
+)
 from .planning.impact import Impact, analyze_impact
 from .planning.operation_plan import aim_at
 from .planning.plan import HistoryOptions, Plan, plan_change
 from .report.model import NOT_MEASURED, Difference, Report, RunError
 from .runtime.catalog import Catalog
-from .runtime.workers import WorkerOptions, WorkerPool
-
-REPRODUCIBLE_CARVE_SECONDS = 120.0  # a reproducible run's bound on carving (see _carve)
-CONFIRM_CALL_TIMEOUT = 2.0  # seconds: at least this long before a call counts as hanging in confirmation
+from .runtime.workers import Worker, WorkerOptions, WorkerPool
 
 __all__ = ["Options", "Progress", "analyze"]
 
@@ -99,21 +102,62 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         plan = plan_change(repo, base_sha, head_sha, head_ref, changes, impact, options.allocation, history,
                            options.scope)
         report.notes.extend(plan.notes)
-        known = _Known(progress)
+        run = _Run(options, deadline, report, progress, base, head, changes, impact, plan, extensions)
         try:
-            _test_change(changes, impact, plan, base, head, options, deadline, report, known, extensions)
-            reproduced = reproduce(known.found, base, head, options.python,
+            _test_change(run)
+            reproduced = reproduce(run.found, base, head, options.python,
                                    show_unreproduced=options.show_unreproduced)
         except SetupError:
             raise
         except Exception as exc:
-            if known.progress.phase in ("", "importing"):
+            if progress.phase in ("", "importing"):
                 raise
-            raise _stopped(report, known, deadline, exc) from exc
+            raise _stopped(run, exc) from exc
         report.differences, merged = merge_repeats(reproduced.differences)
-        report.notes.extend([*reproduced.notes, *known.minimization_notes, *merged])
+        report.notes.extend([*reproduced.notes, *run.minimization_notes, *merged])
     _finish(report, deadline)
     return report
+
+
+@dataclass
+class _Run:
+    """One run as its stages hand it on: what it was asked, its two checkouts, what the stages
+    before the workers made of the change, and what the stages that run the project's code found
+    so far (as soon as it is known: a partial report needs it if a later stage fails)."""
+
+    options: Options
+    deadline: Deadline
+    report: Report
+    progress: _Progress  # its phase is where the run is; its exploration, how far it got
+    base: Checkout
+    head: Checkout
+    changes: ChangeSet
+    impact: Impact
+    plan: Plan
+    extensions: Extensions | None
+    found: list[Difference] = field(default_factory=list)  # the differences, before the reproduction check
+    minimization_notes: list[str] = field(default_factory=list)
+    lines: ChangedLines | None = None  # the changed lines, and which of them ran
+    measured_by: str = NOT_MEASURED  # what measured that
+    rendered: bool = False  # the confirmed findings are in `found`
+
+    @property
+    def switches(self) -> Switches:
+        return self.options.components.switches
+
+    @property
+    def sides(self) -> dict[str, Checkout]:
+        return {"base": self.base, "head": self.head}
+
+
+@dataclass(frozen=True)
+class _Explorers:
+    """The workers of exploring: one that explores on base (hash seed 0), and the two that replay
+    what it keeps, on head and on base again (hash seed 1: what varies with it is masked)."""
+
+    base: Worker
+    head: Worker
+    replay: Worker
 
 
 def _finish(report: Report, deadline: Deadline) -> None:
@@ -125,43 +169,30 @@ def _finish(report: Report, deadline: Deadline) -> None:
         report.stats.sequences_per_second = report.stats.sequences / report.stats.seconds
 
 
-class _Known:
-    """What the stages that run the project's code found so far: the differences before the
-    reproduction check, and what a partial report needs if a later stage fails."""
-
-    def __init__(self, progress: _Progress) -> None:
-        self.progress = progress  # its phase is where the run is; its exploration, how far it got
-        self.found: list[Difference] = []
-        self.minimization_notes: list[str] = []
-        self.lines: ChangedLines | None = None
-        self.measured_by = NOT_MEASURED
-        self.rendered = False  # the confirmed findings are in `found`
-
-
-def _stopped(report: Report, known: _Known, deadline: Deadline, exc: Exception) -> InternalError:
-    """The partial report of a run that failed in `known.progress.phase`, in an InternalError."""
-    phase = known.progress.phase
+def _stopped(run: _Run, exc: Exception) -> InternalError:
+    """The partial report of a run that failed in its progress's phase, in an InternalError."""
+    report, phase = run.report, run.progress.phase
     message = f"{type(exc).__name__}: {exc}".splitlines()[0]
     report.error = RunError(phase, message)
-    exploration = known.progress.exploration
+    exploration = run.progress.exploration
     if exploration is not None and not report.stats.sequences:
         _record(report, exploration)
-    if known.lines is not None and not report.coverage.measured_by:
+    if run.lines is not None and not report.coverage.measured_by:
         try:
-            report.coverage = known.lines.report()
-            report.coverage.measured_by = known.measured_by
+            report.coverage = run.lines.report()
+            report.coverage.measured_by = run.measured_by
         except Exception:  # the coverage may be what failed: the report goes without it
             report.notes.append("Changed-line coverage is missing: it could not be computed.")
-    report.differences = known.found
-    if known.rendered:
-        report.notes.extend(known.minimization_notes)
+    report.differences = run.found
+    if run.rendered:
+        report.notes.extend(run.minimization_notes)
     report.notes.append(f"The run stopped on an internal error while {phase} ({message}): this report is "
                         "partial. It shows what was found until then; its tests were not checked by "
                         "pytest unless marked reproduced.")
-    if exploration is not None and exploration.candidates.groups and not known.rendered:
+    if exploration is not None and exploration.candidates.groups and not run.rendered:
         report.notes.append(f"{len(exploration.candidates.groups)} group(s) of candidate differences were "
                             "found but not confirmed.")
-    _finish(report, deadline)
+    _finish(report, run.deadline)
     return InternalError(report, phase, exc)
 
 
@@ -170,130 +201,155 @@ def _prepare_extensions(base: Checkout, head: Checkout, options: Options, deadli
     """The extensions head's build declares; built in both checkouts when the project says how."""
     extensions = declared_extensions(head)
     if options.build:
-        outcome = build_extensions(options.build, (("base", base), ("head", head)), options.python)
+        sides = (("base", base), ("head", head))
+        outcome = build_extensions(options.build, sides, options.python, BUILD_TIMEOUT)
         deadline.set_aside(outcome.seconds)
         report.notes.append(outcome.note)
     return extensions
 
 
-def _test_change(changes: ChangeSet, impact: Impact, plan: Plan, base: Checkout, head: Checkout,
-                 options: Options, deadline: Deadline, report: Report, known: _Known,
-                 extensions: Extensions | None = None) -> None:
+def _test_change(run: _Run) -> None:
     """Catalog, explore, confirm, minimize and render: everything that needs worker processes.
-    What they find goes into `known` as soon as it is known."""
-    progress = known.progress
-    progress("importing")
-    worker_options = _worker_options(options)
-    with WorkerPool(changes) as workers:
-        explorer_worker, head_worker, replay_worker = workers.start(
-            (base, "base", 0, worker_options), (head, "head", 1, worker_options),
-            (base, "base", 1, worker_options))
-        catalog = Catalog.from_json(explorer_worker.catalog, head_worker.catalog)
-        switches = options.components.switches
-        catalog = catalog.without(protocols=not switches.protocols, values=not switches.values,
-                                  commands=not switches.cli)
-        report.notes.extend(_check_imports(catalog, changes, options.python))
-        if extensions is not None:
-            report.notes.append(extension_note(extensions, catalog.compiled, bool(options.build)))
-        known.found = [import_difference(m, e, changes) for m, e in catalog.broken_on_head().items()]
-        progress.imports = progress.differences = len(known.found)
-        if not catalog.importable_on_both(changes.modules):
-            report.notes.append("No changed module imports on both commits: nothing to replay.")
+    What they find goes into `run` as soon as it is known."""
+    run.progress("importing")
+    worker_options = _worker_options(run.options)
+    with WorkerPool(run.changes) as pool:
+        explorers = _Explorers(*pool.start((run.base, "base", 0, worker_options),
+                                           (run.head, "head", 1, worker_options),
+                                           (run.base, "base", 1, worker_options)))
+        catalog = _catalog(run, explorers)
+        if not catalog.importable_on_both(run.changes.modules):
+            run.report.notes.append("No changed module imports on both commits: nothing to replay.")
             return
-        lines = known.lines = ChangedLines(changes, base, head)
-        lines.add("base", [explorer_worker.at_import])
-        lines.add("head", [head_worker.at_import])
-        # A worker without changed lines on its side measures nothing and reports no error.
-        error = replay_worker.coverage_error or head_worker.coverage_error
-        measured = error is None
-        if not measured:
-            report.notes.append(f"Changed-line coverage was not measured: {error}.")
-        version = head_worker.coverage_version or replay_worker.coverage_version
-        progress.lines = lines if measured else None
-        known.measured_by = (NOT_MEASURED if not measured else f"coverage.py {version}" if version
-                             else "nothing to measure")
-        aim = aim_at(plan, catalog, impact, lines)
-        report.allocation = plan.allocation()
-        report.stats.history_seconds = plan.history_seconds
-        constants = mine_change(changes, base, head) if options.components.switches.constants else Constants()
-        replay_all = (bool(explorer_worker.unwrapped) or bool(impact.at_import)
-                      or any(u.kind in ("module", "class") for u in changes.units))
-        carving = _carve(changes, base, head, options, deadline, report, progress)
-        influence = influence_map(impact.sources, catalog) if switches.influence else None
-        solver = (Solver(catalog.by_id, impact, {"base": base, "head": head}, options.python,
-                         lines=lines if measured else None) if switches.solver else None)
-        progress("exploring")
-        with Replayer(replay_worker, head_worker, lines if measured else None,
-                      paths=switches.paths) as replayer:
-            settings = ExploreSettings(options.seed, options.batch_size, switches, options.floats,
-                                       options.scope)
-            exploration = explore(explorer_worker, replayer, catalog, aim, constants, settings, deadline,
-                                  replay_all=replay_all, uncovered=lines.uncovered,
-                                  on_progress=progress.explored, seeds=carving.sequences,
-                                  influence=influence, solver=solver)
-        progress.exploration = exploration
-        if solver is not None:
-            report.notes.extend(solver.notes)
-        _record(report, exploration)
-        report.coverage = lines.report()
-        report.coverage.measured_by = known.measured_by
-        if measured:
-            report.reach = assess_reach(impact, catalog, lines, exploration.attempts,
-                                        compared=exploration.replayed > 0)
-        if exploration.candidates.unreadable:
-            report.notes.append(f"{exploration.candidates.unreadable} sequence(s) were not compared: an "
-                                "observation key of theirs could not be read (a bug of difforacle's).")
+        measured = _measure_lines(run, explorers)
+        exploration = _explore(run, explorers, catalog, measured)
+        _account(run, catalog, exploration, measured)
         ignored = exploration.candidates.ignored
         if exploration.candidates.groups:
-            progress("confirming")
-            confirmation, minimization_notes = _confirm_and_minimize(
-                exploration, workers, changes, (base, head), catalog, worker_options, options, deadline,
-                progress)
-            report.notes.extend(confirmation.notes)
-            known.minimization_notes = minimization_notes
-            project = frozenset(module.split(".")[0] for module in changes.modules)
-            known.found += render_findings(confirmation.findings, catalog.by_id, options.floats, project)
-            known.rendered = True
-            ignored += confirmation.ignored
+            ignored += _confirm_and_render(run, exploration, pool, catalog, worker_options)
         if ignored:
-            report.notes.append(f"{ignored} sequence(s) showed differences in targets the project ignores "
-                                "(ignore-targets); they were left out.")
-    if known.found:
-        progress.differences = len(known.found)
-        progress("reproducing")
+            run.report.notes.append(f"{ignored} sequence(s) showed differences in targets the project "
+                                    "ignores (ignore-targets); they were left out.")
+    if run.found:
+        run.progress.differences = len(run.found)
+        run.progress("reproducing")
 
 
-def _carve(changes: ChangeSet, base: Checkout, head: Checkout, options: Options, deadline: Deadline,
-           report: Report, progress: _Progress) -> Carving:
-    """Seed sequences from the project's tests, within their share of the budget (when switched on).
-    A reproducible run carves all the selected tests, under a generous bound only: where a time
-    limit cut them short, the seeds, and so the report, would depend on the machine's speed."""
-    if not options.components.switches.carving:
+def _catalog(run: _Run, explorers: _Explorers) -> Catalog:
+    """What the changed modules offer, as the workers listed it (less the techniques switched off);
+    the changed modules that no longer import on head are differences already."""
+    catalog = Catalog.from_json(explorers.base.catalog, explorers.head.catalog)
+    switches = run.switches
+    catalog = catalog.without(protocols=not switches.protocols, values=not switches.values,
+                              commands=not switches.cli)
+    run.report.notes.extend(_check_imports(catalog, run.changes, run.options.python))
+    if run.extensions is not None:
+        run.report.notes.append(extension_note(run.extensions, catalog.compiled, bool(run.options.build)))
+    run.found = [import_difference(m, e, run.changes) for m, e in catalog.broken_on_head().items()]
+    run.progress.imports = run.progress.differences = len(run.found)
+    return catalog
+
+
+def _measure_lines(run: _Run, explorers: _Explorers) -> bool:
+    """The changed lines and what the imports ran of them; whether the replaying workers measure
+    coverage (a worker without changed lines on its side measures nothing and reports no error)."""
+    lines = run.lines = ChangedLines(run.changes, run.base, run.head)
+    lines.add("base", [explorers.base.at_import])
+    lines.add("head", [explorers.head.at_import])
+    error = explorers.replay.coverage_error or explorers.head.coverage_error
+    measured = error is None
+    if not measured:
+        run.report.notes.append(f"Changed-line coverage was not measured: {error}.")
+    version = explorers.head.coverage_version or explorers.replay.coverage_version
+    run.progress.lines = lines if measured else None
+    run.measured_by = (NOT_MEASURED if not measured else f"coverage.py {version}" if version
+                       else "nothing to measure")
+    return measured
+
+
+def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool) -> Exploration:
+    """Aim at the plan, carve seeds, and explore with replay on both commits."""
+    assert run.lines is not None
+    lines, switches, options, report = run.lines, run.switches, run.options, run.report
+    aim = aim_at(run.plan, catalog, run.impact, lines)
+    report.allocation = run.plan.allocation()
+    report.stats.history_seconds = run.plan.history_seconds
+    constants = mine_change(run.changes, run.base, run.head) if switches.constants else Constants()
+    replay_all = (bool(explorers.base.unwrapped) or bool(run.impact.at_import)
+                  or any(u.kind in ("module", "class") for u in run.changes.units))
+    carving = _carve(run)
+    influence = influence_map(run.impact.sources, catalog) if switches.influence else None
+    solver = (Solver(catalog.by_id, run.impact, run.sides, options.python, lines=lines if measured else None)
+              if switches.solver else None)
+    run.progress("exploring")
+    with Replayer(explorers.replay, explorers.head, lines if measured else None,
+                  paths=switches.paths) as replayer:
+        settings = ExploreSettings(options.seed, options.batch_size, switches, options.floats, options.scope)
+        exploration = explore(explorers.base, replayer, catalog, aim, constants, settings, run.deadline,
+                              replay_all=replay_all, uncovered=lines.uncovered,
+                              on_progress=run.progress.explored, seeds=carving.sequences,
+                              influence=influence, solver=solver)
+    run.progress.exploration = exploration
+    if solver is not None:
+        report.notes.extend(solver.notes)
+    return exploration
+
+
+def _account(run: _Run, catalog: Catalog, exploration: Exploration, measured: bool) -> None:
+    """What exploring did goes into the report: its figures, the changed-line coverage, and per
+    changed unit, why some of its changed lines did not run."""
+    assert run.lines is not None
+    report = run.report
+    _record(report, exploration)
+    report.coverage = run.lines.report()
+    report.coverage.measured_by = run.measured_by
+    if measured:
+        report.reach = assess_reach(run.impact, catalog, run.lines, exploration.attempts,
+                                    compared=exploration.replayed > 0)
+    if exploration.candidates.unreadable:
+        report.notes.append(f"{exploration.candidates.unreadable} sequence(s) were not compared: an "
+                            "observation key of theirs could not be read (a bug of difforacle's).")
+
+
+def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, catalog: Catalog,
+                        worker_options: WorkerOptions) -> int:
+    """Confirm the candidate differences, shrink their cases and render their tests; the sequences
+    left out for showing differences only in ignored targets."""
+    run.progress("confirming")
+    confirmation, minimization_notes = _confirm_and_minimize(run, exploration, pool, catalog, worker_options)
+    run.report.notes.extend(confirmation.notes)
+    run.minimization_notes = minimization_notes
+    project = frozenset(module.split(".")[0] for module in run.changes.modules)
+    run.found += render_findings(confirmation.findings, catalog.by_id, run.options.floats, project)
+    run.rendered = True
+    return confirmation.ignored
+
+
+def _carve(run: _Run) -> Carving:
+    """Seed sequences from the project's tests, within their share of the budget (when switched on)."""
+    if not run.switches.carving:
         return Carving()
-    progress("carving")
-    seconds = options.budget * options.carve_share
-    if deadline.reproducible:
-        seconds = max(seconds, REPRODUCIBLE_CARVE_SECONDS)
-    carving = carve(changes, base, head, options.python, seconds)
+    run.progress("carving")
+    options, report = run.options, run.report
+    carving = carve(run.changes, run.base, run.head, options.python,
+                    run.deadline.carving_seconds(options.carve_share))
     report.notes.extend(carving.notes)
     report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
     return carving
 
 
-def _confirm_and_minimize(exploration: Exploration, workers: WorkerPool, changes: ChangeSet,
-                          sides: tuple[Checkout, Checkout], catalog: Catalog, worker_options: WorkerOptions,
-                          options: Options, deadline: Deadline,
-                          progress: _Progress) -> tuple[Confirmation, list[str]]:
+def _confirm_and_minimize(run: _Run, exploration: Exploration, pool: WorkerPool, catalog: Catalog,
+                          worker_options: WorkerOptions) -> tuple[Confirmation, list[str]]:
     """Confirmation and minimization share a pair of fresh workers (patient ones)."""
-    base, head = sides
     confirm_options = _confirm_options(worker_options)
-    fresh = workers.start((base, "base", 2, confirm_options), (head, "head", 2, confirm_options))
-    check = DifferenceCheck(*fresh, options.floats)
-    locate = Locator(changes, base, head, catalog.by_id)
+    fresh = pool.start((run.base, "base", 2, confirm_options), (run.head, "head", 2, confirm_options))
+    floats = run.options.floats
+    check = DifferenceCheck(*fresh, floats)
+    locate = Locator(run.changes, run.base, run.head, catalog.by_id)
     try:
-        confirmation = confirm(exploration.candidates, check, deadline, locate, options.floats, options.scope,
-                               on_progress=progress.confirmed)
-        minimization = minimize_findings(confirmation.findings, check, deadline, catalog.by_id, locate)
+        confirmation = confirm(exploration.candidates, check, run.deadline, locate, floats, run.options.scope,
+                               on_progress=run.progress.confirmed)
+        minimization = minimize_findings(confirmation.findings, check, run.deadline, catalog.by_id, locate)
     finally:
         check.close()
     return confirmation, minimization.notes
@@ -337,22 +393,15 @@ def _record(report: Report, exploration: Exploration) -> None:
 
 
 def _worker_options(options: Options) -> WorkerOptions:
-    call_timeout = options.call_timeout or _call_timeout(options.budget)
-    return WorkerOptions(options.python, call_timeout=call_timeout,
-                         sequence_timeout=max(2.0, 5 * call_timeout))
+    call = options.call_timeout or call_timeout(options.budget)
+    return WorkerOptions(options.python, call_timeout=call, sequence_timeout=sequence_timeout(call),
+                         start_timeout=WORKER_START_TIMEOUT, request_timeout=WORKER_REQUEST_TIMEOUT)
 
 
 def _confirm_options(options: WorkerOptions) -> WorkerOptions:
-    """Confirmation is patient: a call that merely ran slow on a loaded machine must not become a
-    "hang" difference, so the fresh workers wait several times longer."""
-    timeout = max(CONFIRM_CALL_TIMEOUT, 4 * options.call_timeout)
-    return replace(options, call_timeout=timeout, sequence_timeout=max(4.0, 5 * timeout))
-
-
-def _call_timeout(budget: float) -> float:
-    """A call that runs longer is a hang: 1 s (Randoop uses 5 s) but no more than a sixtieth of
-    the budget, down to 0.25 s, so that a few hanging operations cannot eat a short budget."""
-    return min(1.0, max(0.25, budget / 60))
+    """Confirmation's fresh workers are patient (see `confirm_timeouts`)."""
+    call, sequence = confirm_timeouts(options.call_timeout)
+    return replace(options, call_timeout=call, sequence_timeout=sequence)
 
 
 class _Progress:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from .changes.scope import EVERYTHING, Scope
 from .generation.techniques import ALL, Components
 from .oracle.leaves import EXACT_ENOUGH, FloatPolicy
+from .planning.deadline import CARVE_SHARE, MINIMIZE_SHARE
 from .planning.defect_scores import WINDOW
 
 READING_HISTORY = "reading history"  # the phase of the defect scores' git history, before importing
@@ -35,7 +36,7 @@ class Options:
     batch_size: int = 50
     call_timeout: float | None = None  # seconds per call; default scales with the budget
     max_sequences: int | None = None  # stop exploring after this many: reproducible, bound by counts
-    minimize_share: float = 0.15  # of the budget, for shrinking the tests of confirmed differences
+    minimize_share: float = MINIMIZE_SHARE  # of the budget, for shrinking the tests of confirmed differences
     show_unreproduced: bool = False  # also report differences whose pytest test did not reproduce
     allocation: str = "defect"  # how focused generation is shared over units: "defect" or "uniform"
     history_window: int = WINDOW  # commits before base read for the defect scores
@@ -43,6 +44,6 @@ class Options:
     components: Components = ALL  # generation techniques on (switch one off to measure it)
     floats: FloatPolicy = EXACT_ENOUGH  # when two floats are the same value
     scope: Scope = EVERYTHING  # the files whose changes are tested, the targets whose differences are not
-    carve_share: float = 0.2  # of the budget, at most, for running the project's tests to carve seeds
+    carve_share: float = CARVE_SHARE  # of the budget, at most, for running the project's tests to carve seeds
     build: tuple[str, ...] = ()  # shell commands that build compiled extensions in each checkout
     progress: Callable[[Progress], None] | None = None

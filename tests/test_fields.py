@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.engine_parts import WORKER_OPTIONS
 
 from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
-from difforacle.generator.runtime.workers import Worker, WorkerOptions
+from difforacle.generator.runtime.workers import Worker
 from difforacle.generator.worker.fields import field_triples, graph_triples
 
 HERE = __name__  # how this module's classes are named in triples
@@ -225,7 +226,7 @@ def worker(tmp_path: Path) -> Iterator[Worker]:
     (root / "stack.py").write_text(SUBJECT)
     checkout = Checkout("base", "0" * 40, root, (root,))
     files = (FileChange("stack.py", "stack.py", "stack", frozenset(), frozenset()),)
-    options = WorkerOptions(python=sys.executable, sequence_timeout=5.0)
+    options = WORKER_OPTIONS
     with Worker(checkout, ChangeSet("0" * 40, files, ()), "base", 0, options) as started:
         yield started
 

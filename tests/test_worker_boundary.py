@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.engine_parts import WORKER_OPTIONS
 
 from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
-from difforacle.generator.runtime.workers import BOOT, Worker, WorkerOptions, worker_environment
+from difforacle.generator.runtime.workers import BOOT, Worker, worker_environment
 from difforacle.generator.worker.protocol import PROTOCOL
 
 FORBIDDEN = ("git", "jsonschema", "generator", "bot", "unidiff")
@@ -91,7 +92,7 @@ def _start(root: Path, modules: tuple[str, ...]) -> Worker:
     checkout = Checkout("base", "0" * 40, root, (root,))
     files = tuple(FileChange(f"{m}.py", f"{m}.py", m, frozenset(), frozenset()) for m in modules)
     changes = ChangeSet("0" * 40, files, ())
-    return Worker(checkout, changes, "base", 0, WorkerOptions(python=sys.executable, sequence_timeout=5.0))
+    return Worker(checkout, changes, "base", 0, WORKER_OPTIONS)
 
 
 def _call(op: str, *args: list) -> dict:

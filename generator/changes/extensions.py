@@ -27,7 +27,6 @@ BUILD_FILES = ("setup.py", "pyproject.toml", "Cargo.toml", "setup.cfg")
 SKIPPED_FOLDERS = frozenset({"tests", "test", "docs", "examples", "benchmarks", "node_modules", "target",
                              "build", "dist", "venv"})  # and every hidden folder
 MAX_FILES = 20_000  # a walk of a huge checkout stops here: the answer is a note, not worth minutes
-BUILD_TIMEOUT = 600.0  # seconds per build command: a Rust crate's first build takes minutes
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ def declared_extensions(checkout: Checkout) -> Extensions | None:
 
 
 def build_extensions(commands: Sequence[str], sides: Sequence[tuple[str, Checkout]], python: str,
-                     timeout: float = BUILD_TIMEOUT) -> BuildOutcome:
+                     timeout: float) -> BuildOutcome:
     """Run the build `commands` in each checkout's root, the project's interpreter first on PATH.
 
     Both commits must be tested alike: when a command fails on one side, every side is cleaned

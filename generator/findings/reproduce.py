@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from ..changes.model import Checkout
+from ..planning.deadline import REPRODUCE_RUN_TIMEOUT, REPRODUCE_TEST_TIMEOUT
 from ..report.model import Difference
 from ..runtime.packages import FALLBACK_VARIABLE, PYTEST_BOOT, link_pytest
 from ..runtime.workers import worker_environment
@@ -73,7 +74,8 @@ class _CommitRun:
 
 
 def check_reproduction(tests: Sequence[SuggestedTests], base: Checkout, head: Checkout, python: str, *,
-                       test_timeout: float = 10.0, run_timeout: float = 120.0,
+                       test_timeout: float = REPRODUCE_TEST_TIMEOUT,
+                       run_timeout: float = REPRODUCE_RUN_TIMEOUT,
                        memory_mb: int = 2048) -> dict[str, Reproduction]:
     """Run every finding's tests on both commits (one pytest process per commit) and judge each finding.
 

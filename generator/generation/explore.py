@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..changes.scope import EVERYTHING, Scope
 from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy
-from ..planning.deadline import Deadline
+from ..planning.deadline import SOLVER_SHARE, Deadline
 from ..planning.operation_plan import Aim
 from ..runtime.catalog import Catalog
 from ..runtime.workers import Worker
@@ -28,7 +28,7 @@ from .replay import Candidates, KeptSequence, Replayer
 from .search.candidate_search import SearchPlugin, SearchStats
 from .search.influence import InfluenceMap
 from .search.path_memo import MemoPlugin, PathStats
-from .search.solver import SOLVER_SHARE, Solver, SolverStats
+from .search.solver import Solver, SolverStats
 from .techniques import DEFAULTS, Switches
 from .values.constants import Constants
 from .values.primitives import ValueGenerator

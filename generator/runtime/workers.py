@@ -27,8 +27,6 @@ from ..errors import SetupError
 from ..worker.protocol import PROTOCOL, ExecutedLines, RunRequest, SequenceResult
 
 BOOT = Path(__file__).parents[1] / "worker" / "boot.py"
-INIT_TIMEOUT = 120.0
-RUN_TIMEOUT = 60.0  # plus the per-sequence watchdog of every sequence in the request
 
 
 class WorkerError(RuntimeError):
@@ -37,9 +35,14 @@ class WorkerError(RuntimeError):
 
 @dataclass(frozen=True)
 class WorkerOptions:
+    """How a worker runs: under the project's interpreter, with the run's timeouts (each declared
+    with the deadline)."""
+
     python: str
-    call_timeout: float = 1.0
-    sequence_timeout: float = 6.0
+    call_timeout: float  # a call that runs longer hangs
+    sequence_timeout: float  # a sequence that runs longer hangs
+    start_timeout: float  # for importing the changed modules and listing the catalog
+    request_timeout: float  # for a request, plus `sequence_timeout` per sequence in it
     memory_mb: int = 2048
 
 
@@ -64,7 +67,7 @@ class Worker:
                              "pass --python PATH to one that can import the project") from None
         self._replies: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._read_replies, daemon=True).start()
-        self.sequence_timeout = options.sequence_timeout
+        self.sequence_timeout, self.request_timeout = options.sequence_timeout, options.request_timeout
         units, lines = _change_maps(checkout, changes, side)
         try:
             reply = self.request({
@@ -73,7 +76,7 @@ class Worker:
                 "coverage_path": _coverage_only_path(self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,
                 "memory_mb": options.memory_mb,
-            }, timeout=INIT_TIMEOUT)
+            }, timeout=options.start_timeout)
         except SetupError:
             self.close()
             raise
@@ -140,7 +143,8 @@ class Worker:
             request["paths"] = paths
         if influence is not None and any(spec is not None for spec in influence):
             request["influence"] = list(influence)
-        reply = self.request(dict(request), timeout=RUN_TIMEOUT + self.sequence_timeout * len(sequences))
+        timeout = self.request_timeout + self.sequence_timeout * len(sequences)
+        reply = self.request(dict(request), timeout=timeout)
         return [SequenceResult.from_json(record) for record in reply["results"]]
 
     def close(self) -> None:

@@ -32,6 +32,13 @@ from pathlib import Path
 
 from ...changes.changed_lines import ChangedLines, Target
 from ...changes.model import Checkout
+from ...planning.deadline import (
+    SOLVER_AFTER,
+    SOLVER_CALL_SECONDS,
+    SOLVER_CPU_SHARE,
+    SOLVER_PATH_SECONDS,
+    SOLVER_REPRODUCIBLE_CALL_SECONDS,
+)
 from ...planning.impact import Impact
 from ...runtime.catalog import Operation
 from ...runtime.packages import link_packages
@@ -41,15 +48,9 @@ from ...worker.protocol import OperationKind
 from ...worker.solver import NO_SOLVER, PATH_VARIABLE
 from ..replay import KeptSequence
 
-SOLVER_AFTER = 0.3  # of exploration's budget (time or sequences) before the solver is asked
-SOLVER_SHARE = 0.15  # of the budget (wall time), for all of the solver's calls in a run bound by time
-CALL_SECONDS = (2.0, 20.0)  # wall seconds per function: at least (else none), at most
-REPRODUCIBLE_CALL_SECONDS = 12.0  # per function in a run bound by a count of sequences
-CPU_SHARE = 0.3  # of a call's wall time, CrossHair's analysis (CPU seconds); the rest is start-up
 # and a busy machine's slack (CrossHair prints a function's inputs only at its end; on an idle
 # machine the call ends early)
 MAX_FUNCTIONS = 6  # asked per run, those with the most uncovered targets first
-PATH_SECONDS = 1.0  # CPU seconds per path, at most: one hard path must not eat the call
 MEMORY_MB = 2048
 SOLVER_DISTRIBUTION = "crosshair-tool"
 SOLVED_KINDS = (OperationKind.FUNCTION, OperationKind.METHOD, OperationKind.STATIC)
@@ -111,7 +112,7 @@ class Solver:
         by those still to come (None: a fixed time per function, for a reproducible run)."""
         self.asked, self.asked_for = True, set(uncovered)
         targets = solver_targets(uncovered, self.impact, self.by_id)[:MAX_FUNCTIONS]
-        if not targets or (seconds is not None and seconds < CALL_SECONDS[0]):
+        if not targets or (seconds is not None and seconds < SOLVER_CALL_SECONDS[0]):
             return []
         packages = solver_packages()
         if packages is None:
@@ -124,10 +125,11 @@ class Solver:
             started = time.monotonic()
             for done, target in enumerate(targets):
                 left = None if seconds is None else seconds - (time.monotonic() - started)
-                if left is not None and done and left < CALL_SECONDS[0]:
+                if left is not None and done and left < SOLVER_CALL_SECONDS[0]:
                     break
-                wall = (REPRODUCIBLE_CALL_SECONDS if left is None
-                        else min(CALL_SECONDS[1], max(CALL_SECONDS[0], left / (len(targets) - done))))
+                low, high = SOLVER_CALL_SECONDS
+                wall = (SOLVER_REPRODUCIBLE_CALL_SECONDS if left is None
+                        else min(high, max(low, left / (len(targets) - done))))
                 output = self._cover(target, wall, tmp)
                 if output is None:
                     break  # CrossHair cannot run under this interpreter: the others would fail alike
@@ -146,9 +148,9 @@ class Solver:
         op, checkout = target.operation, self.checkouts[target.side]
         scratch = Path(tempfile.mkdtemp(prefix="difforacle-solver-run-")).resolve()  # its cwd and $TMPDIR
         try:
-            analysis = round(CPU_SHARE * wall, 2)
+            analysis = round(SOLVER_CPU_SHARE * wall, 2)
             options = {"module": op.module, "target": f"{op.module}.{op.qualname}", "seconds": analysis,
-                       "path_seconds": min(PATH_SECONDS, analysis / 2), "memory_mb": MEMORY_MB,
+                       "path_seconds": min(SOLVER_PATH_SECONDS, analysis / 2), "memory_mb": MEMORY_MB,
                        "cpu_seconds": math.ceil(wall)}
             env = worker_environment(checkout, 0, str(scratch))
             env[PATH_VARIABLE] = str(solver_path)

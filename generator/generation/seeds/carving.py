@@ -27,11 +27,10 @@ from pathlib import Path
 
 from ...changes.model import ChangeSet, Checkout
 from ...changes.units import is_test_file_name
+from ...planning.deadline import CARVE_TEST_TIMEOUT
 from ...runtime.packages import FALLBACK_VARIABLE, PYTEST_BOOT, link_pytest
 from ...runtime.workers import worker_environment
 
-CARVE_SHARE = 0.2  # of the budget, for running the project's tests
-TEST_TIMEOUT = 2.0  # seconds per test: a slow test is cut, the others still run
 MAX_TEST_FILES = 200  # per side: the nearest tests of a huge suite are enough
 SKIPPED_FOLDERS = frozenset({".git", ".tox", ".nox", "node_modules", "build", "dist", "venv", ".venv",
                              "site-packages", "__pycache__"})
@@ -49,7 +48,7 @@ class Carving:
 
 
 def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, seconds: float,
-          test_timeout: float = TEST_TIMEOUT) -> Carving:
+          test_timeout: float = CARVE_TEST_TIMEOUT) -> Carving:
     """Record the calls of the pull request's tests (on head) and of base's tests of the changed modules."""
     started = time.monotonic()
     carving = Carving()
