@@ -9,15 +9,22 @@ from typing import NamedTuple
 from ..oracle.compare import Mismatch
 from ..oracle.difference_key import DifferenceKey
 from ..oracle.leaves import shape
-from ..runtime.sequence import shift
-from ..worker.protocol import EXCEPTION_MARK, ObservationKey, SequenceResult, exception_key, value_key
+from ..runtime.sequence import CallSequence, shift
+from ..worker.protocol import (
+    EXCEPTION_MARK,
+    ObservationKey,
+    SequenceResult,
+    Statement,
+    exception_key,
+    value_key,
+)
 
 
 @dataclass(frozen=True)
 class Case:
     """`statements[-1]` shows the difference; `var` is the observed statement (None: the last one)."""
 
-    statements: tuple[dict, ...]
+    statements: tuple[Statement, ...]
     var: int | None = None
 
     @property
@@ -33,10 +40,10 @@ class Case:
             return exception_key(self.target)
         return value_key(self.target, self.target if self.var is None else self.var) + path
 
-    def after(self, history: list[list[dict]]) -> Case:
+    def after(self, history: list[CallSequence]) -> Case:
         """This case run after `history` in the same process, as one sequence: the earlier
         sequences' statements first, this case's references moved past them."""
-        joined: list[dict] = []
+        joined: CallSequence = []
         for statements in [*history, list(self.statements)]:
             start = len(joined)
             joined.extend([shift(statement, start) for statement in statements])
@@ -44,7 +51,7 @@ class Case:
         return Case(tuple(joined), None if self.var is None else self.var + offset)
 
     @staticmethod
-    def of(statements: list[dict] | tuple[dict, ...], key: str) -> Case:
+    def of(statements: CallSequence | tuple[Statement, ...], key: str) -> Case:
         """The case a mismatch key describes: statements up to the differing one, and the observed value."""
         parsed = ObservationKey.parse(key)
         var = parsed.variable if parsed.variable is not None and not parsed.observes_result else None

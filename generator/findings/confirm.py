@@ -23,6 +23,7 @@ from ..oracle.difference_key import observed_path
 from ..oracle.leaves import FloatPolicy, reproduces
 from ..planning.deadline import Deadline
 from ..runtime.catalog import Operation
+from ..runtime.sequence import CallSequence
 from ..worker.protocol import OperationKind, statement_of
 from .cases import Case, Finding, Location, Shown
 from .difference_check import DifferenceCheck
@@ -165,9 +166,9 @@ def _confirm_one(kept: KeptSequence, mismatch: Mismatch, check: DifferenceCheck,
     return Finding(case, shown, locate(case.target, shown))
 
 
-def _bounded(history: list[list[dict]]) -> list[list[dict]]:
+def _bounded(history: list[CallSequence]) -> list[CallSequence]:
     """The nearest earlier sequences, at most MAX_HISTORY statements in all."""
-    kept: list[list[dict]] = []
+    kept: list[CallSequence] = []
     size = 0
     for statements in reversed(history):
         size += len(statements)
@@ -177,7 +178,7 @@ def _bounded(history: list[list[dict]]) -> list[list[dict]]:
     return kept
 
 
-def _shortest_history(alone: Case, history: list[list[dict]], path: str, check: DifferenceCheck,
+def _shortest_history(alone: Case, history: list[CallSequence], path: str, check: DifferenceCheck,
                       policy: FloatPolicy, found: tuple[Case, Shown]) -> tuple[Case, Shown]:
     """The fewest nearest earlier sequences the difference still shows after (a binary search, a
     handful of runs), so that minimization starts from a short case rather than the whole round."""

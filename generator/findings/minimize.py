@@ -31,7 +31,8 @@ from typing import Generic, TypeVar
 
 from ..planning.deadline import Deadline
 from ..runtime.catalog import Operation
-from ..worker.protocol import OperationKind
+from ..runtime.sequence import CallSequence, arguments, dependents, renumbered
+from ..worker.protocol import Arg, OperationKind, Statement
 from ..worker.resolve import CALL
 from .cases import Case, Finding, Location, Shown
 from .difference_check import DifferenceCheck
@@ -253,11 +254,11 @@ class _Minimizer(Generic[Outcome]):
             for smaller in self._fewer_arguments(statement):
                 yield _replaced(case, index, smaller)
             receiver = 0 if self._has_receiver(statement) else None
-            for position, arg in _arguments(statement):
+            for position, arg in arguments(statement):
                 for simpler_arg in _simpler_arguments(arg, receiver=position == receiver):
                     yield _replaced(case, index, _with_argument(statement, position, simpler_arg))
 
-    def _fewer_arguments(self, statement: dict) -> Iterator[dict]:
+    def _fewer_arguments(self, statement: Statement) -> Iterator[Statement]:
         for name in sorted(statement["kwargs"]):
             yield {**statement, "kwargs": {k: v for k, v in statement["kwargs"].items() if k != name}}
         op = self.operations.get(statement["op"])
@@ -272,7 +273,7 @@ class _Minimizer(Generic[Outcome]):
             yield {**statement, "args": statement["args"][:last]}
 
 
-    def _has_receiver(self, statement: dict) -> bool:
+    def _has_receiver(self, statement: Statement) -> bool:
         """A method's first argument, and the callable a returned callable's call calls, are receivers."""
         op = self.operations.get(statement["op"])
         return statement["op"] == CALL or (op is not None and op.kind == OperationKind.METHOD)
@@ -283,12 +284,7 @@ def _text(case: Case) -> str:
     return json.dumps([case.statements, case.var], sort_keys=True)
 
 
-def _arguments(statement: dict) -> Iterator[tuple[int | str, dict]]:
-    yield from enumerate(statement["args"])
-    yield from sorted(statement["kwargs"].items())
-
-
-def _simpler_arguments(arg: dict, receiver: bool) -> Iterator[dict]:
+def _simpler_arguments(arg: Arg, receiver: bool) -> Iterator[Arg]:
     """None for an object (never for a method's receiver), an object made earlier, a simpler literal."""
     if "ref" in arg:
         if not receiver:
@@ -299,7 +295,7 @@ def _simpler_arguments(arg: dict, receiver: bool) -> Iterator[dict]:
             yield {"lit": lit}
 
 
-def _with_argument(statement: dict, position: int | str, arg: dict) -> dict:
+def _with_argument(statement: Statement, position: int | str, arg: Arg) -> Statement:
     if isinstance(position, int):
         args = list(statement["args"])
         args[position] = arg
@@ -307,41 +303,25 @@ def _with_argument(statement: dict, position: int | str, arg: dict) -> dict:
     return {**statement, "kwargs": {**statement["kwargs"], position: arg}}
 
 
-def _replaced(case: Case, index: int, statement: dict) -> Case:
+def _replaced(case: Case, index: int, statement: Statement) -> Case:
     statements = list(case.statements)
     statements[index] = statement
     return Case(tuple(statements), case.var)
 
 
-def _dependents(statements: Sequence[dict], indices: Sequence[int]) -> set[int]:
-    """`indices` and every later statement that (transitively) refers to one of them."""
-    closed = set(indices)
-    for position, statement in enumerate(statements):
-        if position not in closed and any(arg.get("ref") in closed for _, arg in _arguments(statement)):
-            closed.add(position)
-    return closed
-
-
 def without(case: Case, indices: Sequence[int]) -> Case | None:
     """The case with `indices` and their dependents removed, references renumbered; None if
     that would remove the differing statement or the observed one."""
-    removed = _dependents(case.statements, indices)
+    removed = dependents(case.statements, indices)
     if removed & case.protected():
         return None
     new_index: dict[int, int] = {}
-    kept: list[dict] = []
+    kept: CallSequence = []
     for position, statement in enumerate(case.statements):
         if position in removed:
             continue
         new_index[position] = len(kept)
-        kept.append(_renumbered(statement, new_index))
+        kept.append(renumbered(statement, new_index))
     var = None if case.var is None else new_index[case.var]
     return Case(tuple(kept), var)
 
-
-def _renumbered(statement: dict, new_index: dict[int, int]) -> dict:
-    def arg(a: dict) -> dict:
-        return {"ref": new_index[a["ref"]]} if "ref" in a else a
-
-    return {**statement, "args": [arg(a) for a in statement["args"]],
-            "kwargs": {k: arg(a) for k, a in statement["kwargs"].items()}}

@@ -38,7 +38,7 @@ from ..oracle.compare import Mismatch, kind_of
 from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy, describe, is_lost, is_raised, leaf_text
 from ..report.model import Difference, Statement
 from ..runtime.catalog import Operation
-from ..runtime.sequence import called
+from ..runtime.sequence import CallSequence, called, references
 from ..worker.command_line import command_target, run_command_line
 from ..worker.literals import SHARED_NAN, input_files, modules_used
 from ..worker.literals import source as literal_source
@@ -183,7 +183,7 @@ def can_pin(mismatch: Mismatch, pin: Pin = "base") -> bool:
     return True
 
 
-def render_test(statements: list[dict], operations: dict[str, Operation], mismatch: Mismatch,
+def render_test(statements: CallSequence, operations: dict[str, Operation], mismatch: Mismatch,
                 test_name: str, *, pin: Pin = "base", floats: FloatPolicy = EXACT_ENOUGH) -> str:
     """A self-contained pytest module that passes on the `pin` side and fails on the other.
 
@@ -231,7 +231,7 @@ def _format(source: str) -> str:
     return black.format_str(source, mode=black.Mode(line_length=LINE_LENGTH))
 
 
-def _body(statements: list[dict], operations: dict[str, Operation], mismatch: Mismatch, pin: Pin,
+def _body(statements: CallSequence, operations: dict[str, Operation], mismatch: Mismatch, pin: Pin,
           names: dict[int, str], imports: _Imports) -> list[str]:
     last = len(statements) - 1
     as_value = ObservationKey.parse(mismatch.key).observes_result
@@ -247,15 +247,15 @@ def _body(statements: list[dict], operations: dict[str, Operation], mismatch: Mi
     return body
 
 
-def _referenced(statements: list[dict], mismatch: Mismatch) -> set[int]:
-    refs = {a["ref"] for s in statements for a in (*s["args"], *s["kwargs"].values()) if "ref" in a}
+def _referenced(statements: CallSequence, mismatch: Mismatch) -> set[int]:
+    refs = {ref for statement in statements for ref in references(statement)}
     var = ObservationKey.parse(mismatch.key).variable
     if var is not None:
         refs.add(var)
     return {r for r in refs if r < len(statements)}
 
 
-def _variable_names(statements: list[dict], operations: dict[str, Operation], needed: set[int],
+def _variable_names(statements: CallSequence, operations: dict[str, Operation], needed: set[int],
                     reserved: set[str] | tuple) -> dict[int, str]:
     names = Names(reserved)
     ops = [s["op"] for s in statements]
@@ -264,7 +264,7 @@ def _variable_names(statements: list[dict], operations: dict[str, Operation], ne
             for i in sorted(needed)}
 
 
-def _shared_nans(statements: list[dict]) -> int:
+def _shared_nans(statements: CallSequence) -> int:
     """How many arguments are the sequence's shared NaN."""
     return sum(arg.get("lit") == SHARED_NAN
                for statement in statements for arg in (*statement["args"], *statement["kwargs"].values()))
@@ -280,7 +280,7 @@ def _arg_source(arg: dict, names: dict[int, str], imports: _Imports) -> str:
     return literal_source(arg["lit"])
 
 
-def _call_source(statement: dict, operations: dict[str, Operation], names: dict[int, str],
+def _call_source(statement: Statement, operations: dict[str, Operation], names: dict[int, str],
                  imports: _Imports, as_value: bool = False) -> str:
     """Source of a statement's call; `as_value`: an expression even for `x[k] = v` and `del x[k]`."""
     op_id = statement["op"]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..runtime.catalog import Catalog, Operation, Parameter
 from ..worker.command_line import ARGV, STDIN
-from ..worker.protocol import OperationKind
+from ..worker.protocol import Arg, OperationKind
 from ..worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
 from .pools import PoolEntry, Pools, SequenceBuilder
 from .type_learning import FACTORY_KINDS, TypeLearning
@@ -62,7 +62,7 @@ class CallBuilder:
         """A call of `op`; object arguments missing from the pools are built `depth` levels deep.
         `provided`: type name -> a reference to a value of that type already in the sequence,
         passed to a parameter of that type (a return-argument pair of influence search)."""
-        args: list[dict] = [receiver] if receiver is not None else []
+        args: list[Arg] = [receiver] if receiver is not None else []
         kwargs: dict[str, dict] = {}
         skipping = False
         for param in op.params:

@@ -20,6 +20,7 @@ from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy
 from ..planning.deadline import SOLVER_SHARE, Deadline
 from ..planning.operation_plan import Aim
 from ..runtime.catalog import Catalog
+from ..runtime.sequence import CallSequence
 from ..runtime.workers import Worker
 from ..worker.protocol import Status
 from .bloodhound import uncovered_ratios
@@ -69,7 +70,7 @@ class Exploration:
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
             settings: ExploreSettings, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
             on_progress: Callable[[Exploration], None] = lambda exploration: None,
-            seeds: list[list[dict]] | None = None, influence: InfluenceMap | None = None,
+            seeds: list[CallSequence] | None = None, influence: InfluenceMap | None = None,
             solver: Solver | None = None) -> Exploration:
     """Generate on base; replay each batch's kept sequences while the next batch is generated.
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..runtime.sequence import CallSequence
 from ..worker.protocol import SequenceResult
 from .plugin import Plugin, PluginContext
 
@@ -68,5 +69,5 @@ class NoveltyPlugin(Plugin):
     def __init__(self, context: PluginContext) -> None:
         self.novelty = FieldNovelty()
 
-    def admit(self, statements: list[dict], result: SequenceResult) -> bool:
+    def admit(self, statements: CallSequence, result: SequenceResult) -> bool:
         return self.novelty.add(result.fields or ())

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from ..planning.operation_plan import Aim
 from ..runtime.catalog import Catalog
-from ..runtime.sequence import origin
+from ..runtime.sequence import CallSequence, origin
 from ..worker.protocol import OperationKind, SequenceResult, Status, digest_key
 from .call_builder import MAX_LENGTH, CallBuilder
 from .plugin import Plugin, PluginContext, Proposal
@@ -95,12 +95,12 @@ class SequenceGenerator:
         self._proposed: dict[int, tuple[Plugin, Proposal]] = {}
         # id of a proposed sequence that entered changed code -> it (alive until replayed), its plugin
         # and the proposal: a plugin may ask to run it again once its path is measured
-        self._replaying: dict[int, tuple[list[dict], Plugin, Proposal]] = {}
+        self._replaying: dict[int, tuple[CallSequence, Plugin, Proposal]] = {}
         self.seen: set[str] = set()
         self.duplicates = 0
         self.attempts: dict[str, Attempts] = {}  # operation id -> what became of its calls
 
-    def candidates(self, count: int, attempts: int = 20) -> Iterator[list[dict]]:
+    def candidates(self, count: int, attempts: int = 20) -> Iterator[CallSequence]:
         """Up to `count` new, distinct sequences."""
         made = 0
         for _ in range(count * attempts):
@@ -118,7 +118,7 @@ class SequenceGenerator:
             made += 1
             yield statements
 
-    def calls_with(self, inputs: list[SolverInput]) -> list[list[dict]]:
+    def calls_with(self, inputs: list[SolverInput]) -> list[CallSequence]:
         """A sequence calling each input's operation with its literal arguments (a method on a
         receiver from the pools or built on demand); inputs whose receiver cannot be had are left out."""
         made = []
@@ -138,7 +138,7 @@ class SequenceGenerator:
             made.append(builder.statements)
         return made
 
-    def requests(self, batch: list[list[dict]]) -> list[dict | None] | None:
+    def requests(self, batch: list[CallSequence]) -> list[dict | None] | None:
         """Per sequence of `batch`, what the worker records while running it (the dynamic influence
         check's reads and writes of a proposal); None when no plugin traces its proposals."""
         if not self._traced:
@@ -146,7 +146,7 @@ class SequenceGenerator:
         return [proposed[1].request if (proposed := self._proposed.get(id(s))) is not None else None
                 for s in batch]
 
-    def feedback(self, statements: list[dict], result: SequenceResult) -> None:
+    def feedback(self, statements: CallSequence, result: SequenceResult) -> None:
         """Learn from a result; pool the values of a normally-ended sequence whose states are new."""
         if not statements:
             return
@@ -185,7 +185,7 @@ class SequenceGenerator:
         for plugin in self.plugins:
             plugin.pooled(statements, pooled)
 
-    def replayed(self, measured: list[tuple[list[dict], PathEdges | None]],
+    def replayed(self, measured: list[tuple[CallSequence, PathEdges | None]],
                  untaken: Callable[[], set]) -> None:
         """The paths replay measured (None: not measured) go to the plugins; `untaken()` gives the
         branches out of changed lines no sequence has taken yet."""
@@ -198,12 +198,12 @@ class SequenceGenerator:
         """The plugin of that class, when its technique is on."""
         return next((plugin for plugin in self.plugins if isinstance(plugin, kind)), None)
 
-    def _revisit(self, statements: list[dict]) -> bool:
+    def _revisit(self, statements: CallSequence) -> bool:
         """Ask the plugin that proposed `statements` to run its proposal again soon."""
         replaying = self._replaying.get(id(statements))
         return replaying is not None and replaying[1].revisit(replaying[2])
 
-    def _pool(self, statements: list[dict], result: SequenceResult) -> list[PoolEntry]:
+    def _pool(self, statements: CallSequence, result: SequenceResult) -> list[PoolEntry]:
         """The last statement's value, and the objects it was given (as the call left them); the
         entries pooled."""
         types, digests, last = result.types, result.digests, len(statements) - 1
@@ -225,7 +225,7 @@ class SequenceGenerator:
         """What a pooled entry of this result costs (orienteering): its milliseconds when timed."""
         return float(result.milliseconds if result.milliseconds is not None else 1.0) if self.timed else 1.0
 
-    def _candidate(self) -> list[dict] | None:
+    def _candidate(self) -> CallSequence | None:
         op = self.selector.choose()
         if op is None:
             return None

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from ..runtime.sequence import CallSequence
+
 if TYPE_CHECKING:
     from ..runtime.catalog import Operation
     from ..worker.protocol import SequenceResult
@@ -39,7 +41,7 @@ class Proposal(Protocol):
     it (None: nothing)."""
 
     @property
-    def statements(self) -> list[dict]: ...
+    def statements(self) -> CallSequence: ...
 
     @property
     def request(self) -> dict | None: ...
@@ -64,7 +66,7 @@ class PluginContext:
     switches: Switches
     influence: InfluenceMap | None  # the static influence between operations, when computed
     cost: Callable[[SequenceResult], float]  # what a pooled entry of a result costs (orienteering)
-    revisit: Callable[[list[dict]], bool]  # ask the proposer of a sequence to run its proposal again
+    revisit: Callable[[CallSequence], bool]  # ask the proposer of a sequence to run its proposal again
 
 
 class Plugin:
@@ -84,17 +86,17 @@ class Plugin:
     def proposal_ran(self, proposal: Proposal, result: SequenceResult) -> None:
         """The result of running a proposal of this plugin's."""
 
-    def learn(self, statements: list[dict], result: SequenceResult) -> None:
+    def learn(self, statements: CallSequence, result: SequenceResult) -> None:
         """The result of any sequence the generator proposed."""
 
-    def admit(self, statements: list[dict], result: SequenceResult) -> bool:
+    def admit(self, statements: CallSequence, result: SequenceResult) -> bool:
         """Whether a sequence that ended normally may extend the pools."""
         return True
 
-    def pooled(self, statements: list[dict], entries: list[PoolEntry]) -> None:
+    def pooled(self, statements: CallSequence, entries: list[PoolEntry]) -> None:
         """The pool entries made from a sequence that ended normally (possibly none)."""
 
-    def replayed(self, measured: Sequence[tuple[list[dict], PathEdges | None]],
+    def replayed(self, measured: Sequence[tuple[CallSequence, PathEdges | None]],
                  untaken: Callable[[], set]) -> None:
         """The paths through changed code replay measured (None: not measured); `untaken()` gives
         the branches out of changed lines no sequence has taken yet."""

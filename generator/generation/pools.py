@@ -16,7 +16,8 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..runtime.sequence import shift
+from ..runtime.sequence import CallSequence, shift
+from ..worker.protocol import Statement
 
 if TYPE_CHECKING:
     from .search.path_memo import PathStat
@@ -34,7 +35,7 @@ class PoolEntry:
     keeps its factor up to date).
     """
 
-    statements: tuple[dict, ...]
+    statements: tuple[Statement, ...]
     index: int
     cost: float = 1.0
     picks: int = 0
@@ -99,7 +100,7 @@ class SequenceBuilder:
     """Assembles one candidate: pooled sequences spliced in, each once, then the new calls."""
 
     def __init__(self) -> None:
-        self.statements: list[dict] = []
+        self.statements: CallSequence = []
         self._included: list[tuple[PoolEntry, int]] = []  # (entry, offset); identity, not equality
 
     def include(self, entry: PoolEntry) -> dict:

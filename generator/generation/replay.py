@@ -18,7 +18,7 @@ from ..changes.scope import Scope
 from ..oracle.compare import Mismatch, first_mismatch, unstable_keys
 from ..oracle.difference_key import DifferenceKey
 from ..oracle.leaves import FloatPolicy
-from ..runtime.sequence import call_path, origin
+from ..runtime.sequence import CallSequence, call_path, origin
 from ..runtime.workers import Worker
 from ..worker.protocol import MalformedKey, ObservationKey, SequenceResult, Status
 
@@ -29,7 +29,7 @@ REPLAY_RANDOM_SEED = 1  # the exploring run used 0: what depends on the random s
 class KeptSequence:
     """A sequence worth replaying, its exploring run, then its replays on base and head."""
 
-    statements: list[dict]
+    statements: CallSequence
     explored: SequenceResult
     replayed_base: SequenceResult | None = None
     replayed_head: SequenceResult | None = None
@@ -40,7 +40,7 @@ class KeptSequence:
     # the branches out of changed lines its replays took (see `paths`); None when not measured
     path: frozenset | None = None
 
-    def history(self) -> list[list[dict]]:
+    def history(self) -> list[CallSequence]:
         """The sequences that ran before this one in its replay round and ended normally on both
         commits (one that raised stopped part way, and would stop a joined sequence too)."""
         return [k.statements for k in self.round[:self.position]

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..runtime.catalog import Operation
-from ..worker.protocol import OperationKind, SequenceResult, Tag, exception_key
+from ..runtime.sequence import CallSequence
+from ..worker.protocol import OperationKind, SequenceResult, Statement, Tag, exception_key
 
 WORKED_LIMIT = 16
 FACTORY_KINDS = (OperationKind.STATIC, OperationKind.FUNCTION)  # they make a value without a receiver
@@ -30,12 +31,12 @@ class TypeLearning:
         self.learned_types: dict[tuple[str, str], list[str]] = {}  # (op, parameter) -> runtime types
         self.returned: dict[str, list[str]] = {}  # type name -> factories seen returning one
 
-    def from_success(self, statements: list[dict], types: list[list[str]]) -> None:
+    def from_success(self, statements: CallSequence, types: list[list[str]]) -> None:
         """The last call returned: its arguments' values and types worked, and what it returned."""
         self._arguments(statements[-1], types)
         self._return(statements[-1]["op"], types[-1] if len(types) == len(statements) else [])
 
-    def from_exception(self, statements: list[dict], result: SequenceResult) -> None:
+    def from_exception(self, statements: CallSequence, result: SequenceResult) -> None:
         """A call that raised past its boundary accepted its arguments' types (not their values)."""
         failed = result.executed
         leaf = result.observations.get(exception_key(failed))
@@ -52,7 +53,7 @@ class TypeLearning:
             if op_id not in returned and len(returned) < WORKED_LIMIT:
                 returned.append(op_id)
 
-    def _arguments(self, statement: dict, types: list[list[str]], values: bool = True) -> None:
+    def _arguments(self, statement: Statement, types: list[list[str]], values: bool = True) -> None:
         """Remember what a call was given: literal values that worked (`values`: it ran normally),
         and the runtime types of its object arguments (types learned without static types)."""
         op = self.operations.get(statement["op"])

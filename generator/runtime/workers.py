@@ -24,6 +24,7 @@ from typing import Any
 
 from ..changes.model import ChangeSet, Checkout
 from ..errors import SetupError
+from ..runtime.sequence import CallSequence
 from ..worker.protocol import PROTOCOL, ExecutedLines, RunRequest, SequenceResult
 
 BOOT = Path(__file__).parents[1] / "worker" / "boot.py"
@@ -129,7 +130,7 @@ class Worker:
             raise WorkerError(f"{self.side} worker failed: {detail}")
         return reply
 
-    def run(self, sequences: Sequence[list[dict]], random_seed: int, *, isolate: bool = False,
+    def run(self, sequences: Sequence[CallSequence], random_seed: int, *, isolate: bool = False,
             callees: bool = False, lines: bool = False, fields: bool = False,
             disabled_observers: Sequence[str] = (),
             influence: Sequence[dict | None] | None = None,

@@ -43,7 +43,15 @@ from typing import Literal, NotRequired, TypedDict
 PROTOCOL = "difforacle.worker/1"
 
 Leaf = list  # a JSON list led by a tag (`Tag`): ["i", 3], ["s", "a"], ["E", type, message, module], ...
-Statement = dict  # {"op", "args", "kwargs"}: see the module docstring
+Arg = dict  # {"ref": index of an earlier statement} | {"lit": literal}: see the module docstring
+
+
+class Statement(TypedDict):
+    """One call of a sequence: the operation's id, its positional and its keyword arguments."""
+
+    op: str
+    args: list[Arg]
+    kwargs: dict[str, Arg]
 
 
 class Tag:

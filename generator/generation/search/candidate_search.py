@@ -45,6 +45,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from ...runtime.catalog import Operation
+from ...runtime.sequence import CallSequence
 from ...worker.protocol import OperationKind, SequenceResult, Status
 from ..call_builder import MAX_LENGTH, CallBuilder
 from ..plugin import Plugin, PluginContext
@@ -65,7 +66,7 @@ class Built:
     """A candidate made concrete: its statements, and what the worker records for the check."""
 
     operations: tuple[str, ...]  # the candidate: operation ids, the focus operation last
-    statements: list[dict]
+    statements: CallSequence
     receiver: int  # statement index of the focus call's receiver, -1 when it has none
     calls: tuple[int, ...]  # statement indexes of the candidate's calls before the focus call
 

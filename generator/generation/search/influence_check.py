@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...worker.protocol import Statement
+
 NONE_TYPE = "builtins.NoneType"
 
 
@@ -31,7 +33,7 @@ class Verdict:
     dead: tuple[int, ...] = ()
 
 
-def check_influence(statements: Sequence[dict], calls: Sequence[int], facts: dict | None,
+def check_influence(statements: Sequence[Statement], calls: Sequence[int], facts: dict | None,
                     types: Sequence[Sequence[str]]) -> Verdict:
     """Which of `calls` (statement indexes, in order) did not influence the last statement."""
     last = len(statements) - 1
@@ -56,7 +58,7 @@ def check_influence(statements: Sequence[dict], calls: Sequence[int], facts: dic
     return Verdict(True, tuple(sorted(redundant)), tuple(sorted(dead)))
 
 
-def _value_used(index: int, statements: Sequence[dict], by: set[int]) -> bool:
+def _value_used(index: int, statements: Sequence[Statement], by: set[int]) -> bool:
     """Whether a statement of `by` was given statement `index`'s value as an argument."""
     return any(arg.get("ref") == index for later in by
                for arg in (*statements[later]["args"], *statements[later]["kwargs"].values()))

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...changes.changed_lines import Edge
+from ...runtime.sequence import CallSequence
 from ...worker.protocol import SequenceResult, Status
 from ..plugin import Plugin, PluginContext
 
@@ -117,18 +118,18 @@ class MemoPlugin(Plugin):
         self.revisit_proposal = context.revisit
         # id of a sequence that entered changed code -> it (alive while its path is measured) and its
         # pooled entries
-        self._awaiting: dict[int, tuple[list[dict], list[PoolEntry]]] = {}
+        self._awaiting: dict[int, tuple[CallSequence, list[PoolEntry]]] = {}
 
-    def learn(self, statements: list[dict], result: SequenceResult) -> None:
+    def learn(self, statements: CallSequence, result: SequenceResult) -> None:
         if result.hit and result.status in (Status.OK, Status.EXCEPTION):  # its replay measures its path
             self._awaiting[id(statements)] = (statements, [])
 
-    def pooled(self, statements: list[dict], entries: list[PoolEntry]) -> None:
+    def pooled(self, statements: CallSequence, entries: list[PoolEntry]) -> None:
         waiting = self._awaiting.get(id(statements))
         if waiting is not None:
             waiting[1].extend(entries)
 
-    def replayed(self, measured: Sequence[tuple[list[dict], PathEdges | None]],
+    def replayed(self, measured: Sequence[tuple[CallSequence, PathEdges | None]],
                  untaken: Callable[[], set]) -> None:
         self.memo.untaken(untaken())
         for statements, edges in measured:

@@ -42,6 +42,7 @@ from ...planning.deadline import (
 from ...planning.impact import Impact
 from ...runtime.catalog import Operation
 from ...runtime.packages import link_packages
+from ...runtime.sequence import CallSequence
 from ...runtime.workers import BOOT, worker_environment
 from ...worker.literals import encode
 from ...worker.protocol import OperationKind
@@ -174,7 +175,7 @@ class Solver:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def track(self, sequences: list[list[dict]]) -> None:
+    def track(self, sequences: list[CallSequence]) -> None:
         """Remember the seeds made of the solver's inputs, to credit what their replays cover."""
         self._seeds.update(json.dumps(statements, sort_keys=True) for statements in sequences)
 

@@ -29,6 +29,7 @@ from ...changes.model import ChangeSet, Checkout
 from ...changes.units import is_test_file_name
 from ...planning.deadline import CARVE_TEST_TIMEOUT
 from ...runtime.packages import FALLBACK_VARIABLE, PYTEST_BOOT, link_pytest
+from ...runtime.sequence import CallSequence, references
 from ...runtime.workers import worker_environment
 
 MAX_TEST_FILES = 200  # per side: the nearest tests of a huge suite are enough
@@ -40,7 +41,7 @@ SKIPPED_FOLDERS = frozenset({".git", ".tox", ".nox", "node_modules", "build", "d
 class Carving:
     """The carved sequences (the pull request's tests first) and what it took."""
 
-    sequences: list[list[dict]] = field(default_factory=list)
+    sequences: list[CallSequence] = field(default_factory=list)
     tests: int = 0  # tests run, on both sides
     test_files: int = 0
     seconds: float = 0.0
@@ -79,14 +80,13 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     return carving
 
 
-def with_object_prefixes(sequences: list[list[dict]]) -> list[list[dict]]:
+def with_object_prefixes(sequences: list[CallSequence]) -> list[CallSequence]:
     """Each sequence, after the prefixes that end in an object a later statement uses: exploration
     pools the last value of a sequence, and those objects are what the tests built with care."""
     seen: set[str] = set()
-    out: list[list[dict]] = []
+    out: list[CallSequence] = []
     for statements in sequences:
-        used = {arg["ref"] for statement in statements
-                for arg in [*statement["args"], *statement["kwargs"].values()] if "ref" in arg}
+        used = {ref for statement in statements for ref in references(statement)}
         for end in [*sorted(used), len(statements) - 1]:
             prefix = statements[: end + 1]
             text = json.dumps(prefix, sort_keys=True)
@@ -128,7 +128,7 @@ def _imports(path: Path, wanted: set[str]) -> bool:
 
 
 def _record(side: str, checkout: Checkout, files: list[str], modules: list[str], python: str,
-            seconds: float, test_timeout: float) -> tuple[list[list[dict]], dict] | str:
+            seconds: float, test_timeout: float) -> tuple[list[CallSequence], dict] | str:
     """The sequences and counts of one pytest run of `files` in `checkout`, or a note saying why none."""
     tmp = Path(tempfile.mkdtemp(prefix=f"difforacle-carve-{side}-")).resolve()
     try:
@@ -156,7 +156,7 @@ def _record(side: str, checkout: Checkout, files: list[str], modules: list[str],
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _read(out: Path, side: str) -> tuple[list[list[dict]], dict] | str:
+def _read(out: Path, side: str) -> tuple[list[CallSequence], dict] | str:
     try:
         lines = out.read_text(encoding="utf-8").splitlines()
     except OSError:

@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass
 
 from ...runtime.catalog import Operation, Parameter
-from ...runtime.sequence import origin
+from ...runtime.sequence import CallSequence, origin, references
 from ...worker.protocol import OperationKind, SequenceResult, Status
 from ...worker.resolve import CALL
 from ..plugin import Plugin, PluginContext, Substitute
@@ -60,13 +60,11 @@ class ReturnedCallables:
             return None
         return self.rng.choice(pooled)
 
-    def learn(self, statements: list[dict], result: SequenceResult, cost: float) -> None:
+    def learn(self, statements: CallSequence, result: SequenceResult, cost: float) -> None:
         """Pool the callables of a sequence that ended normally: its last value, and the callables
         its last statement was given, in the state that call left them (a wrapper's filled cache)."""
         last = len(statements) - 1
-        refs = [a["ref"] for a in (*statements[last]["args"], *statements[last]["kwargs"].values())
-                if "ref" in a]
-        for index in dict.fromkeys([last, *refs]):
+        for index in dict.fromkeys([last, *references(statements[last])]):
             params = result.callables.get(index)
             if params is None:
                 continue
@@ -93,6 +91,6 @@ class CallablesPlugin(Plugin):
         returned = self.callables.pick(op.id)
         return None if returned is None else Substitute(returned.operation(self.rng), returned.entry)
 
-    def learn(self, statements: list[dict], result: SequenceResult) -> None:
+    def learn(self, statements: CallSequence, result: SequenceResult) -> None:
         if result.status == Status.OK:
             self.callables.learn(statements, result, self.cost(result))
