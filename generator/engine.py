@@ -8,7 +8,7 @@ stage is on the right:
     impact     which code reaches the changed units (static, parsed once)           planning
     plan       units in two tiers, their shares by defect score from the history    planning
     catalog    what the changed modules offer, listed by a base worker              runtime
-    aim        the plan and impact over the catalog: focus, quotas, targets         planning
+    operations the plan and impact over the catalog: focus, quotas, targets        planning
     carve      seed sequences from the calls of the project's own tests             generation.seeds
     explore    feedback-directed generation on base, replayed on base and head in   generation
                the background and compared (what varies on base masked)             (oracle)
@@ -62,7 +62,7 @@ from .planning.deadline import (
     sequence_timeout,
 )
 from .planning.impact import Impact, analyze_impact
-from .planning.operation_plan import aim_at
+from .planning.operation_plan import plan_operations
 from .planning.plan import HistoryOptions, Plan, plan_change
 from .report.model import NOT_MEASURED, Difference, Report, RunError
 from .runtime.catalog import Catalog
@@ -268,10 +268,10 @@ def _measure_lines(run: _Run, explorers: _Explorers) -> bool:
 
 
 def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool) -> Exploration:
-    """Aim at the plan, carve seeds, and explore with replay on both commits."""
+    """OperationPlan at the plan, carve seeds, and explore with replay on both commits."""
     assert run.lines is not None
     lines, switches, options, report = run.lines, run.switches, run.options, run.report
-    aim = aim_at(run.plan, catalog, run.impact, lines)
+    operation_plan = plan_operations(run.plan, catalog, run.impact, lines)
     report.allocation = run.plan.allocation()
     report.stats.history_seconds = run.plan.history_seconds
     constants = mine_change(run.changes, run.base, run.head) if switches.constants else Constants()
@@ -285,8 +285,8 @@ def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool)
     with Replayer(explorers.replay, explorers.head, lines if measured else None,
                   paths=switches.paths) as replayer:
         settings = ExploreSettings(options.seed, options.batch_size, switches, options.floats, options.scope)
-        exploration = explore(explorers.base, replayer, catalog, aim, constants, settings, run.deadline,
-                              replay_all=replay_all, uncovered=lines.uncovered,
+        exploration = explore(explorers.base, replayer, catalog, operation_plan, constants, settings,
+                              run.deadline, replay_all=replay_all, uncovered=lines.uncovered,
                               on_progress=run.progress.explored, seeds=carving.sequences,
                               influence=influence, solver=solver)
     run.progress.exploration = exploration

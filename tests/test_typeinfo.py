@@ -22,7 +22,7 @@ import pytest
 from difforacle.generator.worker.introspect import build_catalog
 from difforacle.generator.worker.resolve import PROTOCOLS
 from difforacle.generator.worker.typeinfo import (
-    Scope,
+    NameScope,
     TypeInfo,
     called_parameters,
     checked_types,
@@ -54,7 +54,7 @@ class Movie(TypedDict):
     note: NotRequired[str]
 
 
-SCOPE = Scope({"Point": Point, "Color": Color, "Optional": Optional, "NUMBERS": (int, float)}, {})
+SCOPE = NameScope({"Point": Point, "Color": Color, "Optional": Optional, "NUMBERS": (int, float)}, {})
 
 
 def _flat(annotation: Any, wanted: set[type] | None = None) -> TypeInfo:

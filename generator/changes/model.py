@@ -80,7 +80,7 @@ class ChangeSet:
     units: tuple[Unit, ...]
     skipped: tuple[str, ...] = ()  # non-Python, binary or non-importable files, for the report
     tests: tuple[str, ...] = ()  # head paths of the test files the change adds or modifies (for carving)
-    # the package's root, and modules built on a changed private one (see importers.py)
+    # the package's root, and modules built on a changed private one (see `importers`)
     importers: tuple[str, ...] = ()
 
     @property

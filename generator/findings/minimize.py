@@ -9,7 +9,7 @@ order, repeated until none makes progress (a fixpoint) or the deadline passes:
 1. drop one statement with everything that depends on it, last statement first;
 2. delta debugging (ddmin) over the statements still removable, for groups that must go
    together;
-3. simpler values: literals shrink (generator.shrink), a reference to an object becomes
+3. simpler values: literals shrink (`simpler_literals`), a reference to an object becomes
    None, optional arguments are dropped.
 
 A long case (more than LONG statements, as one confirmed after the sequences of its replay
@@ -58,7 +58,8 @@ class Minimized(Generic[Outcome]):
     passes: list[str] = field(default_factory=list)  # names of passes that made progress
 
 
-Check = Callable[[Sequence[Case]], Sequence["Outcome | None"]]
+# runs each case on both commits: what difference it shows (None: not the one kept)
+RunCases = Callable[[Sequence[Case]], Sequence["Outcome | None"]]
 
 
 # ---------------------------------------------------------------- the stage: findings, shrunk
@@ -120,7 +121,7 @@ def cost(case: Case) -> tuple[int, int]:
     return len(case.statements), total
 
 
-def minimize(case: Case, outcome: Outcome, check: Check, *, deadline: float,
+def minimize(case: Case, outcome: Outcome, check: RunCases, *, deadline: float,
              operations: dict[str, Operation] | None = None,
              clock: Callable[[], float] = time.monotonic,
              max_checks: int | None = None) -> Minimized[Outcome]:
@@ -135,7 +136,7 @@ def minimize(case: Case, outcome: Outcome, check: Check, *, deadline: float,
 
 
 class _Minimizer(Generic[Outcome]):
-    def __init__(self, check: Check, deadline: float, operations: dict[str, Operation],
+    def __init__(self, check: RunCases, deadline: float, operations: dict[str, Operation],
                  clock: Callable[[], float], max_checks: int | None = None) -> None:
         self.check, self.deadline, self.operations, self.clock = check, deadline, operations, clock
         self.max_checks = max_checks
@@ -144,20 +145,26 @@ class _Minimizer(Generic[Outcome]):
 
     def run(self, case: Case, outcome: Outcome) -> Minimized[Outcome]:
         self.result = Minimized(case, outcome, complete=True)
-        passes = (("drop", self._drop_candidates), ("ddmin", None), ("values", self._value_candidates))
+        passes = self.passes()
         if case.target > LONG:  # a long case (one confirmed after its history): halve it first
-            passes = (passes[1], passes[0], passes[2])
+            passes = [passes[1], passes[0], *passes[2:]]
         progress = True
         while progress and self.result.complete:
             progress = False
-            for name, candidates in passes:
-                improved = self._ddmin() if candidates is None else self._greedy(candidates)
+            for name, shrink_pass in passes:
+                improved = shrink_pass()
                 if improved:
                     self.result.passes.append(name)
                 progress |= improved
                 if not self.result.complete:
                     break
         return self.result
+
+    def passes(self) -> list[tuple[str, Callable[[], bool]]]:
+        """The passes, in order: each tries to make the case smaller and says whether it did."""
+        return [("drop", lambda: self._greedy(self._drop_candidates)),
+                ("ddmin", self._ddmin),
+                ("values", lambda: self._greedy(self._value_candidates))]
 
     # ------------------------------------------------------------ search
 

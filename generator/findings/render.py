@@ -60,7 +60,7 @@ UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__flo
 WRAPPERS = {"len": "len({})", "list": "list(iter({}))", "str": "str({})", "repr": "repr({})"}
 HELPER_MODULES = ("copy", "datetime", "decimal", "fractions", "hashlib", "io", "itertools", "math", "pathlib",
                   "pytest", "re")
-# Protocol operations (worker/resolve.py PROTOCOLS) written as the syntax that calls them.
+# Protocol operations (the worker resolver's PROTOCOLS) written as the syntax that calls them.
 PROTOCOL_SOURCE = {
     **{f"operator:{form}": f"{{0}} {symbol} {{1}}" for name, symbol in {**ARITHMETIC, **COMPARISONS}.items()
        for form in (name, f"__{name}__")},

@@ -7,7 +7,7 @@ run by pytest in fresh processes under the project's interpreter, as a reviewer 
 All findings share one pytest process per commit (two in all, run at the same time); every
 test is its own module, so a module that cannot be imported costs only its own finding.
 Outcomes come from pytest's JUnit XML report. The processes run
-`worker/pytest_boot.py`: the worker sandbox's limits and audit hook, a per-test timeout, an
+the worker's `pytest_boot`: the worker sandbox's limits and audit hook, a per-test timeout, an
 empty pytest configuration and no plugin autoloading, so neither the project's nor the
 user's pytest setup can change an outcome. Unlike the engine's workers, the hash seed is
 random: whoever runs a suggested test later gets a random one too, so a test that only

@@ -1,7 +1,7 @@
 """Building a call: its receiver and arguments, from the pools, from literals, or built on demand.
 
 For each parameter, by what is known of its type (annotations, docstrings, defaults, names,
-and what calls taught: `learning`): a literal that worked there before, a primitive made
+and what calls taught: `type_learning`): a literal that worked there before, a primitive made
 by the value generator (mined constants first), a pooled value of the right runtime type
 (`pools`), or, when none is pooled, a fresh one built by one of the type's builders
 (GRT's *detective*: constructors, then factories declared or seen to return the type, their

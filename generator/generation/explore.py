@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..changes.scope import EVERYTHING, Scope
 from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy
 from ..planning.deadline import SOLVER_SHARE, Deadline
-from ..planning.operation_plan import Aim
+from ..planning.operation_plan import OperationPlan
 from ..runtime.catalog import Catalog
 from ..runtime.sequence import CallSequence
 from ..runtime.workers import Worker
@@ -67,7 +67,7 @@ class Exploration:
     paths: PathStats = field(default_factory=PathStats)  # the path memo's figures
 
 
-def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, constants: Constants,
+def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: OperationPlan, constants: Constants,
             settings: ExploreSettings, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
             on_progress: Callable[[Exploration], None] = lambda exploration: None,
             seeds: list[CallSequence] | None = None, influence: InfluenceMap | None = None,
@@ -86,9 +86,9 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, aim: Aim, cons
     switches = settings.switches
     generator = SequenceGenerator(
         catalog, ValueGenerator(random.Random(rng.random()), constants, switches.structured,
-                                switches.callables, switches.failing), rng, aim.focus,
+                                switches.callables, switches.failing), rng, plan.focus,
         switches=switches,
-        aim=aim, uncovered=lambda: uncovered_ratios(aim.operation_targets, uncovered()),
+        plan=plan, uncovered=lambda: uncovered_ratios(plan.operation_targets, uncovered()),
         timed=not deadline.reproducible, influence=influence)
     exploration = Exploration()
     started = time.monotonic()

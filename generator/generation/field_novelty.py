@@ -3,7 +3,7 @@
 After Godio et al., "Efficient test generation guided by field coverage criteria" (ASE
 2019): an input is redundant when every relation among objects it establishes was already
 covered by earlier inputs. The worker describes the objects a sequence's last statement
-produced or touched as `Class.field|src|dst` triples (`generator/worker/fields.py`):
+produced or touched as `Class.field|src|dst` triples (the worker's `fields`):
 
 * triples, not whole-state digests, so a state that only recombines edges seen before
   counts as old, and growing a structure by one node is new only while it adds an edge

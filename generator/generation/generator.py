@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from ..planning.operation_plan import Aim
+from ..planning.operation_plan import OperationPlan
 from ..runtime.catalog import Catalog
 from ..runtime.sequence import CallSequence, origin
 from ..worker.protocol import OperationKind, SequenceResult, Status, digest_key
@@ -66,10 +66,10 @@ class SequenceGenerator:
     """Proposes new candidate sequences and learns from their execution results."""
 
     def __init__(self, catalog: Catalog, values: ValueGenerator, rng: random.Random, focus: set[str], *,
-                 switches: Switches = DEFAULTS, aim: Aim | None = None,
+                 switches: Switches = DEFAULTS, plan: OperationPlan | None = None,
                  uncovered: Callable[[], Mapping[str, float]] | None = None, timed: bool = True,
                  influence: InfluenceMap | None = None) -> None:
-        """`focus`: the ids of the operations that touch the change. `aim` shares the focus over the
+        """`focus`: the ids of the operations that touch the change. `plan` shares the focus over the
         plan's units; `uncovered()` gives, per operation, the fraction of its changed lines and
         branches not yet covered. `timed`: orienteering and the quota may weigh entries and units by
         measured time (not in reproducible runs). `influence`: the static influence between
@@ -79,8 +79,8 @@ class SequenceGenerator:
                            orienteering=switches.orienteering)
         self.selector = OperationSelector(
             catalog, focus, rng, bloodhound=switches.bloodhound, uncovered=uncovered,
-            quota=aim.quota if aim is not None else None,
-            unit_operations=aim.unit_operations if aim is not None else None)
+            quota=plan.quota if plan is not None else None,
+            unit_operations=plan.unit_operations if plan is not None else None)
         self.learning = TypeLearning(self.selector.by_id, values.can_make)
         self.builder = CallBuilder(catalog, self.selector.operations, values, rng, self.pools, self.learning,
                                    switches)

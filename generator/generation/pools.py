@@ -3,7 +3,7 @@
 Randoop extends sequences from a pool of earlier ones; GRT's *elephant brain* keys the pool by
 each value's exact runtime type and indexes it by the type's MRO, so a value also serves
 every supertype; GRT's *orienteering* prefers cheap entries, by measured time and length;
-the path memo (`paths`) discounts entries whose sequence took a path through changed code
+the path memo (`search.path_memo`) discounts entries whose sequence took a path through changed code
 that many others took, and favours those that came near an untaken branch.
 A candidate is assembled by splicing the pooled sequences it needs before its new call
 (`SequenceBuilder`).

@@ -37,7 +37,7 @@ class KeptSequence:
     # one there (`round[:position]`) may have left state (a cache, a registry) that it shows.
     round: list[KeptSequence] = field(default_factory=list, repr=False)
     position: int = 0
-    # the branches out of changed lines its replays took (see `paths`); None when not measured
+    # the branches out of changed lines its replays took (see the path memo); None when not measured
     path: frozenset | None = None
 
     def history(self) -> list[CallSequence]:

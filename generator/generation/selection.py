@@ -6,7 +6,7 @@ sees, and focus operations that reach no planned unit), and every other *builder
 50 %, 30 % and 20 % of the time. Within the focus, the budget plan's quota names the unit
 whose turn it is (stride scheduling over the plan's shares) and only its operations
 compete; within a tier, GRT's Bloodhound weighs operations by the changed lines and branches
-they can still cover (`guidance`). An operation that hangs or kills its process a few times
+they can still cover (`bloodhound`). An operation that hangs or kills its process a few times
 is dropped: each such sequence costs a whole timeout, and Randoop treats them as illegal.
 """
 

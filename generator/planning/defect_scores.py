@@ -4,13 +4,13 @@ A regression is most likely where code changed often and recently, where bugs we
 recently, and where authors new to the code worked recently (Schwa; Perera et al., "Defect
 Prediction Guided Search-Based Software Testing", ASE 2020). The scores rank the units a
 pull request changes so the test budget goes first to the likely-defective ones
-(`generator.allocation`).
+(`allocation`).
 
 Pipeline, each step usable on its own:
 
 - `read_history`: the last `window` commits reachable from base on the first-parent line,
   each diffed against its first parent with zero context and mapped to AST units
-  (`generator.commits`). Per-commit results are cached in a JSON file per repository, so a
+  (`history`). Per-commit results are cached in a JSON file per repository, so a
   later run only reads commits it has not seen.
 - `fold_in_pr`: the pull request's own commits appended as the newest revisions (t = 1).
 - `follow_history`: both, for the units of a few files only (a pull request's), reading only
@@ -18,7 +18,7 @@ Pipeline, each step usable on its own:
 - `score`: time-weighted revisions, fixes and new authors per unit, following renames.
 - `score_history`: reading and scoring, timed, as a `RiskTable` that ranks units.
 
-Units are `(path, qualname)` as in `generator.model.Unit`; `<module>` is the whole file (a
+Units are `(path, qualname)` as in the changes' `Unit`; `<module>` is the whole file (a
 roll-up, as Schwa's file level), and a class includes its methods: a line changed in
 `Cache.get` touches `Cache.get`, `Cache` and `<module>`.
 """

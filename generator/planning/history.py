@@ -1,4 +1,4 @@
-"""What commits did to Python units, read from git: the input of the defect scores (`generator.risk`).
+"""What commits did to Python units, read from git: the input of the defect scores (`defect_scores`).
 
 Each commit on the first-parent line is diffed against its first parent with zero context and
 the changed lines are mapped onto the AST units of both sides (`CommitTouches`). A line changed

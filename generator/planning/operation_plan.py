@@ -22,21 +22,23 @@ from .quota import UnitQuota
 
 
 @dataclass
-class Aim:
+class OperationPlan:
+    """The plan over the catalog's operations (see the module docstring)."""
+
     focus: set[str]
     quota: UnitQuota
     unit_operations: dict[UnitKey, set[str]]
     operation_targets: dict[str, set[Target]]
 
 
-def aim_at(plan: Plan, catalog: Catalog, impact: Impact, lines: ChangedLines) -> Aim:
+def plan_operations(plan: Plan, catalog: Catalog, impact: Impact, lines: ChangedLines) -> OperationPlan:
     operations = catalog.operations
     reach = impact.reaching(operations, {(u.module, u.qualname) for u in plan.units})
     reached = [unit for unit in plan.units if reach.get((unit.module, unit.qualname))]
     quota = UnitQuota({(unit.module, unit.qualname): plan.shares[unit] for unit in ranked(reached, None)})
     unit_operations = {(unit.module, unit.qualname): reach[(unit.module, unit.qualname)] for unit in reached}
     targets = _targets_by_operation(impact, lines, catalog)
-    return Aim(impact.focus(operations), quota, unit_operations, targets)
+    return OperationPlan(impact.focus(operations), quota, unit_operations, targets)
 
 
 def _targets_by_operation(impact: Impact, lines: ChangedLines, catalog: Catalog) -> dict[str, set[Target]]:

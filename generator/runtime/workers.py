@@ -1,9 +1,9 @@
 """Host side of the worker boundary: one worker process per commit, spoken to in JSON lines.
 
-The host never imports project code. Each worker runs `generator/worker/boot.py` under the
+The host never imports project code. Each worker runs the worker package's `boot` under the
 project's interpreter with a fixed PYTHONHASHSEED, in a temporary working directory (also its
 HOME and TMPDIR: the only folder the project's code may change there), with the checkout's
-import roots on its path. The messages are those of `worker/protocol.py`;
+import roots on its path. The messages are those of the worker's `protocol`;
 replies are decoded here, once, into its types (`SequenceResult`, `ExecutedLines`).
 """
 

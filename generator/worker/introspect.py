@@ -501,7 +501,7 @@ class _Evidence:
 
     def __init__(self, func: Any, target: Any, owner: type | None, kind: str, names: set[str],
                  lines: list[str]) -> None:
-        self.scope = typeinfo.Scope.of(target, owner)
+        self.scope = typeinfo.NameScope.of(target, owner)
         self.target = target  # the code that runs: its `**kwargs` options are read from it
         self._owner = func if kind == OperationKind.CONSTRUCTOR else owner
         # __init__'s docstring, then the class's

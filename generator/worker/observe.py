@@ -12,7 +12,7 @@ access paths so the renderer can turn one back into an assertion (their grammar 
 
 (a name that is not an identifier is quoted: `.' .encoding'`). Leaves are JSON lists led by a
 tag (see `leaf`): no memory addresses, no id(), set elements sorted, floats as repr text
-(compared with a tolerance by the host, see generator.compare).
+(compared with a tolerance by the host, see the oracle's `leaves`).
 
 Observing runs the project's code (`__len__`, `__iter__`, `__getitem__`, properties, a
 metaclass's `__dir__`), and any of it may raise. What raises is recorded where it happened,

@@ -1,7 +1,7 @@
 """Runs pytest under the project's interpreter, inside the worker sandbox: on the suggested tests
 (the reproduction check), or on the project's own tests with their calls recorded (carving).
 
-The reproduction check (generator/reproduce.py) starts this script as
+The reproduction check (the findings' `reproduce`) starts this script as
 `python pytest_boot.py OPTIONS_JSON PYTEST_ARGS...`. The suggested tests import project
 code, so the whole pytest process gets the sandbox's limits and audit hook (no new
 processes, no network), and every test (and every test module's import) gets a timer that
@@ -12,7 +12,7 @@ worker judged them, and module bodies, which the worker ran before it forked, ar
 this interpreter has no pytest, difforacle's own is used: the folder named by
 DIFFORACLE_PYTEST_FALLBACK holds links to just pytest and its dependencies, and is appended
 to `sys.path` so the project's own packages always win. With `"carve"` in the options,
-carving (generator/carve.py) adds the recorder of `carving.py`. Standard library only (plus
+carving (the generation seeds' `carving`) adds the recorder of `carving.py`. Standard library only (plus
 the pytest it imports).
 """
 

@@ -57,7 +57,7 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
 }
 
 # Dunders worth calling as operations (comparisons, containers, arithmetic, text); the catalog
-# lists these, and the host's static view of a module (generator/impact.py) does the same.
+# lists these, and the host's static view of a module (the planning's `impact`) does the same.
 OPERATION_DUNDERS = frozenset(OPERATORS) - {"__hash__", "__str__", "__repr__", "__iter__", "__len__",
                                             "__bool__"}
 

@@ -1,6 +1,6 @@
 """Runs CrossHair's `cover` on one function of the project, inside the worker's sandbox.
 
-The host (generator/solver.py) starts `boot.py solver OPTIONS_JSON` under the project's
+The host (the generation search's `solver`) starts `boot.py solver OPTIONS_JSON` under the project's
 interpreter when exploration leaves some branch of a changed function untaken. CrossHair comes
 from difforacle's environment: the folder named by DIFFORACLE_SOLVER_PATH holds links to just it
 and its dependencies, and is appended to `sys.path`, so the project's own packages always win.

@@ -122,14 +122,14 @@ def union(infos: list[TypeInfo]) -> TypeInfo:
 
 
 @dataclass
-class Scope:
+class NameScope:
     """Where the names in a function's annotations, docstring and body are looked up."""
 
     globalns: dict[str, Any]
     localns: dict[str, Any]
 
     @staticmethod
-    def of(func: Any, owner: type | None = None) -> Scope:
+    def of(func: Any, owner: type | None = None) -> NameScope:
         with contextlib.suppress(ValueError):  # a wrapper cycle
             func = inspect.unwrap(func)
         globalns = getattr(func, "__globals__", None)
@@ -139,7 +139,7 @@ class Scope:
         localns = dict(vars(owner)) if owner is not None else {}
         if owner is not None:
             localns.setdefault(owner.__name__, owner)
-        return Scope(globalns, localns)
+        return NameScope(globalns, localns)
 
     def lookup(self, dotted: str) -> Any:
         """The object a (dotted) name stands for, or _MISSING; never runs project code but getattr."""
@@ -178,7 +178,7 @@ class Scope:
 # ---------------------------------------------------------------- annotations
 
 
-def from_annotation(annotation: Any, scope: Scope, wanted: set[type], depth: int = 0) -> TypeInfo:
+def from_annotation(annotation: Any, scope: NameScope, wanted: set[type], depth: int = 0) -> TypeInfo:
     """Flatten an annotation (object or PEP 563 string) to concrete type names and choices.
 
     Project classes it names are added to `wanted` (their constructors build arguments).
@@ -258,7 +258,7 @@ def _literal(values: tuple, wanted: set[type]) -> TypeInfo:
     return info
 
 
-def _typed_dict(klass: type, scope: Scope, wanted: set[type], depth: int) -> TypeInfo:
+def _typed_dict(klass: type, scope: NameScope, wanted: set[type], depth: int) -> TypeInfo:
     """A dict; choices: one with the required keys filled, one with every key (if they can be)."""
     info = TypeInfo(["builtins.dict"])
     try:
@@ -268,7 +268,7 @@ def _typed_dict(klass: type, scope: Scope, wanted: set[type], depth: int) -> Typ
     required = _required_keys(klass, fields)
     values = {}
     for key, annotation in fields.items():
-        sample = _sample(from_annotation(annotation, Scope.of(klass, klass), wanted, depth + 1))
+        sample = _sample(from_annotation(annotation, NameScope.of(klass, klass), wanted, depth + 1))
         if sample is not None:
             values[key] = sample
         elif key in required:
@@ -304,7 +304,7 @@ def _sample(info: TypeInfo) -> list | None:
 # ---------------------------------------------------------------- annotation text
 
 
-def _from_string(text: str, scope: Scope, wanted: set[type], depth: int) -> TypeInfo:
+def _from_string(text: str, scope: NameScope, wanted: set[type], depth: int) -> TypeInfo:
     """A string annotation: evaluated like typing.get_type_hints does, else read name by name.
 
     Reading it from the syntax tree keeps what is known when one name is not (a class
@@ -323,7 +323,7 @@ def _from_string(text: str, scope: Scope, wanted: set[type], depth: int) -> Type
     return from_node(node, scope, wanted, strict=False, depth=depth)
 
 
-def from_node(node: ast.expr, scope: Scope, wanted: set[type], strict: bool, depth: int = 0) -> TypeInfo:
+def from_node(node: ast.expr, scope: NameScope, wanted: set[type], strict: bool, depth: int = 0) -> TypeInfo:
     """Flatten the syntax of a type expression. Names are looked up in `scope`; one that is not
     found becomes "?Name", or (`strict`, for docstrings: prose is no promise) is left out."""
     info = TypeInfo()
@@ -362,7 +362,7 @@ def from_node(node: ast.expr, scope: Scope, wanted: set[type], strict: bool, dep
     return _container(origin, arg_infos, wanted)
 
 
-def _from_name(node: ast.Name | ast.Attribute, scope: Scope, wanted: set[type], strict: bool,
+def _from_name(node: ast.Name | ast.Attribute, scope: NameScope, wanted: set[type], strict: bool,
                depth: int) -> TypeInfo:
     dotted = _dotted(node) or ""
     if strict and (dotted.islower() or dotted in ("None", "NoneType")) and dotted.lower() in WORDS:
@@ -393,7 +393,7 @@ def _dotted(node: ast.expr) -> str | None:
     return ".".join([node.id, *reversed(parts)])
 
 
-def _literal_value(node: ast.expr, scope: Scope) -> Any:
+def _literal_value(node: ast.expr, scope: NameScope) -> Any:
     """A Literal[...] item: a constant, or an enum member (`Color.RED`)."""
     try:
         return ast.literal_eval(node)
@@ -483,7 +483,7 @@ def _numpy(lines: list[str], found: dict[str, str]) -> None:
                     found.setdefault(name.strip().lstrip("*"), match[2])
 
 
-def from_doc_text(text: str, scope: Scope, wanted: set[type], depth: int = 0) -> TypeInfo:
+def from_doc_text(text: str, scope: NameScope, wanted: set[type], depth: int = 0) -> TypeInfo:
     """Type prose to hints: `int`, `list of str`, `int or None`, `str, optional`,
     `{'a', 'b'}` (choices), `Optional[Node]`, class names of the module."""
     text = re.sub(r"~(?=\w)", "", _ROLE.sub(r"\1", text)).replace("`", "")
@@ -519,7 +519,7 @@ def _split(text: str) -> list[str]:
     return parts
 
 
-def _doc_alternative(text: str, scope: Scope, wanted: set[type], depth: int) -> TypeInfo:
+def _doc_alternative(text: str, scope: NameScope, wanted: set[type], depth: int) -> TypeInfo:
     if text.startswith("{") and text.endswith("}"):
         try:
             values = ast.literal_eval(f"[{text[1:-1]}]")
@@ -555,7 +555,7 @@ _TYPE_TESTS = (ast.Is, ast.Eq, ast.In)
 
 
 @dataclass
-class Check:
+class TypeTest:
     """A type test of a parameter in a function's body.
 
     `closed`: values of other types are turned away (`if not isinstance(p, T): raise ...`,
@@ -567,7 +567,7 @@ class Check:
     closed: bool
 
 
-def isinstance_targets(lines: list[str], names: typing.Collection[str]) -> dict[str, list[Check]]:
+def isinstance_targets(lines: list[str], names: typing.Collection[str]) -> dict[str, list[TypeTest]]:
     """Parameter name -> the type tests a function's body applies to it, in source order.
 
     `lines`: the function's source (inspect.getsourcelines). `isinstance(p, (int, float))`,
@@ -591,13 +591,13 @@ def isinstance_targets(lines: list[str], names: typing.Collection[str]) -> dict[
     if not checks:
         return {}
     closed = _closed_tests(tree)
-    found: dict[str, list[Check]] = {}
+    found: dict[str, list[TypeTest]] = {}
     for _, _, name, target, test in sorted(checks, key=lambda c: c[:2]):
-        found.setdefault(name, []).append(Check(target, id(test) in closed))
+        found.setdefault(name, []).append(TypeTest(target, id(test) in closed))
     return found
 
 
-def checked_types(checks: list[Check], scope: Scope, wanted: set[type]) -> tuple[TypeInfo, bool]:
+def checked_types(checks: list[TypeTest], scope: NameScope, wanted: set[type]) -> tuple[TypeInfo, bool]:
     """The types `isinstance_targets` found for one parameter, and whether they are all it takes.
 
     A closed test anywhere makes them all it takes: every other type was turned away.
@@ -608,7 +608,7 @@ def checked_types(checks: list[Check], scope: Scope, wanted: set[type]) -> tuple
 
 
 def _closed_tests(tree: ast.AST) -> set[int]:
-    """ids of the nodes inside tests that turn other types away (see `Check`)."""
+    """ids of the nodes inside tests that turn other types away (see `TypeTest`)."""
     closed: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assert):
@@ -650,7 +650,7 @@ def _type_of(node: ast.expr, names: typing.Collection[str]) -> str | None:
     return None
 
 
-def _target(node: ast.expr, scope: Scope, wanted: set[type]) -> TypeInfo:
+def _target(node: ast.expr, scope: NameScope, wanted: set[type]) -> TypeInfo:
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         return union([_target(item, scope, wanted) for item in node.elts])
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):

@@ -72,7 +72,7 @@ class Built:
 
     @property
     def request(self) -> dict | None:
-        """What the worker records for the dynamic influence check (`worker/influence.py`):
+        """What the worker records for the dynamic influence check (the worker's `influence`):
         nothing when the focus call has no receiver (only returned values can count)."""
         return {"receiver": self.receiver, "calls": list(self.calls)} if self.receiver >= 0 else None
 

@@ -7,7 +7,7 @@ when a later influencing call (or the method under test) was given the value it 
 None. This is Table 4.4: `def(a); use(a); use(a)` and `def(a); def(a); use(a)` are redundant
 (the middle call changes nothing, the first write is overwritten), `def(a); def(b); use(a,b)`
 and `def(a); use(a),def(a); use(a)` are kept. Order within one call does not matter. The facts
-come from the worker (`worker/influence.py`); the check walks the calls backwards, keeping the
+come from the worker (the worker's `influence`); the check walks the calls backwards, keeping the
 fields still live.
 """
 

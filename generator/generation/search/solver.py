@@ -6,7 +6,7 @@ A branch such as `if x * 7 % 1000 == 431` or `if name[::-1] == "nimda"` is one r
 values rarely take. Once exploration has had SOLVER_AFTER of its budget (of its sequences, in a
 reproducible run), each changed function or method that is a catalog operation and still has an
 uncovered changed line or an untaken branch out of one gets a time slice of `crosshair cover`
-(path coverage) on the side where that code is uncovered, run by `worker/solver.py` under the
+(path coverage) on the side where that code is uncovered, run by the worker's `solver` under the
 project's interpreter in the worker's sandbox, with difforacle's CrossHair appended to its path
 as pytest is for the reproduction check. Each argument dictionary CrossHair prints whose values
 are primitives (`literals.encode`) becomes that operation's call with those literal arguments (a
@@ -181,7 +181,7 @@ class Solver:
 
     def credit(self, replayed: list[KeptSequence]) -> None:
         """Credit the changed lines and branches, uncovered when asked, that a replay round of the
-        solver's inputs ran (coverage is measured per round, not per sequence: explore.py gives
+        solver's inputs ran (coverage is measured per round, not per sequence: exploring gives
         the inputs rounds of their own)."""
         if self.lines is None or not replayed:
             return

@@ -2,7 +2,7 @@
 
 The tests of a project build the inputs and states its code is about; random generation rarely
 does. On base, the project's test files that import a changed module run under pytest in the
-worker's sandbox (`worker/pytest_boot.py` with the recorder of `worker/carving.py`), bounded by
+worker's sandbox (the worker's `pytest_boot` with the recorder of its `carving`), bounded by
 a share of the budget and a per-test timeout; every call they make into the catalog whose
 arguments can be rebuilt from code becomes a statement. The test files the pull request adds or
 changes are run on head first: that is where the new behaviour is exercised. The sequences then

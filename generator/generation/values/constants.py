@@ -9,7 +9,7 @@ string searched with `in` (`c in "+-"`), and a few strings matching each simple 
 pattern passed to `re` (`r"^(\\d+)([smh])$"` -> "1s"). Docstrings, f-string fragments and
 the messages of `raise`, `assert` and logging calls are prose, never compared, and skipped.
 
-Pools, in the tagged literal form of `generator.worker.literals`:
+Pools, in the tagged literal form of the worker's `literals`:
 - `hunk`: literals on the PR's changed lines (base or head), drawn most often;
 - `module`: the rest of the changed modules' literals (GRT's local, per-class constants);
 - `package`: the rest of their package's literals, each weighted by GRT's TF-IDF (Randoop's

@@ -2,8 +2,8 @@
 
 Randoop seeds its pools with a handful of primitives; GRT showed that literals taken from
 the code under test reach branches random values never do (`if unit == "h"`). The mining
-lives in `generator.constants` (re-exported here). All values are literals in the tagged
-form of `generator.worker.literals`.
+lives in `constants` (re-exported here). All values are literals in the tagged
+form of the worker's `literals`.
 """
 
 from __future__ import annotations
