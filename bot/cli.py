@@ -33,9 +33,9 @@ from difforacle.generator import (
     SetupError,
     analyze,
     build_demo_repo,
-    render_markdown,
+    report_to_json,
+    write_atomic,
     write_json,
-    write_markdown,
     write_tests,
 )
 
@@ -43,6 +43,7 @@ from . import action_command, risk_command
 from .app import command as app_command
 from .app.model import AppError
 from .config import Config, ConfigError, load_config, load_config_file, run_options
+from .markdown import render_markdown
 from .progress import ProgressFile, ProgressPrinter
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
@@ -205,7 +206,6 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Con
     if printer is not None:
         printer.summary(report)
     _write_outputs(report, args)
-    print(render_markdown(report))
     return EXIT_DIFFERENT if report.differences else EXIT_SAME
 
 
@@ -214,19 +214,21 @@ def _write_partial(report: Report, args: argparse.Namespace) -> str:
     error line (writing must not hide the error that stopped the run)."""
     try:
         _write_outputs(report, args)
-        print(render_markdown(report))
     except Exception as exc:
         return f"the partial report could not be written: {type(exc).__name__}: {exc}"
     return "the partial report was written" if args.json or args.markdown or args.tests_dir else ""
 
 
 def _write_outputs(report: Report, args: argparse.Namespace) -> None:
+    """The files asked for, then the Markdown report on stdout."""
     if args.json:
         write_json(report, args.json)
+    markdown = render_markdown(report_to_json(report))
     if args.markdown:
-        write_markdown(report, args.markdown)
+        write_atomic(args.markdown, markdown)
     if args.tests_dir:
         write_tests(report, args.tests_dir)
+    print(markdown)
 
 
 def main(argv: list[str] | None = None) -> int:

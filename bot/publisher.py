@@ -18,8 +18,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from difforacle.generator import NOT_MEASURED, checked_lines
-
 from .anchors import DiffAnchors
 from .config import FAIL_ON
 from .github_client import (
@@ -30,13 +28,13 @@ from .github_client import (
     ReadOnlyToken,
     ReviewComment,
 )
+from .report_facts import checked_lines, coverage_measured, is_regression
 from .summary import (
     REVIEW_MARKER,
     SUMMARY_LIMIT,
     SUMMARY_MARKER,
     annotation_message,
     headline,
-    is_regression,
     review_comment,
     suggestion,
     summary_markdown,
@@ -90,7 +88,7 @@ def _check_settings(settings: PublishSettings) -> None:
 def reached_enough(report: dict, min_reach: float) -> bool:
     """Whether the run ran at least `min_reach` of the changed lines (a run without any is vacuously
     complete); unmeasured coverage never counts as reached."""
-    if report.get("coverage", {}).get("measured_by") == NOT_MEASURED:
+    if not coverage_measured(report):
         return False
     total, checked = checked_lines(report)
     return not total or checked >= min_reach * total

@@ -1,8 +1,9 @@
 """The difforacle engine: (repository, base, head, budget) -> Report. No network, no GitHub.
 
 This module is the engine's whole surface for its front ends (`difforacle.bot`): running it,
-planning a run without running it, and the report's outside forms. Nothing else of the
-engine is imported from outside it (tests/test_architecture.py checks that).
+planning a run without running it, and the report's data, JSON form and files. Presenting the
+report to people (its Markdown) is the front ends' job. Nothing else of the engine is imported
+from outside it (tests/test_architecture.py checks that).
 """
 
 from .changes.checkout import open_repo
@@ -17,30 +18,15 @@ from .oracle.leaves import EXACT_ENOUGH, FloatPolicy
 from .planning.allocation import TIER1_SHARE
 from .planning.defect_scores import WINDOW, RiskTable, UnitRisk
 from .planning.plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository
-from .report.files import write_atomic, write_json, write_markdown, write_tests
+from .report.files import write_atomic, write_json, write_tests
 from .report.json_form import report_to_json, schema_validator, validate_report
-from .report.markdown import (
-    checked_lines,
-    compress_lines,
-    fenced,
-    inline_code,
-    inline_value,
-    longest_backtick_run,
-    render_markdown,
-    unreached_markdown,
-    verdict,
-)
 from .report.model import NOT_MEASURED, Report
 
 __all__ = [
     "ALLOCATIONS", "COMPONENTS", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "NOT_MEASURED",
     "OFF_BY_DEFAULT", "READING_HISTORY", "TIER1_SHARE", "WINDOW",
     "Components", "FloatPolicy", "HistoryOptions", "InternalError", "Options", "PlannedChange", "Progress",
-    "Report",
-    "RiskTable", "Scope", "SetupError", "UnitRisk", "analyze", "build_demo_repo", "checked_lines",
-    "compress_lines", "fenced",
-    "inline_code", "inline_value", "longest_backtick_run", "open_repo", "plan_pull_request",
-    "plan_repository", "render_markdown", "report_to_json", "schema_validator", "unreached_markdown",
-    "validate_report", "verdict",
-    "write_atomic", "write_json", "write_markdown", "write_tests",
+    "Report", "RiskTable", "Scope", "SetupError", "UnitRisk",
+    "analyze", "build_demo_repo", "open_repo", "plan_pull_request", "plan_repository", "report_to_json",
+    "schema_validator", "validate_report", "write_atomic", "write_json", "write_tests",
 ]

@@ -135,7 +135,9 @@ def test_a_pull_request_is_tested_published_once_and_updated_on_push(tmp_path: P
                     (head, "completed", "neutral"), (fixed, "completed", "success")]
                 [edited] = second.comments
                 assert edited.id == comment.id and edited.updated_at != comment.updated_at
-                assert edited.body.startswith(f"{SUMMARY_MARKER}\n\n## difforacle: no behavioural difference")
+                span = f"{base[:7]}..{fixed[:7]}"
+                assert edited.body.startswith(f"{SUMMARY_MARKER}\n\n## difforacle: {span}\n\n"
+                                              "No behavioural difference")
                 assert table_rows(edited.body) == [] and "3660" not in edited.body
                 assert [(r.id, r.commit_id) for r in second.reviews] == [(review.id, head)]
                 assert fake.violations == []

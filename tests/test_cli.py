@@ -78,7 +78,7 @@ def test_json_markdown_and_tests_dir(pr: RepoBuilder, tmp_path: Path) -> None:
 
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert "**1 behavioural difference**" in markdown
-    assert "### return: `pkg.mod:convert`" in markdown
+    assert "### D1 return: `pkg.mod:convert`" in markdown
     assert markdown in result.stdout  # the same report is printed
 
     written = sorted((out / "tests").iterdir())
@@ -390,4 +390,4 @@ def test_demo_reports_the_hour_regression(tmp_path: Path) -> None:
     assert parse[0]["kind"] == "return"
     base, head = int(parse[0]["base"]), int(parse[0]["head"])
     assert head > base and (head - base) % 60 == 0, (base, head)  # 60 seconds more per hour: 3600 -> 3660
-    assert "### return: `durations.parse:parse_duration`" in result.stdout
+    assert f"### {parse[0]['id']} return: `durations.parse:parse_duration`" in result.stdout

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from conftest import RepoBuilder, make_pr, run_analyze
 
+from difforacle.bot.markdown import render_markdown
 from difforacle.generator.report.json_form import report_to_json, validate_report
-from difforacle.generator.report.markdown import render_markdown
 
 BASE = '''\
 _SENTINEL = object()
@@ -51,6 +51,6 @@ def test_coverage_section_lists_exactly_the_changed_lines_and_branches(builder: 
     data = report_to_json(report)
     validate_report(data)
     assert data["coverage"]["sides"]["head"]["uncovered"] == {"pkg/grades.py": [8]}
-    markdown = render_markdown(report)
+    markdown = render_markdown(data)
     assert "covered 2 of 3 changed lines (66%) and 3 of 4 branches" in markdown
     assert "- `pkg/grades.py`: 8" in markdown

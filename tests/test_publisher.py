@@ -102,7 +102,7 @@ def test_a_new_push_edits_the_comment_and_a_rerun_adds_no_second_review(
     comments = fake.comments_on(OWNER, REPO, NUMBER)
     ours = [c for c in comments if c.login == "github-actions[bot]"]
     assert len(comments) == 2 and len(ours) == 1  # someone else's marker does not fool us
-    assert "no behavioural difference" in ours[0].body
+    assert "No behavioural difference" in ours[0].body and HEAD2[:7] in ours[0].body
     assert [r.commit_id for r in fake.reviews_on(OWNER, REPO, NUMBER)] == [HEAD]
     assert [run.conclusion for run in fake.check_runs.values()] == ["neutral", "neutral", "success"]
 
@@ -162,7 +162,8 @@ def test_a_server_error_is_retried_for_an_edit_but_a_post_is_never_repeated(
 
     published, log = _publish(fake, _report([_difference(1)], head=HEAD2), tmp_path, head=HEAD2)
 
-    assert "no behavioural" not in fake.comments_on(OWNER, REPO, NUMBER)[0].body  # edited despite the 502
+    edited = fake.comments_on(OWNER, REPO, NUMBER)[0].body
+    assert f"..{HEAD2[:7]}" in edited and "No behavioural" not in edited  # edited despite the 502
     assert len(fake.requests_to("PATCH", "/repos/*/issues/comments/*")) == 2
     assert len(fake.reviews_on(OWNER, REPO, NUMBER)) == 2  # posted once for HEAD2, not twice
     assert any("post the review" in error for error in published.errors)
@@ -208,8 +209,11 @@ def test_a_clean_run_passes_only_when_the_changed_code_ran(fake: FakeGitHub, tmp
     published, _ = _publish(fake, partly, tmp_path)
     assert (published.conclusion, published.failed) == ("neutral", False)
     [comment] = fake.comments_on(OWNER, REPO, NUMBER)
-    assert (f"## difforacle: no behavioural difference in the 1 changed line that ran; nothing could be "
-            f"checked for 3 changed lines ({BASE[:7]}..{HEAD[:7]})") in comment.body
+    assert (f"## difforacle: {BASE[:7]}..{HEAD[:7]}\n\nNo behavioural difference in the 1 changed line that "
+            "ran; nothing could be checked for 3 changed lines.") in comment.body
+    [run] = fake.check_runs.values()
+    assert run.output["title"] == ("no behavioural difference in the 1 changed line that ran; nothing could "
+                                   f"be checked for 3 changed lines ({BASE[:7]}..{HEAD[:7]})")
     assert ("- `pkg.parse:_fold` (`pkg/parse.py`): 0 of 3 changed lines ran; no public operation reaches it"
             in comment.body)
     assert "`pkg.parse:parse` (" not in comment.body  # a unit that ran is not listed

@@ -8,7 +8,8 @@ from collections import Counter
 import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 
-from difforacle.generator import render_markdown, report_to_json, validate_report, verdict
+from difforacle.bot.markdown import render_markdown, verdict
+from difforacle.generator import report_to_json, validate_report
 from difforacle.generator.changes.model import ChangeSet, FileChange, Unit
 from difforacle.generator.generation.generator import Attempts
 from difforacle.generator.generation.reach import Reasons
@@ -81,7 +82,7 @@ def test_each_changed_unit_says_whether_it_ran_and_why_not(builder: RepoBuilder)
     data = report_to_json(report)
     validate_report(data)
     assert {unit["unit"] for unit in data["reach"]} == set(reach)
-    markdown = render_markdown(report)
+    markdown = render_markdown(data)
     assert "### Changed code that did not run" in markdown
     assert "- `lib:_helper` (`lib.py`): 0 of 1 changed line ran; no public operation reaches it" in markdown
     section = markdown.split("### Changed code that did not run")[1].split("\n###")[0]
@@ -93,7 +94,7 @@ def test_a_clean_run_over_unrun_code_says_nothing_could_be_checked(builder: Repo
     make_pr(builder, before, {"lib.py": before["lib.py"].replace("x + 1", "x + 2")})
     report = run_analyze(builder, max_sequences=100)
     assert not report.differences
-    headline = render_markdown(report).splitlines()[2]
+    headline = render_markdown(report_to_json(report)).splitlines()[2]
     assert headline == "Nothing could be checked: none of the 1 changed line ran."
 
 
@@ -112,7 +113,7 @@ def test_a_table_that_only_ran_at_import_was_not_checked(builder: RepoBuilder) -
     [unit] = report.reach
     assert (unit.unit, unit.lines, unit.run) == ("pkg.table:<module>", 1, 0)
     assert unit.reason.startswith("it ran only while its module was imported")
-    headline = render_markdown(report).splitlines()[2]
+    headline = render_markdown(report_to_json(report)).splitlines()[2]
     assert headline == "Nothing could be checked: none of the 1 changed line ran."
 
 

@@ -1,4 +1,5 @@
-"""Tests for generator.report: JSON schema, markdown rendering and the written test files."""
+"""Tests for generator.report: the JSON form, its schema and the written files (the Markdown is
+bot's: test_markdown.py)."""
 
 from __future__ import annotations
 
@@ -9,57 +10,16 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from report_samples import BASE, HEAD, sample_difference, sample_report
 
-from difforacle.generator.report.files import write_json, write_markdown, write_tests
+from difforacle.generator.report.files import write_json, write_tests
 from difforacle.generator.report.json_form import SCHEMA_ID, load_schema, report_to_json, validate_report
-from difforacle.generator.report.markdown import compress_lines, render_markdown
-from difforacle.generator.report.model import Coverage, Difference, Report, RunError, Statement, Stats
-
-BASE = "0123456789abcdef0123456789abcdef01234567"
-HEAD = "fedcba9876543210fedcba9876543210fedcba98"
-TEST_SOURCE = "def test_x():\n    assert 1 == 1\n"
-
-
-def _difference(number: int, **changes: object) -> Difference:
-    fields: dict = {
-        "id": f"d{number}",
-        "kind": "return",
-        "target": "pkg.mod:Cache.get",
-        "path": "pkg/mod.py",
-        "line": 12,
-        "base": "1",
-        "head": "2",
-        "test": TEST_SOURCE.replace("test_x", f"test_x{number}"),
-        "key": "s0.return",
-        "statements": [Statement("pkg.mod:Cache"), Statement("pkg.mod:Cache.get", ({"ref": 0},))],
-    }
-    fields.update(changes)
-    return Difference(**fields)
+from difforacle.generator.report.model import Report, RunError
 
 
 @pytest.fixture
 def report() -> Report:
-    return Report(
-        base=BASE,
-        head=HEAD,
-        differences=[
-            _difference(1, count=3),
-            _difference(
-                2,
-                kind="exception",
-                target="pkg.mod:Cache.__setitem__",
-                base="None",
-                head="KeyError('a`b')",
-            ),
-            _difference(3, kind="api", target="pkg.util:<module>", path=None, line=None, statements=[]),
-            _difference(4, kind="state", head="x" * 500),
-        ],
-        coverage=Coverage(
-            changed_lines=20, changed_lines_covered=13, uncovered={"pkg/mod.py": [14, 10, 11, 12, 3, 13, 30]}
-        ),
-        stats=Stats(sequences=1200, seconds=12.3456, sequences_per_second=97.2, kept=40, crashed=1),
-        notes=["Skipped non-Python file docs/index.md"],
-    )
+    return sample_report()
 
 
 # ---------------------------------------------------------------- JSON and schema
@@ -157,10 +117,6 @@ def test_a_partial_report_says_where_the_run_stopped(report: Report) -> None:
     for bad in ({"phase": "confirming"}, {"phase": "x", "message": "y", "extra": 1}, "boom"):
         with pytest.raises(jsonschema.ValidationError):
             validate_report({**data, "error": bad})
-    markdown = render_markdown(report)
-    assert ("**Partial report:** the run stopped on an internal error while confirming "
-            "(`RuntimeError: boom`); see the notes.") in markdown
-    assert "Partial report" not in render_markdown(Report(base=BASE, head=HEAD))
 
 
 def test_unknown_fields_are_allowed_at_top_level_and_on_differences(report: Report) -> None:
@@ -208,61 +164,6 @@ def test_write_json_replaces_atomically(
     assert Path(source).parent == tmp_path and target == str(path)
 
 
-# ---------------------------------------------------------------- markdown
-
-
-def test_markdown_contents(report: Report) -> None:
-    text = render_markdown(report)
-    assert "0123456..fedcba9" in text.splitlines()[0]
-    assert "**4 behavioural differences** in the changed code." in text
-    assert "covered 13 of 20 changed lines" in text
-    assert "- `pkg/mod.py`: 3, 10-14, 30" in text
-    assert "### return: `pkg.mod:Cache.get`" in text
-    assert "### exception: `pkg.mod:Cache.__setitem__`" in text
-    assert "### api: `pkg.util:<module>`" in text
-    assert "`pkg/mod.py:12`" in text
-    assert "Location unknown." in text
-    assert "- base: `1`\n- head: `2`" in text
-    assert "- head: ``KeyError('a`b')``" in text
-    assert "Seen in 3 sequences." in text and text.count("Seen in") == 1
-    assert "```python\ndef test_x1():\n    assert 1 == 1\n```" in text
-    assert "1200 sequences in 12.35 s (97.2 sequences per second)" in text
-    assert "- Skipped non-Python file docs/index.md" in text
-
-
-def test_markdown_truncates_long_values(report: Report) -> None:
-    text = render_markdown(report)
-    assert "`" + "x" * 200 + "…`" in text
-    assert "x" * 201 not in text
-
-
-def test_markdown_for_no_differences() -> None:
-    text = render_markdown(Report(base=BASE, head=HEAD))
-    assert "No behavioural difference: no changed line of importable code to run." in text
-    assert "Changed-line coverage" not in text  # no "covered 0 of 0": nothing was there to cover
-    assert "###" in text and "### Notes" not in text
-
-
-def test_markdown_is_deterministic(report: Report, tmp_path: Path) -> None:
-    path = tmp_path / "report.md"
-    write_markdown(report, path)
-    assert path.read_text(encoding="utf-8") == render_markdown(report) == render_markdown(report)
-
-
-def test_markdown_fence_survives_backticks_in_test() -> None:
-    test = 'def test_doc():\n    assert f() == "```"\n'
-    text = render_markdown(Report(base=BASE, head=HEAD, differences=[_difference(1, test=test)]))
-    assert "````python\n" + test + "````" in text
-
-
-@pytest.mark.parametrize(
-    ("lines", "expected"),
-    [([], ""), ([5], "5"), ([3, 1, 2], "1-3"), ([10, 11, 12, 13, 14, 20, 22, 23], "10-14, 20, 22-23")],
-)
-def test_compress_lines(lines: list[int], expected: str) -> None:
-    assert compress_lines(lines) == expected
-
-
 # ---------------------------------------------------------------- test files
 
 
@@ -286,7 +187,7 @@ def test_write_tests_names_and_compiles(report: Report, tmp_path: Path) -> None:
 
 def test_write_tests_creates_directory_and_limits_slug(tmp_path: Path) -> None:
     target = "pkg.mod:" + "VeryLongClassName." * 10 + "method"
-    report = Report(base=BASE, head=HEAD, differences=[_difference(1, target=target)])
+    report = Report(base=BASE, head=HEAD, differences=[sample_difference(1, target=target)])
     [path] = write_tests(report, tmp_path / "new" / "dir")
     slug = path.name.removeprefix("test_difforacle_001_").removesuffix(".py")
     assert path.exists() and len(slug) <= 60 and not slug.endswith("_")

@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 from conftest import RepoBuilder, make_pr, run_analyze
 
-from difforacle.bot.summary import headline, is_regression, summary_markdown
-from difforacle.generator import render_markdown, report_to_json, validate_report
+from difforacle.bot.markdown import render_markdown
+from difforacle.bot.report_facts import is_regression
+from difforacle.bot.summary import headline, summary_markdown
+from difforacle.generator import report_to_json, validate_report
 from difforacle.generator.findings.render import severity
 from difforacle.generator.oracle.compare import Mismatch
 from difforacle.generator.oracle.leaves import leaves_equal
@@ -32,7 +34,7 @@ def test_a_moved_position_in_a_standard_library_message_is_minor(builder: RepoBu
     assert difference.base.startswith("raises error: ") and difference.head.startswith("raises error: ")
     data = report_to_json(report)
     validate_report(data)
-    markdown = render_markdown(report)
+    markdown = render_markdown(data)
     assert markdown.splitlines()[2] == ("No behavioural difference in the 1 changed line, all of which ran. "
                                         "1 minor difference in exception messages from outside the project.")
     assert "### Minor differences" in markdown

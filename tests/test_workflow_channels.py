@@ -9,11 +9,11 @@ import pytest
 
 from difforacle.bot.anchors import DiffAnchors
 from difforacle.bot.github_client import PullFile
+from difforacle.bot.report_facts import is_regression
 from difforacle.bot.summary import (
     COMMENT_LIMIT,
     SUMMARY_MARKER,
-    coverage_line,
-    is_regression,
+    headline,
     review_comment,
     suggestion,
     summary_markdown,
@@ -109,13 +109,18 @@ def _report(differences: list[dict]) -> dict:
 
 def test_summary_names_each_difference_and_what_was_not_reached() -> None:
     failing = _difference(2, kind="exception", head="raises ValueError: bad")
-    text = summary_markdown(_report([_difference(1), failing]), inline={"D1"})
-    assert text.startswith(SUMMARY_MARKER + "\n")
-    assert "2 behavioural differences, 1 where head now fails (aaaaaaa..bbbbbbb)" in text
+    report = _report([_difference(1), failing])
+    text = summary_markdown(report, inline={"D1"})
+    assert text.startswith(SUMMARY_MARKER + "\n\n## difforacle: aaaaaaa..bbbbbbb\n")
+    assert "**2 behavioural differences** in the changed code, 1 where head now fails." in text
+    title = "difforacle: 2 behavioural differences, 1 where head now fails (aaaaaaa..bbbbbbb)"
+    assert headline(report) == title  # the check run's title
     row = "| D1 | `pkg.parse:parse` | return | `3600` | `3660` | `pkg/parse.py:12` (review comment) |"
     assert row in text
-    assert "Not reached: `pkg/parse.py` 13" in text and "- a note" in text
-    assert text.count("<details>") == 2
+    assert ("Not covered (no difference there means *not tested*, not *unchanged*):\n\n- `pkg/parse.py`: 13"
+            in text)
+    assert "- a note" in text
+    assert text.count("\n### D") == 2 and text.count("Regression test (passes on base, fails on head)") == 2
 
 
 def test_summary_stays_below_the_comment_limit_and_says_what_it_left_out() -> None:
@@ -137,10 +142,3 @@ def test_review_comment_and_suggestion_carry_the_test() -> None:
     assert "base: `3600`" in comment and "```python\ndef test_parse():" in comment
     block = suggestion(_difference(1), "    assert True")
     assert "```suggestion\n    assert True\n\n\ndef test_parse():" in block
-
-
-def test_coverage_line_without_changed_lines() -> None:
-    assert coverage_line({}) == "No executable changed line to cover."
-    line = coverage_line({"changed_lines": 2, "changed_lines_covered": 2, "changed_branches": 2,
-                          "changed_branches_covered": 1})
-    assert line == "Changed-line coverage: 2 of 2 (100%), branches 1 of 2."

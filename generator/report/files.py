@@ -1,5 +1,5 @@
-"""The report written to files: its JSON, its Markdown and its tests, each atomically and without
-a timestamp, so runs can be compared and published again without spurious changes."""
+"""The report written to files: its JSON and its tests, each atomically and without a timestamp, so
+runs can be compared and published again without spurious changes."""
 
 from __future__ import annotations
 
@@ -8,15 +8,9 @@ import os
 import re
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .json_form import report_to_json, validate_report
-from .markdown import render_markdown
 from .model import Difference, Report
-
-if TYPE_CHECKING:
-    pass
-
 
 _SLUG_LIMIT = 60
 
@@ -49,12 +43,6 @@ def write_atomic(path: Path, text: str, mode: int = 0o666) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-
-
-
-def write_markdown(report: Report, path: str | os.PathLike[str]) -> None:
-    """Write `render_markdown(report)` atomically."""
-    write_atomic(Path(path), render_markdown(report))
 
 
 

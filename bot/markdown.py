@@ -1,0 +1,274 @@
+"""The report in Markdown, and the Markdown helpers every text difforacle writes for people shares.
+
+One renderer, from the report's JSON form (`difforacle.report/1`), serves the command line
+(stdout, `--markdown FILE`, `demo`) and the pull request (the summary comment, the job summary,
+the check run's summary): the App's report arrives as JSON from its sandbox, and one layout means
+both say the same things the same way. The pull request adds its options: a hidden marker, which
+differences also have a review comment, publishing's own notes, and a size limit. The output is
+deterministic (no timestamps), so a re-run publishes nothing new for the same report.
+
+The helpers (inline code and fenced blocks that survive backticks, values cut to one line,
+compressed line lists) are the only copies: the pull request's other texts use them too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+
+from .report_facts import checked_lines, coverage_measured, is_minor, is_regression
+
+VALUE_LIMIT = 200  # characters of a base/head value shown
+MINOR_SECTION = ("### Minor differences\n\nOnly the message of an exception raised by the standard library "
+                 "or a dependency differs (`fail-on: regression` ignores these).")
+UNCOVERED_CAVEAT = "no difference there means *not tested*, not *unchanged*"
+
+
+def render_markdown(report: dict, *, marker: str = "", inline: Collection[str] = frozenset(),
+                    notes: Iterable[str] = (), limit: int | None = None) -> str:
+    """The report for people: the commits, the verdict, the differences' table, coverage, the changed
+    code that did not run, each difference's details (the minor ones apart), stats and notes.
+
+    For the pull request: `marker` comes first (hidden; it finds the comment again), `inline` names
+    the differences that also have a review comment, `notes` (publishing's own) precede the
+    report's, and the text stays within `limit` characters by leaving out the details of the last
+    differences, with a note saying how many (the table still lists them all).
+    """
+    differences = report.get("differences", [])
+    major = [d for d in differences if not is_minor(d)]
+    minor = [d for d in differences if is_minor(d)]
+    head = [
+        marker,
+        f"## difforacle: {commit_span(report)}",
+        _partial_markdown(report.get("error")),
+        verdict(len(major), *checked_lines(report), measured=coverage_measured(report), minor=len(minor),
+                regressions=sum(is_regression(d) for d in major)),
+        _table_markdown(differences, inline),
+        _coverage_markdown(report),
+        _unreached_markdown(report.get("reach") or []),
+    ]
+    details = [_difference_markdown(d, d.get("id") in inline) for d in [*major, *minor]]
+    if minor:  # the section's heading goes with its first difference, so it is never left alone
+        details[len(major)] = f"{MINOR_SECTION}\n\n{details[len(major)]}"
+    tail = [_stats_markdown(report.get("stats", {})), _notes_markdown([*notes, *report.get("notes", [])])]
+    return _within(limit, head, details, tail)
+
+
+def _within(limit: int | None, head: list[str], details: list[str], tail: list[str]) -> str:
+    """All of it, or as many details as fit in `limit` with a note on the rest; cut as a last resort."""
+    shown = len(details)
+    while True:
+        left_out = len(details) - shown
+        note = (f"*{left_out} more finding(s) left out to stay within GitHub's comment size; the check "
+                "run and the JSON report have them all.*") if left_out else ""
+        text = _blocks([*head, *details[:shown], note, *tail])
+        if limit is None or len(text) <= limit:
+            return text
+        if not shown:
+            return text[: limit - 40] + "\n\n*(truncated)*\n"
+        shown -= 1
+
+
+def _blocks(blocks: Iterable[str]) -> str:
+    return "\n\n".join(block for block in blocks if block) + "\n"
+
+
+def commit_span(report: dict) -> str:
+    """`base..head`, each a short commit name."""
+    return f"{_short_sha(report['base'])}..{_short_sha(report['head'])}"
+
+
+def _short_sha(sha: str) -> str:
+    # Only hex object names are shortened: a ref name like "feature/x" must stay whole.
+    return sha[:7] if re.fullmatch(r"[0-9a-f]{8,}", sha) else sha
+
+
+def _partial_markdown(error: dict | None) -> str:
+    if not error:
+        return ""
+    return (f"**Partial report:** the run stopped on an internal error while {error['phase']} "
+            f"({inline_value(error['message'])}); see the notes.")
+
+
+# ---------------------------------------------------------------- the headline
+
+
+def verdict(differences: int, changed: int, run: int, *, measured: bool = True, emphasis: bool = True,
+            minor: int = 0, regressions: int = 0) -> str:
+    """The headline: what was found, and how much of the change the finding speaks for. A clean run
+    whose changed lines never ran says "nothing could be checked", never "no difference".
+    `regressions`: of the differences, those where head now fails; `minor`: differences only in the
+    message of an exception from outside the project, counted apart."""
+    text = _verdict(differences, changed, run, measured=measured, emphasis=emphasis, regressions=regressions)
+    if minor:
+        noun = "difference" if minor == 1 else "differences"
+        text += f" {minor} minor {noun} in exception messages from outside the project."
+    return text
+
+
+def _verdict(differences: int, changed: int, run: int, *, measured: bool, emphasis: bool,
+             regressions: int) -> str:
+    unrun = changed - run
+    if differences:
+        noun = "difference" if differences == 1 else "differences"
+        found = f"{differences} behavioural {noun}"
+        failing = f", {regressions} where head now fails" if regressions else ""
+        text = f"{f'**{found}**' if emphasis else found} in the changed code{failing}."
+        if measured and unrun:
+            text += f" Nothing could be checked for {_count_lines(unrun)} of {changed}."
+        return text
+    if not measured:
+        return ("No behavioural difference found, but changed-line coverage was not measured: how much of "
+                "the change was checked is unknown.")
+    if not changed:
+        return "No behavioural difference: no changed line of importable code to run."
+    if not run:
+        return f"Nothing could be checked: none of the {_count_lines(changed)} ran."
+    if unrun:
+        return (f"No behavioural difference in the {_count_lines(run)} that ran; "
+                f"nothing could be checked for {_count_lines(unrun)}.")
+    return f"No behavioural difference in the {_count_lines(changed)}, all of which ran."
+
+
+def _count_lines(count: int) -> str:
+    return f"{count} changed line" + ("" if count == 1 else "s")
+
+
+# ---------------------------------------------------------------- sections
+
+
+def _table_markdown(differences: list[dict], inline: Collection[str]) -> str:
+    """One row per difference, in the report's order: enough to review them at a glance."""
+    if not differences:
+        return ""
+    rows = ["| | target | kind | base | head | where |", "|---|---|---|---|---|---|"]
+    for difference in differences:
+        where = _location(difference) or ""
+        if difference.get("id") in inline:
+            where += " (review comment)"
+        kind = difference["kind"] + (" (minor)" if is_minor(difference) else "")
+        cells = [difference.get("id", ""), inline_code(difference["target"]), kind,
+                 inline_value(difference["base"]), inline_value(difference["head"]), where]
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows)
+
+
+def _coverage_markdown(report: dict) -> str:
+    if not coverage_measured(report):
+        return "Changed-line coverage: not measured."
+    coverage = report.get("coverage", {})
+    covered, total = coverage.get("changed_lines_covered", 0), coverage.get("changed_lines", 0)
+    if not total:
+        return ""  # the headline says there was no changed line to run
+    # floored: never shows 100% with lines missing
+    line = f"Changed-line coverage: covered {covered} of {total} changed lines ({100 * covered // total}%)"
+    branches = coverage.get("changed_branches", 0)
+    if branches:
+        line += f" and {coverage.get('changed_branches_covered', 0)} of {branches} branches out of them"
+    uncovered = [(path, lines) for path, lines in sorted((coverage.get("uncovered") or {}).items()) if lines]
+    if not uncovered:
+        return line + "."
+    listing = "\n".join(f"- {inline_code(path)}: {compress_lines(lines)}" for path, lines in uncovered)
+    return f"{line}. Not covered ({UNCOVERED_CAVEAT}):\n\n{listing}"
+
+
+def _unreached_markdown(reach: list[dict]) -> str:
+    """The changed units whose changed lines did not all run, each with why; empty when all ran."""
+    rows = [f"- {inline_code(unit['unit'])} ({inline_code(unit['path'])}): {unit['run']} of "
+            f"{_count_lines(unit['lines'])} ran; {unit['reason']}"
+            for unit in reach if unit["run"] < unit["lines"]]
+    return "### Changed code that did not run\n\n" + "\n".join(rows) if rows else ""
+
+
+def _difference_markdown(difference: dict, inline: bool) -> str:
+    """What the table has no room for: where exactly, how often, whether pytest confirmed it, and
+    the two tests."""
+    title = f"{difference.get('id', '')} {difference['kind']}: {inline_code(difference['target'])}"
+    location = _location(difference)
+    on_base = " on base" if location and difference.get("side") == "base" else ""  # a line removed
+    parts = [f"### {title.strip()}", f"At {location}{on_base}." if location else "Location unknown."]
+    if inline:
+        parts.append("Also posted as a review comment on the changed line.")
+    if difference.get("count", 1) > 1:
+        parts.append(f"Seen in {difference['count']} sequences.")
+    if difference.get("reproduced") is False:
+        parts.append("**Not reproduced:** pytest did not confirm this test in a fresh process; "
+                     "treat with care.")
+    parts.append("Regression test (passes on base, fails on head):")
+    parts.append(fenced(regression_test(difference), "python"))
+    if difference.get("pin_head"):
+        summary = "<details><summary>If the change is intended: the test to keep (passes on head)</summary>"
+        parts.append(f"{summary}\n\n{fenced(difference['pin_head'], 'python')}\n\n</details>")
+    return "\n\n".join(parts)
+
+
+def regression_test(difference: dict) -> str:
+    """The test that passes on base and fails on head (`pin_base`; `test` in older reports)."""
+    return difference.get("pin_base") or difference["test"]
+
+
+def _location(difference: dict) -> str:
+    path, line = difference.get("path"), difference.get("line")
+    if not path:
+        return ""
+    return inline_code(f"{path}:{line}" if line else path)
+
+
+def _stats_markdown(stats: dict) -> str:
+    """The figures a maintainer can read; the internal counters stay in the JSON report."""
+    sequences, seconds = stats.get("sequences", 0), stats.get("seconds", 0.0)
+    rate = stats.get("sequences_per_second") or (sequences / seconds if seconds > 0 else 0.0)
+    text = f"{sequences} sequences in {seconds:.2f} s ({rate:.1f} sequences per second)"
+    if sequences:
+        text += f"; {stats.get('kept', 0)} of them ran changed code and were run again on both commits"
+    if stats.get("crashed"):
+        text += f"; {stats['crashed']} crashed their process or hung"
+    return f"### Stats\n\n{text}."
+
+
+def _notes_markdown(notes: list[str]) -> str:
+    # Continuation lines are indented so a multi-line note stays inside its bullet.
+    bullets = ["- " + note.strip().replace("\n", "\n  ") for note in notes]
+    return "### Notes\n\n" + "\n".join(bullets) if bullets else ""
+
+
+# ---------------------------------------------------------------- Markdown helpers
+
+
+def inline_value(text: str) -> str:
+    """A base/head value as inline code, on one line and cut to about `VALUE_LIMIT` characters."""
+    if not text:
+        return "*(empty)*"
+    flat = text.replace("\r\n", "\n").replace("\n", "\\n")
+    if len(flat) > VALUE_LIMIT:
+        flat = flat[:VALUE_LIMIT] + "…"
+    return inline_code(flat)
+
+
+def inline_code(text: str) -> str:
+    """Inline code that survives any backticks in `text` (CommonMark: a longer fence, padded if needed)."""
+    fence = "`" * (_longest_backtick_run(text) + 1)
+    padded = text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" "))
+    pad = " " if padded and text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def fenced(text: str, language: str) -> str:
+    """A fenced code block longer than any backtick run inside, so the text cannot close it."""
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def compress_lines(lines: list[int]) -> str:
+    """`[3, 10, 11, 12, 14]` -> `"3, 10-12, 14"`: short enough to read in a comment."""
+    runs: list[list[int]] = []
+    for number in sorted(set(lines)):
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    return ", ".join(str(start) if start == end else f"{start}-{end}" for start, end in runs)

@@ -1,0 +1,41 @@
+"""What the front ends read off the engine's JSON report (`difforacle.report/1`) to judge a run:
+how much of the change was checked, and which differences are regressions or minor. The Markdown,
+the pull request's texts and the check's conclusion all judge by these, so they never disagree."""
+
+from __future__ import annotations
+
+from difforacle.generator import NOT_MEASURED
+
+
+def checked_lines(report: dict) -> tuple[int, int]:
+    """(changed lines, of them checked): by unit when the report has its reach (lines that ran only
+    at import count as unchecked when no sequence was compared), else by its coverage."""
+    reach = report.get("reach") or []
+    if reach:
+        return sum(unit["lines"] for unit in reach), sum(unit["run"] for unit in reach)
+    coverage = report.get("coverage", {})
+    return coverage.get("changed_lines", 0), coverage.get("changed_lines_covered", 0)
+
+
+def coverage_measured(report: dict) -> bool:
+    """Whether changed-line coverage was measured: without it, how much was checked is unknown."""
+    return report.get("coverage", {}).get("measured_by") != NOT_MEASURED
+
+
+def is_minor(difference: dict) -> bool:
+    """Only the message of an exception raised by the standard library or a dependency differs."""
+    return difference.get("severity") == "minor"
+
+
+def is_regression(difference: dict) -> bool:
+    """Head fails where base did not: it raises, hangs or crashes, or a public name is gone.
+
+    `fail-on: regression` fails the check only for these; other differences (a new value)
+    may well be the point of the change, which only the author can tell.
+    """
+    if difference.get("kind") == "api":
+        return True
+    if is_minor(difference):
+        return False  # only the wording of an exception from the standard library or a dependency
+    return str(difference.get("head", "")).startswith("raises") and not str(
+        difference.get("base", "")).startswith("raises")
