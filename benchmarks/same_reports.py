@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
@@ -47,10 +48,11 @@ TIMINGS = ("seconds", "sequences_per_second", "explore_seconds", "history_second
            "solver_seconds")
 
 
-def selected_cases(manifests: Path, mutants: int = 2, refactors: int = 1) -> list[dict]:
+def selected_cases(manifests: Path, mutants: int = 2, refactors: int = 1,
+                   subjects: Sequence[str] = SUBJECTS) -> list[dict]:
     """Per subject: the first `mutants` killed mutants, `refactors` refactors and the self case."""
     chosen = []
-    for subject in SUBJECTS:
+    for subject in subjects:
         manifest = json.loads((manifests / f"{subject}.json").read_text())
         cases = manifest["cases"]
         killed = [c for c in cases if c["kind"] == "mutant" and c.get("killed")][:mutants]
@@ -69,7 +71,9 @@ def fixed_addresses() -> list[str]:
     return ["setarch", platform.machine(), "--addr-no-randomize"]
 
 
-def record(folder: Path, command: list[str], cases: list[dict]) -> int:
+def record(folder: Path, command: list[str], cases: list[dict], extra: Sequence[str] = ()) -> int:
+    """Run every case, keeping its report in `folder`; `extra`: more arguments for each run (a
+    component switched on or off, to compare code that runs only then)."""
     folder.mkdir(parents=True, exist_ok=True)
     command = [*fixed_addresses(), *command]
     statuses = {}
@@ -78,7 +82,7 @@ def record(folder: Path, command: list[str], cases: list[dict]) -> int:
         report = folder / f"{case['id']}.json"
         started = time.monotonic()
         completed = subprocess.run([*command, "diff", "--repo", str(repo), "--base", case["base"],
-                                    "--head", case["head"], "--json", str(report), *ARGUMENTS],
+                                    "--head", case["head"], "--json", str(report), *ARGUMENTS, *extra],
                                    capture_output=True, text=True)
         statuses[case["id"]] = completed.returncode
         seconds = time.monotonic() - started
@@ -140,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--manifests", type=Path, default=BENCH / "manifests")
     rec.add_argument("--mutants", type=int, default=2, help="killed mutants per subject (default: 2)")
     rec.add_argument("--refactors", type=int, default=1, help="refactors per subject (default: 1)")
+    rec.add_argument("--subjects", default=",".join(SUBJECTS),
+                     help=f"the subjects, comma-separated (default: {','.join(SUBJECTS)})")
+    rec.add_argument("--args", default="", metavar="ARGS",
+                     help="more arguments for every run, e.g. '--disable carving' or '--enable paths'")
     cmp = commands.add_parser("compare", help="compare two folders of reports, timings aside")
     cmp.add_argument("before", type=Path)
     cmp.add_argument("after", type=Path)
@@ -147,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
                      help="a second recording of the old code: cases whose two reports differ are skipped")
     args = parser.parse_args(argv)
     if args.command == "record":
-        cases = selected_cases(args.manifests, args.mutants, args.refactors)
-        return record(args.folder, shlex.split(args.difforacle), cases)
+        cases = selected_cases(args.manifests, args.mutants, args.refactors, tuple(args.subjects.split(",")))
+        return record(args.folder, shlex.split(args.difforacle), cases, shlex.split(args.args))
     return compare(args.before, args.after, args.again)
 
 

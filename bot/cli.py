@@ -28,18 +28,16 @@ from difforacle.generator import (
     WINDOW,
     Components,
     InternalError,
+    Options,
     Progress,
     Report,
     SetupError,
     analyze,
     build_demo_repo,
     report_to_json,
-    write_atomic,
-    write_json,
-    write_tests,
 )
 
-from . import action_command, risk_command
+from . import action_command, report_files, risk_command
 from .app import command as app_command
 from .app.model import AppError
 from .config import Config, ConfigError, load_config, load_config_file, run_options
@@ -105,17 +103,14 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
     parser.add_argument("--budget", type=_positive_float, metavar="SECONDS",
                         help=f"time budget in seconds (default: [tool.difforacle] budget, else {budget:g})")
     parser.add_argument("--seed", type=int, help="random seed (default: [tool.difforacle] seed, else 0)")
-    parser.add_argument("--json", type=Path, metavar="FILE",
-                        help="write the JSON report (difforacle.report/1)")
-    parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the markdown report")
-    parser.add_argument("--tests-dir", type=Path, metavar="DIR",
-                        help="write the pytest files of each difference (pin_base and pin_head)")
+    report_files.add_options(parser)
     parser.add_argument("--python", default=sys.executable, metavar="PATH",
                         help="interpreter that can import the project (default: this one)")
     parser.add_argument("--max-sequences", type=_positive_int, metavar="N",
                         help="stop exploring after N sequences instead of by time (bit-for-bit reproducible)")
-    parser.add_argument("--minimize-share", type=_share, default=0.15, metavar="FRACTION",
-                        help="share of the budget for shrinking the tests of differences (default: 0.15)")
+    parser.add_argument("--minimize-share", type=_share, default=Options.minimize_share, metavar="FRACTION",
+                        help="share of the budget for shrinking the tests of differences "
+                        f"(default: {Options.minimize_share:g})")
     parser.add_argument("--allocation", choices=ALLOCATIONS,
                         help="share generation over the changed units by defect score (two tiers) "
                         "or equally (default: [tool.difforacle] allocation, else defect)")
@@ -216,19 +211,14 @@ def _write_partial(report: Report, args: argparse.Namespace) -> str:
         _write_outputs(report, args)
     except Exception as exc:
         return f"the partial report could not be written: {type(exc).__name__}: {exc}"
-    return "the partial report was written" if args.json or args.markdown or args.tests_dir else ""
+    return "the partial report was written" if report_files.requested(args) else ""
 
 
 def _write_outputs(report: Report, args: argparse.Namespace) -> None:
     """The files asked for, then the Markdown report on stdout."""
-    if args.json:
-        write_json(report, args.json)
-    markdown = render_markdown(report_to_json(report))
-    if args.markdown:
-        write_atomic(args.markdown, markdown)
-    if args.tests_dir:
-        write_tests(report, args.tests_dir)
-    print(markdown)
+    for report_file, path in report_files.requested(args):
+        report_file.write(report, path)
+    print(render_markdown(report_to_json(report)))
 
 
 def main(argv: list[str] | None = None) -> int:
