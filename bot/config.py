@@ -8,7 +8,7 @@ input as text, an empty string when not set); they are parsed, then held to the 
 The settings that decide what the engine tests and compares (`include`, `exclude`,
 `ignore-targets`, `float-policy`, and `budget`, `seed`, `allocation`) become its `Options`
 (`run_options`): `diff`, the Action and the App apply them before and during the run, never
-to the report afterwards. The pattern semantics are the engine's (`generator.scope`).
+to the report afterwards. The pattern semantics are the engine's (its `changes.scope`).
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def inputs_from_env(environ: Mapping[str, str]) -> dict[str, str | None]:
 
 
 def scope_of(config: Config) -> Scope:
-    """The engine's scope for these settings (its path and target patterns: `generator.scope`)."""
+    """The engine's scope for these settings (its path and target patterns: `changes.scope`)."""
     return Scope(config.include, config.exclude, config.ignore_targets)
 
 

@@ -1,6 +1,6 @@
 """`difforacle risk`: a pull request's units ranked by defect score, with their share of a budget.
 
-With a head, this is the plan `diff` with the same options follows (`generator.plan`): tier 1
+With a head, this is the plan `diff` with the same options follows (the engine's `planning.plan`): tier 1
 the units the PR changes (`merge-base..head`), tier 2 the public units it reaches without
 changing them, each unit that some public operation reaches, with its share. Without a head,
 every unit of every Python file at base is ranked, as one tier. Scores come from the history

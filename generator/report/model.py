@@ -27,7 +27,7 @@ from typing import Literal
 # ---------------------------------------------------------------- sequences
 
 # An argument is either a reference to the value made by an earlier statement, or a
-# literal in the tagged form of generator.worker.literals (e.g. ["int", 3], ["str", "a"]).
+# literal in the tagged form of the worker's literals (e.g. ["int", 3], ["str", "a"]).
 Arg = dict  # {"ref": int} | {"lit": list}
 
 
@@ -64,7 +64,7 @@ class Difference:
     base: str  # human-readable value on base
     head: str  # human-readable value on head
     test: str  # pytest source: passes on base, fails on head
-    key: str  # observation key that differs (see generator.compare)
+    key: str  # observation key that differs (see the oracle's compare)
     statements: list[Statement] = field(default_factory=list)
     count: int = 1
     pin_head: str | None = None  # pytest source asserting head's behaviour (kept if the change is intended)
