@@ -9,7 +9,8 @@ from pathlib import Path
 
 import git
 import pytest
-from fake_github import FakeGitHub
+from support.fake_github import FakeGitHub
+from support.paths import FIXTURES
 
 from difforacle.bot.action_command import (
     HISTORY_CACHE_HIT,
@@ -25,13 +26,13 @@ from difforacle.generator.demo import build_demo_repo
 from difforacle.generator.errors import SetupError
 from difforacle.generator.report.json_form import validate_report
 
-FIXTURES = Path(__file__).parent / "fixtures" / "github" / "webhooks"
+WEBHOOKS = FIXTURES / "github" / "webhooks"
 FAST = Retries(total=2, backoff_factor=0, secondary_rate_wait=0, seconds_between_requests=0,
                seconds_between_writes=0)
 
 
 def _event(tmp_path: Path, base: str, head: str, fixture: str = "pull_request.opened.json") -> Path:
-    event = json.loads((FIXTURES / fixture).read_text())
+    event = json.loads((WEBHOOKS / fixture).read_text())
     event["pull_request"]["base"]["sha"], event["pull_request"]["head"]["sha"] = base, head
     path = tmp_path / "event.json"
     path.write_text(json.dumps(event))
@@ -143,7 +144,7 @@ def test_event_errors_are_one_line_setup_errors(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(SetupError, match="not JSON"):
         pull_request_from_event(tmp_path / "bad.json", {})
-    fork = pull_request_from_event(FIXTURES / "pull_request.opened.fork.json", {})
+    fork = pull_request_from_event(WEBHOOKS / "pull_request.opened.fork.json", {})
     assert fork.fork and fork.number == 2
 
 

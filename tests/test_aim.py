@@ -6,7 +6,8 @@ import math
 import os
 
 import pytest
-from conftest import RepoBuilder, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder
 
 from difforacle.generator.report.json_form import report_to_json, validate_report
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_helpers import (
+from support.app_helpers import (
     AppProcess,
     Published,
     app_environment,
@@ -23,8 +23,9 @@ from app_helpers import (
     pull_request_payload,
     wait_for,
 )
-from conftest import TEST_IMAGE, RepoBuilder, make_pr, service_unavailable
-from fake_github import FakeGitHub, git_files
+from support.fake_github import FakeGitHub, git_files
+from support.repos import RepoBuilder, make_pr
+from support.services import TEST_IMAGE, service_unavailable
 
 from difforacle.bot.app.queue import make_huey
 from difforacle.bot.app.sandbox import SandboxUnavailable

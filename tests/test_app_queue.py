@@ -2,7 +2,7 @@
 end, two consumer processes sharing a real Redis, a consumer killed with SIGKILL mid-job,
 leases, locks and the commands' configuration errors.
 
-Consumer processes are `tests/app_helpers.py consumer`; their executor counts its side effects
+Consumer processes are `tests/support/app_helpers.py consumer`; their executor counts its side effects
 in an SQLite file, so lost and duplicated work are told apart. Redis is the one CI starts
 (.ci/services); these tests fail under CI when it is unreachable, and skip elsewhere.
 """
@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 import redis
-from app_helpers import (
-    ROOT,
+from huey import RedisHuey, SqliteHuey
+from support.app_helpers import (
     SECRET,
     VICTIM,
     Recorder,
@@ -37,8 +37,8 @@ from app_helpers import (
     submit,
     wait_for,
 )
-from conftest import service_unavailable
-from huey import RedisHuey, SqliteHuey
+from support.paths import SUPPORT
+from support.services import service_unavailable
 
 from difforacle.bot.app import command
 from difforacle.bot.app import state as state_module
@@ -332,7 +332,7 @@ def start_consumer(tmp_path: Path, env: dict[str, str], effects: Path, mode: str
                    name: str) -> subprocess.Popen:
     log = (tmp_path / f"consumer-{uuid.uuid4().hex[:6]}.log").open("w")
     return subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "app_helpers.py"), "consumer", "--effects", str(effects),
+        [sys.executable, str(SUPPORT / "app_helpers.py"), "consumer", "--effects", str(effects),
          "--mode", mode, "--name", name], env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
 
 

@@ -13,9 +13,9 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from fake_github import FakeGitHub
 from flask import Flask
 from flask.testing import FlaskClient
+from support.fake_github import FakeGitHub
 
 from difforacle.bot.app.installation import AppAccess
 from difforacle.bot.app.registration import registration_blueprint

@@ -22,8 +22,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import TEST_IMAGE, RepoBuilder, make_pr, service_unavailable
-from fake_github import FakeGitHub
+from support.fake_github import FakeGitHub
+from support.repos import RepoBuilder, make_pr
+from support.services import TEST_IMAGE, service_unavailable
 
 from difforacle.bot.app.installation import TOKEN_PERMISSIONS, AppAccess
 from difforacle.bot.app.model import PullRequestJob

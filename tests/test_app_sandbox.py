@@ -27,8 +27,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, TEST_IMAGE, RepoBuilder, make_pr, service_unavailable
-from hostile_project import PROJECT, write_project
+from support.hostile_project import PROJECT, write_project
+from support.paths import BENCHMARKS, ROOT, TESTS
+from support.repos import GIT_ENV, RepoBuilder, make_pr
+from support.services import TEST_IMAGE, service_unavailable
 
 from difforacle.bot.app.sandbox import (
     SANDBOX_HOME,
@@ -397,7 +399,7 @@ from checkout_code import use_this_checkout
 use_this_checkout()
 from difforacle.bot.app.sandbox import Limits, Mount, SandboxRequest
 from difforacle.bot.app.sandbox_choice import select_sandbox
-from hostile_project import PROJECT
+from support.hostile_project import PROJECT
 project, out = Path(sys.argv[1]), Path(sys.argv[2])
 sandbox = select_sandbox("bubblewrap", "unused")
 limits = Limits(memory_mb=256, pids=64, wall_seconds=5.0, output_bytes=4096, tmp_mb=64, file_mb=64)
@@ -445,8 +447,7 @@ def test_bubblewrap_for_a_non_root_worker(tmp_path: Path, listener: tuple[int, l
         key.write_text(KEY_MARKER)
         monkeypatch.setenv("DIFFORACLE_WEBHOOK_SECRET", SECRET)
         port, accepted = listener
-        repo = Path(__file__).resolve().parents[1]
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{repo}:{repo / 'tests'}:{repo / 'benchmarks'}",
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT}:{TESTS}:{BENCHMARKS}",
                "DIFFORACLE_WEBHOOK_SECRET": SECRET}
         main_address = _host_addresses(root_sandbox)[-1]
         done = subprocess.run([python, "-c", NON_ROOT_PROBE, str(project), str(out), str(key), str(port),

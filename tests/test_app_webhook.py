@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_helpers import ROOT, SECRET, Recorder, drain, fixture, headers, pull_event, sha
 from flask import Blueprint
+from support.app_helpers import SECRET, Recorder, drain, fixture, headers, pull_event, sha
+from support.paths import SUPPORT
 
 from difforacle.bot.app.events import BadPayload, route
 from difforacle.bot.app.model import PullRequestJob
@@ -385,7 +386,7 @@ def test_before_registration_the_webhook_is_503_then_uses_the_stored_secret(tmp_
 
 def test_serve_answers_on_a_real_port_and_stops_on_sigterm(tmp_path: Path) -> None:
     env = {**os.environ, "DIFFORACLE_DATA_DIR": str(tmp_path), "DIFFORACLE_WEBHOOK_SECRET": SECRET}
-    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "app_helpers.py"), "serve", "--port",
+    server = subprocess.Popen([sys.executable, str(SUPPORT / "app_helpers.py"), "serve", "--port",
                                "0"], env=env, stderr=subprocess.PIPE, text=True)
     try:
         port = _listening_port(server)

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.paths import BENCHMARKS
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 _spec = importlib.util.spec_from_file_location("bench_ablation", BENCHMARKS / "ablation.py")
 ablation = importlib.util.module_from_spec(_spec)
 sys.modules["bench_ablation"] = ablation

@@ -5,11 +5,10 @@ from __future__ import annotations
 import ast
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
+from support.paths import BENCHMARKS
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 _spec = importlib.util.spec_from_file_location("bench_multi_unit", BENCHMARKS / "multi_unit.py")
 bmu = importlib.util.module_from_spec(_spec)
 sys.modules["bench_multi_unit"] = bmu

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator import Options, analyze
 from difforacle.generator.changes.checkout import checkouts, open_repo

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import RepoBuilder
+from support.repos import RepoBuilder
 
 from difforacle.generator.changes.checkout import checkouts
 from difforacle.generator.changes.model import ChangeSet, FileChange, Unit

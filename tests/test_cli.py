@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
-from conftest import RepoBuilder, assert_one_line_error, export_commit, make_pr, run_cli
+from support.command_line import assert_one_line_error, run_cli
+from support.repos import RepoBuilder, export_commit, make_pr
 
 from difforacle.bot import cli
 from difforacle.generator import engine

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot.markdown import render_markdown
 from difforacle.generator.report.json_form import report_to_json, validate_report

@@ -16,16 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import (
-    GIT_ENV,
-    RepoBuilder,
-    differences_summary,
-    export_commit,
-    make_pr,
-    run_analyze,
-    run_pytest_file,
-    service_unavailable,
-)
+from support.analysis import differences_summary, run_analyze, run_pytest_file
+from support.paths import BENCHMARKS
+from support.repos import GIT_ENV, RepoBuilder, export_commit, make_pr
+from support.services import service_unavailable
 
 from difforacle.generator import Options, Progress, Report, analyze
 from difforacle.generator.report.model import Difference
@@ -699,9 +693,9 @@ def test_hostile_file_system_calls_as_a_non_root_user() -> None:
         before = _files(victims)
         for path in (folder, *folder.rglob("*")):
             os.lchown(path, NON_ROOT_UID, NON_ROOT_UID)
-        benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"  # checkout_code
         env = {**GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder),
-               "PYTHONPATH": str(benchmarks), "HOSTILE_VICTIM": str(victims / "notes.txt")}
+               "PYTHONPATH": str(BENCHMARKS),  # checkout_code
+               "HOSTILE_VICTIM": str(victims / "notes.txt")}
         done = subprocess.run([sys.executable, "-c", NON_ROOT_ENGINE, str(builder.root), python,
                                str(NON_ROOT_UID), "6"], env=env, cwd=folder, capture_output=True, text=True,
                               timeout=120)

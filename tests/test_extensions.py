@@ -8,7 +8,8 @@ import types
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.worker.introspect import compiled_modules
 

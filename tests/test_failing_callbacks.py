@@ -11,7 +11,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.findings.simpler_literals import simpler, weight
 from difforacle.generator.generation.techniques import Components

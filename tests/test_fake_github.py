@@ -1,4 +1,4 @@
-"""Tests of the fake GitHub (tests/fake_github.py) through a real PyGithub client.
+"""Tests of the fake GitHub (tests/support/fake_github.py) through a real PyGithub client.
 
 Why: the publisher's tests trust the fake to answer as GitHub does; these pin the rules it
 enforces (schemas, limits, diff anchors, tokens, pagination, failures) so that a change to the
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import RepoBuilder, make_pr
-from fake_github import FIXTURES, FakeGitHub, git_files, load_operations, parse_patch
 from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
 from jsonschema import Draft202012Validator
+from support.fake_github import FIXTURES, FakeGitHub, git_files, load_operations, parse_patch
+from support.repos import RepoBuilder, make_pr
 
 OWNER, REPO, NUMBER = "octo", "widgets", 7
 BASE, HEAD = "b" * 40, "h" * 40

@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 from support.engine_parts import WORKER_OPTIONS
+from support.paths import ROOT
 
 from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
 from difforacle.generator.runtime.workers import Worker
 from difforacle.generator.worker.fields import field_triples, graph_triples
 
 HERE = __name__  # how this module's classes are named in triples
-FIELDS_PY = Path(__file__).parent.parent / "generator" / "worker" / "fields.py"
+FIELDS_PY = ROOT / "generator" / "worker" / "fields.py"
 
 
 class Node:

@@ -10,7 +10,8 @@ import ast
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, export_commit, make_pr, run_analyze, run_pytest_file
+from support.analysis import run_analyze, run_pytest_file
+from support.repos import RepoBuilder, export_commit, make_pr
 
 from difforacle.generator.changes.model import FileChange
 from difforacle.generator.report.json_form import report_to_json, validate_report

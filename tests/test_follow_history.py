@@ -9,11 +9,11 @@ import random
 from pathlib import Path
 
 import pytest
+from support.histories import DAY, EPOCH, commit
+from support.repos import RepoBuilder
 
 import difforacle.generator.planning.history as commits
 from difforacle.generator.planning.defect_scores import PullRequestInfo, RiskTable, score_history
-from tests.conftest import RepoBuilder
-from tests.test_risk import DAY, EPOCH, commit
 
 AUTHORS = ["alice@example.com", "bob@example.com", "carol@example.com", "dan@example.com"]
 NAMES = ["pkg/a.py", "pkg/b.py", "pkg/c.py", "pkg/sub/d.py", "pkg/sub/e.py", "f.py", "g.py", "h.py"]

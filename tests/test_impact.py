@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_catalog import CATALOG, MOD, SOURCE, real_catalog
+from support.catalog_samples import CATALOG, MOD, SOURCE, real_catalog
 
 from difforacle.generator.changes.model import ChangeSet, FileChange, Unit
 from difforacle.generator.planning.impact import Impact, read_sources

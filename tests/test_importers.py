@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.changes.importers import MAX_IMPORTERS, importers
 from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange

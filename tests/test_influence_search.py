@@ -5,105 +5,23 @@ end to end, a changed method that only behaves differently after `arm(); charge(
 
 from __future__ import annotations
 
-import random
-import textwrap
-
 import pytest
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.influence_samples import BY_ID, SOURCE, monitor_influence, monitor_search
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot.cli import build_parser
-from difforacle.generator.generation.call_builder import CallBuilder
-from difforacle.generator.generation.pools import Pools
 from difforacle.generator.generation.search.candidate_search import Built, CandidateSearch
-from difforacle.generator.generation.search.influence import class_facts, influence_map
+from difforacle.generator.generation.search.influence import class_facts
 from difforacle.generator.generation.search.influence_check import check_influence
 from difforacle.generator.generation.techniques import ALL, Components, Switches
-from difforacle.generator.generation.type_learning import TypeLearning
-from difforacle.generator.generation.values.constants import Constants
-from difforacle.generator.generation.values.primitives import ValueGenerator
-from difforacle.generator.runtime.catalog import Catalog, Operation, Parameter
+from difforacle.generator.runtime.catalog import Operation
 from difforacle.generator.worker.influence import InfluenceRecorder
 from difforacle.generator.worker.protocol import SequenceResult, Status
 
-SOURCE = textwrap.dedent('''\
-    class Reading:
-        def __init__(self, value: int) -> None:
-            self.value = value
-
-
-    class Monitor:
-        def __init__(self) -> None:
-            self.enabled = False
-            self.temperature = 0
-            self.history = []
-
-        def set_enabled(self) -> None:
-            self.enabled = True
-
-        def update(self, reading: "Reading") -> None:
-            self._store(reading.value)
-
-        def _store(self, value: int) -> None:
-            self.temperature = value
-            self.history.append(value)
-
-        def rename(self, name: str) -> None:
-            self.name = name
-
-        @property
-        def hot(self) -> bool:
-            return self.temperature > 80
-
-        def warning(self) -> bool:
-            return self.enabled and self.hot
-
-        def check(self) -> bool:
-            return self.limit()
-
-        def limit(self) -> bool:
-            return False
-
-
-    class Strict(Monitor):
-        def limit(self) -> bool:
-            return len(self.history) > 3
-
-
-    def make_reading(value: int) -> Reading:
-        return Reading(value)
-''')
-
-
-def _op(qualname: str, kind: str = "method", owner: str | None = "pkg.mon.Monitor",
-        params: tuple[Parameter, ...] = (), returns: tuple[str, ...] = ()) -> Operation:
-    return Operation(f"pkg.mon:{qualname}", kind, owner, params, returns, None, None)
-
-
-READING = Parameter("reading", "POSITIONAL_OR_KEYWORD", False, ("pkg.mon.Reading",))
-VALUE = Parameter("value", "POSITIONAL_OR_KEYWORD", False, ("builtins.int",))
-OPERATIONS = [
-    _op("Reading", "constructor", "pkg.mon.Reading", (VALUE,)),
-    _op("Monitor", "constructor"),
-    _op("Monitor.set_enabled"),
-    _op("Monitor.update", params=(READING,)),
-    _op("Monitor.rename", params=(Parameter("name", "POSITIONAL_OR_KEYWORD", False, ("builtins.str",)),)),
-    _op("Monitor.warning", returns=("builtins.bool",)),
-    _op("Monitor.check", returns=("builtins.bool",)),
-    _op("Strict", "constructor", "pkg.mon.Strict"),
-    _op("make_reading", "function", None, (VALUE,), ("pkg.mon.Reading",)),
-]
-CLASSES = {"pkg.mon.Reading": {"mro": ["pkg.mon.Reading"]}, "pkg.mon.Monitor": {"mro": ["pkg.mon.Monitor"]},
-           "pkg.mon.Strict": {"mro": ["pkg.mon.Strict", "pkg.mon.Monitor"]}}
-CATALOG = Catalog(OPERATIONS, CLASSES, {})
-BY_ID = {op.id: op for op in OPERATIONS}
-
-
-def _influence():
-    return influence_map({"pkg.mon": SOURCE}, CATALOG)
-
 
 def _influencers(qualname: str) -> set[str]:
-    return {op.qualname for op in _influence().influencers(BY_ID[f"pkg.mon:{qualname}"])}
+    return {op.qualname for op in monitor_influence().influencers(BY_ID[f"pkg.mon:{qualname}"])}
 
 
 # ---------------------------------------------------------------- static criteria (§4.3.1)
@@ -117,7 +35,7 @@ def test_fields_are_read_and_written_through_self() -> None:
 
 
 def test_define_use_pairs_follow_callees_and_properties() -> None:
-    influence = _influence()
+    influence = monitor_influence()
     # update() writes through its callee _store; warning() reads through the property `hot`
     assert influence.effects(BY_ID["pkg.mon:Monitor.update"]).writes == {"temperature", "history"}
     assert {"enabled", "temperature"} <= influence.effects(BY_ID["pkg.mon:Monitor.warning"]).reads
@@ -130,7 +48,7 @@ def test_a_write_nothing_reads_influences_nothing() -> None:
 
 def test_overriding_implementations_of_a_callee_are_included() -> None:
     # check() calls self.limit(); Monitor.limit reads nothing, Strict's override reads `history`
-    assert "history" in _influence().effects(BY_ID["pkg.mon:Monitor.check"]).reads
+    assert "history" in monitor_influence().effects(BY_ID["pkg.mon:Monitor.check"]).reads
     assert "Monitor.update" in _influencers("Monitor.check")
 
 
@@ -141,22 +59,13 @@ def test_return_argument_pairs() -> None:
 
 
 def test_a_constructor_makes_the_receiver_and_reads_nothing() -> None:
-    influence = _influence()
+    influence = monitor_influence()
     assert influence.makes_receiver(BY_ID["pkg.mon:Strict"], "pkg.mon.Monitor")
     assert not influence.makes_receiver(BY_ID["pkg.mon:Reading"], "pkg.mon.Monitor")
     assert not influence.effects(BY_ID["pkg.mon:Monitor"]).reads
 
 
 # ---------------------------------------------------------------- the breadth-first builder (Listing 4.2)
-
-
-def _search(prune: bool = True, reduce: bool = True) -> CandidateSearch:
-    rng = random.Random(0)
-    pools = Pools(rng=random.Random(1))
-    values = ValueGenerator(random.Random(2), Constants())
-    learning = TypeLearning({op.id: op for op in OPERATIONS}, values.can_make)
-    calls = CallBuilder(CATALOG, OPERATIONS, values, rng, pools, learning, ALL.switches)
-    return CandidateSearch(_influence(), calls, OPERATIONS, prune=prune, reduce=reduce)
 
 
 def _proposals(search: CandidateSearch, focus: Operation, count: int = 60) -> list:
@@ -169,7 +78,7 @@ def _names(operations: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def test_candidates_are_built_breadth_first_and_start_with_the_receivers_maker() -> None:
-    search = _search()
+    search = monitor_search()
     warning = BY_ID["pkg.mon:Monitor.warning"]
     candidates = [_names(b.operations) for b in _proposals(search, warning, 12)]
     lengths = [len(c) for c in candidates]
@@ -182,7 +91,7 @@ def test_candidates_are_built_breadth_first_and_start_with_the_receivers_maker()
 
 
 def test_a_built_candidate_passes_returned_values_and_calls_on_one_receiver() -> None:
-    search = _search()
+    search = monitor_search()
     update = BY_ID["pkg.mon:Monitor.update"]
     # make_reading() and Monitor() commute: partial-order reduction builds them in catalog order
     built = next(b for b in _proposals(search, update)
@@ -216,7 +125,7 @@ def _pruned_update(search: CandidateSearch) -> Built:
 
 
 def test_a_candidate_whose_write_is_dead_is_pruned_with_its_extensions() -> None:
-    search = _search(reduce=False)  # every order of the calls is built: the pruning alone
+    search = monitor_search(reduce=False)  # every order of the calls is built: the pruning alone
     built = _pruned_update(search)
     later = [b.operations for b in _proposals(search, BY_ID["pkg.mon:Monitor.warning"], 200)]
     assert later and not any(ops[-2:] == built.operations[-2:] and len(ops) > 3 for ops in later)
@@ -226,7 +135,7 @@ def test_a_candidate_whose_write_is_dead_is_pruned_with_its_extensions() -> None
 def test_with_the_reduction_a_pruned_candidate_is_extended_by_the_calls_that_commute_with_it() -> None:
     # set_enabled() commutes with update(): (Monitor, set_enabled, update, warning) is the one order
     # of the two built, and the pruning of (update, warning) says nothing of the other order
-    search = _search()
+    search = monitor_search()
     _pruned_update(search)
     later = {_names(b.operations) for b in _proposals(search, BY_ID["pkg.mon:Monitor.warning"], 200)}
     assert ("Monitor", "Monitor.set_enabled", "Monitor.update", "Monitor.warning") in later
@@ -236,7 +145,7 @@ def test_with_the_reduction_a_pruned_candidate_is_extended_by_the_calls_that_com
 
 
 def test_without_pruning_every_candidate_is_extended() -> None:
-    search = _search(prune=False)
+    search = monitor_search(prune=False)
     warning = BY_ID["pkg.mon:Monitor.warning"]
     built = next(b for b in _proposals(search, warning)
                  if _names(b.operations) == ("Monitor", "Monitor.update", "Monitor.warning"))

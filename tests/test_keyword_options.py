@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.worker.keywords import keyword_options
 

@@ -7,7 +7,7 @@ import copy
 import json
 
 import pytest
-from report_samples import BASE, HEAD, sample_difference, sample_report
+from support.report_samples import BASE, HEAD, sample_difference, sample_report
 
 from difforacle.bot.markdown import (
     compress_lines,

@@ -11,8 +11,9 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, make_pr, run_analyze
-from test_influence_search import BY_ID, CATALOG, _search
+from support.analysis import run_analyze
+from support.influence_samples import BY_ID, CATALOG, monitor_search
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.changes.changed_lines import ChangedLines
 from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
@@ -127,7 +128,7 @@ def test_without_the_component_nothing_is_recorded() -> None:
 
 
 def test_a_near_missing_candidate_of_influence_search_runs_again_next_but_not_forever() -> None:
-    search = _search()
+    search = monitor_search()
     warning = BY_ID["pkg.mon:Monitor.warning"]
     first = next(b for b in (search.propose(warning) for _ in range(20)) if b is not None)
     assert search.revisit(first)

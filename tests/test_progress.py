@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from support.analysis import run_analyze
+from support.repos import RepoBuilder
 
 from difforacle.bot.cli import main
 from difforacle.bot.progress import (
@@ -21,7 +23,6 @@ from difforacle.bot.progress import (
     watch_progress_file,
 )
 from difforacle.generator import NOT_MEASURED, READING_HISTORY, Progress, Report
-from tests.conftest import RepoBuilder, run_analyze
 
 
 class Clock:

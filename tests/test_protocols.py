@@ -8,7 +8,8 @@ import decimal
 import fractions
 
 import pytest
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.worker import literals
 from difforacle.generator.worker.introspect import build_catalog

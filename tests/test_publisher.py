@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_github import FakeGitHub
+from support.fake_github import FakeGitHub
 
 from difforacle.bot.github_client import GitHubClient, Retries
 from difforacle.bot.publisher import Published, Publisher, PublishSettings, PullRequestContext

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import RepoBuilder, make_pr, run_analyze
-from test_catalog import real_catalog
+from support.analysis import run_analyze
+from support.catalog_samples import real_catalog
+from support.repos import RepoBuilder, make_pr
 
 ERRORS = '''\
 class FrozenError(AttributeError):

@@ -16,11 +16,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV
+from support.paths import BENCHMARKS
+from support.repos import GIT_ENV
 
-ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location(
-    "real_changes_run", ROOT / "benchmarks" / "real_changes" / "run.py"
+    "real_changes_run", BENCHMARKS / "real_changes" / "run.py"
 )
 bench = importlib.util.module_from_spec(_spec)
 sys.modules["real_changes_run"] = bench

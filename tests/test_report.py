@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from report_samples import BASE, HEAD, sample_difference, sample_report
+from support.report_samples import BASE, HEAD, sample_difference, sample_report
 
 from difforacle.generator.report.files import write_json, write_tests
 from difforacle.generator.report.json_form import SCHEMA_ID, load_schema, report_to_json, validate_report

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, make_pr
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.changes.checkout import checkouts
 from difforacle.generator.changes.model import Checkout

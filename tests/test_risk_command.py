@@ -13,13 +13,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import RepoBuilder, assert_one_line_error, make_pr, run_cli
+from support.command_line import assert_one_line_error, run_cli
+from support.histories import commit, source
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot import cli
 from difforacle.bot.risk_command import validate
 from difforacle.generator import Options, analyze
 from difforacle.generator.report.json_form import load_schema
-from tests.test_risk import commit, source
 
 DURATIONS = '''\
 def _parse_unit(text):

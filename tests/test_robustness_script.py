@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
-from conftest import RepoBuilder
+from support.paths import BENCHMARKS
+from support.repos import RepoBuilder
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "robustness.py"
+SCRIPT = BENCHMARKS / "robustness.py"
 _spec = importlib.util.spec_from_file_location("robustness", SCRIPT)
 assert _spec is not None and _spec.loader is not None
 robustness = importlib.util.module_from_spec(_spec)

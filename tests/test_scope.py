@@ -7,7 +7,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, make_pr, run_analyze, run_cli
+from support.analysis import run_analyze
+from support.command_line import run_cli
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator import FloatPolicy, Scope
 from difforacle.generator.changes.model import ChangeSet, FileChange, Unit

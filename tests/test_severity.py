@@ -4,7 +4,8 @@ raised is minor, reported in its own section, and never a regression."""
 from __future__ import annotations
 
 import pytest
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot.markdown import render_markdown
 from difforacle.bot.report_facts import is_regression

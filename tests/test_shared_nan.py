@@ -4,7 +4,8 @@ containers and tuple comparison take an object as equal to itself, so code that 
 
 from __future__ import annotations
 
-from conftest import RepoBuilder, make_pr, run_analyze, statuses_on_both_commits
+from support.analysis import run_analyze, statuses_on_both_commits
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.findings.render import render_test
 from difforacle.generator.oracle.compare import Mismatch

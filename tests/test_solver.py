@@ -11,7 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot.cli import build_parser
 from difforacle.generator.changes.model import Checkout

@@ -3,7 +3,8 @@ arguments after the exception (a bulk update that rolls back, or does not, on fa
 
 from __future__ import annotations
 
-from conftest import RepoBuilder, make_pr, run_analyze, statuses_on_both_commits
+from support.analysis import run_analyze, statuses_on_both_commits
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.findings.render import render_test
 from difforacle.generator.oracle.compare import Mismatch, first_mismatch

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import RepoBuilder, differences_summary, export_commit, make_pr, run_analyze, run_pytest_file
+from support.analysis import differences_summary, run_analyze, run_pytest_file
+from support.repos import RepoBuilder, export_commit, make_pr
 
 from difforacle.generator.report.model import Difference
 

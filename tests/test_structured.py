@@ -6,7 +6,8 @@ import random
 import re
 import unicodedata
 
-from conftest import RepoBuilder, make_pr, run_analyze
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.generation.techniques import Components
 from difforacle.generator.generation.values.fuzz import fuzz_literal

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import git
 import pytest
-from conftest import RepoBuilder
+from support.repos import RepoBuilder
 
 from difforacle.generator.changes import checkout as workspace
 from difforacle.generator.changes.checkout import checkouts, import_roots, module_name, open_repo, resolve

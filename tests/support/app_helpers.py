@@ -3,8 +3,8 @@
 In process: the real webhook fixtures, signing, a recording executor, `drain` (run the queued
 tasks here, no consumer). As a script, the processes the tests start and kill:
 
-    python tests/app_helpers.py consumer --effects FILE --mode plain|share|kill [--name NAME]
-    python tests/app_helpers.py serve [--port 0]
+    python tests/support/app_helpers.py consumer --effects FILE --mode plain|share|kill [--name NAME]
+    python tests/support/app_helpers.py serve [--port 0]
 
 both configured by DIFFORACLE_* variables like the real commands. The consumer's executor
 counts its side effects in an SQLite file, so that the tests can tell lost and duplicated
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: tests/ is on the path, the project may not be
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script: tests/support/ is on the path, the project may not be
     sys.path.insert(0, str(ROOT))
 
 from difforacle.bot.app.model import PullRequestJob  # noqa: E402
@@ -47,7 +47,7 @@ from difforacle.bot.app.state import JobState  # noqa: E402
 from difforacle.bot.app.webhook import signature  # noqa: E402
 
 if TYPE_CHECKING:
-    from fake_github import CheckRun, FakeGitHub, IssueComment, Review
+    from support.fake_github import CheckRun, FakeGitHub, IssueComment, Review
 
 FIXTURES = ROOT / "tests" / "fixtures" / "github" / "webhooks"
 SECRET = "It's a Secret to Everybody"

@@ -5,8 +5,8 @@ guesses. This fake speaks HTTP, so a real `github.Github(base_url=fake.url, ...)
 end to end against it. It holds the publisher to GitHub's contract, not to ours:
 
 - every request body is validated against the operation's schema from GitHub's published
-  OpenAPI description (`fixtures/github/openapi-operations.json`, made by
-  `fixtures/github/trim.py`); an invalid body answers 422 like GitHub and is recorded in
+  OpenAPI description (`tests/fixtures/github/openapi-operations.json`, made by
+  `tests/fixtures/github/trim.py`); an invalid body answers 422 like GitHub and is recorded in
   `fake.violations`;
 - the rules the schemas do not carry are enforced too (comment size, review comments anchored
   inside the diff hunks, `commit_id` the head of the pull request, head sha of a check run a
@@ -60,7 +60,7 @@ from werkzeug.wsgi import get_input_stream
 if TYPE_CHECKING:
     from github import Github
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "github"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "github"
 OPERATIONS_FILE = FIXTURES / "openapi-operations.json"
 
 MAX_COMMENT_LENGTH = 65536  # characters of an issue comment's body
@@ -514,7 +514,7 @@ def _join(messages: list[str]) -> str:
 
 @cache
 def load_operations() -> dict[str, Any]:
-    """The trimmed OpenAPI operations (fixtures/github/openapi-operations.json)."""
+    """The trimmed OpenAPI operations (tests/fixtures/github/openapi-operations.json)."""
     return json.loads(OPERATIONS_FILE.read_text(encoding="utf-8"))
 
 
