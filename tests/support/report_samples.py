@@ -1,5 +1,5 @@
-"""A sample Report shared by the tests of its JSON form and files (test_report.py) and of its
-Markdown (test_markdown.py): four differences of every shape, coverage with lines not run, stats
+"""A sample Report shared by the tests of its JSON form and files (tests/report/) and of its
+Markdown (tests/bot/test_markdown.py): four differences of every shape, coverage with lines not run, stats
 and a note."""
 
 from __future__ import annotations
