@@ -1,5 +1,5 @@
-"""Tests for `difforacle.generator.generation.values.constants`: GRT's constant mining (sources,
-folding, TF-IDF, pools)."""
+"""Tests for `difforacle.generator.generation.values.constants`: GRT's constant mining (literal
+sources, folding, TF-IDF, pools), and the literals of a module or of given lines."""
 
 from __future__ import annotations
 
@@ -289,3 +289,99 @@ def test_regex_examples_mix_a_repeated_class() -> None:
     examples = regex_examples(r"^.*?\n[=-]+[ ]*(\n|$)")
     assert any("=-" in e or "-=" in e for e in examples)
     assert all(re.fullmatch(r"(?s).*?\n[=-]+[ ]*(\n|)", e) for e in examples)
+
+
+# ---------------------------------------------------------------- literal_constants
+
+SOURCE = textwrap.dedent('''\
+    """Module docstring is prose, not a constant."""
+    UNIT = "h"
+    LIMIT = 3600
+
+
+    def parse(text, scale=1.5):
+        """Parse a duration."""
+        if text.endswith(UNIT):
+            return int(text[:-1]) * LIMIT
+        if text == b"raw":
+            return None
+        flag = True
+        big = 2 ** 70
+        huge = 123456789012345678901234567890
+        long_text = "x" * 3
+        return 0.25 * scale + 7
+''')
+
+
+def test_literal_constants_of_a_whole_module() -> None:
+    found = literal_constants(SOURCE)
+    assert sorted(found, key=repr) == sorted([
+        ["str", "h"], ["int", 3600], ["float", "1.5"], ["int", -1], ["bytes", "726177"], ["int", 2],
+        ["int", 70], ["str", "x"], ["int", 3], ["str", "xxx"], ["float", "0.25"], ["int", 7],
+    ], key=repr)  # `"x" * 3` folds to "xxx"; `2 ** 70` folds too, but is too large to keep
+
+
+def test_literal_constants_skip_docstrings_bools_none_and_huge_ints() -> None:
+    found = literal_constants(SOURCE)
+    assert ["str", "Module docstring is prose, not a constant."] not in found
+    assert ["str", "Parse a duration."] not in found
+    assert not [lit for lit in found if lit[0] in ("bool", "none")]
+    assert ["int", 123456789012345678901234567890] not in found
+
+
+def test_literal_constants_skip_long_and_multiline_strings() -> None:
+    source = f'a = "{"y" * 81}"\nb = "{"z" * 80}"\nc = """one\ntwo"""\nd = b"{"q" * 81}"\n'
+    assert literal_constants(source) == [["str", "z" * 80]]
+
+
+def test_literal_constants_are_distinct() -> None:
+    assert literal_constants("a = 1\nb = 1\nc = 'k'\nd = 'k'\ne = 1.0\n") == [["int", 1], ["str", "k"],
+                                                                              ["float", "1.0"]]
+
+
+def test_literal_constants_only_on_given_lines() -> None:
+    lines = SOURCE.splitlines()
+    on = [i for i, line in enumerate(lines, 1) if "0.25" in line or 'b"raw"' in line]
+    assert len(on) == 2
+    expected = [["bytes", "726177"], ["float", "0.25"], ["int", 7]]
+    assert sorted(literal_constants(SOURCE, on), key=repr) == expected
+    assert literal_constants(SOURCE, []) == []
+    assert literal_constants(SOURCE, [2]) == [["str", "h"]]
+
+
+def test_literal_constants_are_in_order_of_appearance() -> None:
+    source = "def f(x):\n    return x + 1\n\n\ny = 2\n"
+    assert literal_constants(source) == [["int", 1], ["int", 2]]
+
+
+def test_literal_constants_of_broken_source() -> None:
+    assert literal_constants("def (:\n") == []
+
+
+# ---------------------------------------------------------------- mine_constants
+
+
+def test_mine_constants_pools(tmp_path: Path) -> None:
+    module = tmp_path / "mod.py"
+    module.write_text('A = "hunk"\nB = 11\nC = "module only"\n')
+    other = tmp_path / "other.py"
+    other.write_text("D = 22\nB = 11\n")
+    test = tmp_path / "test_mod.py"
+    test.write_text('def test_it():\n    assert f("from test") == 11\n    assert g(33) == "hunk"\n')
+    constants = mine_constants([module, other], {module: {1, 2}}, [test])
+    assert constants.hunk == [["str", "hunk"], ["int", 11]]
+    assert constants.module == [["str", "module only"], ["int", 22]]  # without the hunk's constants
+    assert constants.tests == [["str", "from test"], ["int", 33]]  # without constants seen before
+
+
+def test_mine_constants_of_unchanged_and_missing_files(tmp_path: Path) -> None:
+    module = tmp_path / "mod.py"
+    module.write_text("X = 5\n")
+    constants = mine_constants([module, tmp_path / "gone.py"], {})
+    assert constants == Constants(hunk=[], module=[["int", 5]], tests=[])
+
+
+def test_constants_by_tag() -> None:
+    constants = Constants(hunk=[["int", 1], ["str", "a"]], module=[["int", 2]], tests=[["float", "1.0"]])
+    assert constants.by_tag("int") == ([["int", 1]], [["int", 2]], [])
+    assert constants.by_tag("float") == ([], [], [["float", "1.0"]])
