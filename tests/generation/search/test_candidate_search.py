@@ -1,5 +1,8 @@
-"""Partial-order reduction of Candidate Sequence Search (JTestCraft §4.3.4): calls that commute by
-the static facts are prepended in one order only, calls that do not in every order."""
+"""Tests for `difforacle.generator.generation.search.candidate_search`: JTestCraft's Candidate
+Sequence Search. Partial-order reduction (§4.3.4): calls that commute by the static facts are
+prepended in one order only, calls that do not in every order; and the breadth-first builder of
+Listing 4.2 on the Monitor sample (`support.influence_samples`), with the pruning the influence
+check's verdicts decide."""
 
 from __future__ import annotations
 
@@ -8,17 +11,19 @@ import random
 import textwrap
 
 import pytest
+from support.influence_samples import BY_ID, monitor_search
 
 from difforacle.generator.generation.call_builder import CallBuilder
 from difforacle.generator.generation.pools import Pools
 from difforacle.generator.generation.search import candidate_search
-from difforacle.generator.generation.search.candidate_search import CandidateSearch
+from difforacle.generator.generation.search.candidate_search import Built, CandidateSearch
 from difforacle.generator.generation.search.influence import influence_map
 from difforacle.generator.generation.techniques import ALL, Components
 from difforacle.generator.generation.type_learning import TypeLearning
 from difforacle.generator.generation.values.constants import Constants
 from difforacle.generator.generation.values.primitives import ValueGenerator
 from difforacle.generator.runtime.catalog import Catalog, Operation, Parameter
+from difforacle.generator.worker.protocol import SequenceResult, Status
 
 SOURCE = textwrap.dedent('''\
     class Token:
@@ -221,3 +226,94 @@ def test_a_proposal_tries_a_bounded_number_of_candidates() -> None:
         per_proposal.append(len(tried) - before)
     assert max(per_proposal) == candidate_search.MAX_TRIES  # the frontier held more
     assert len(set(tried)) > 3 * candidate_search.MAX_TRIES  # the next proposal goes on from there
+
+
+
+# ---------------------------------------------------------------- the breadth-first builder (Listing 4.2)
+
+
+def _proposals(search: CandidateSearch, focus: Operation, count: int = 60) -> list:
+    """What `count` proposals built (a proposal builds nothing while only unexecutable candidates wait)."""
+    return [built for built in (search.propose(focus) for _ in range(count)) if built is not None]
+
+
+def _names(operations: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(op.partition(":")[2] for op in operations)
+
+
+def test_candidates_are_built_breadth_first_and_start_with_the_receivers_maker() -> None:
+    search = monitor_search()
+    warning = BY_ID["pkg.mon:Monitor.warning"]
+    candidates = [_names(b.operations) for b in _proposals(search, warning, 12)]
+    lengths = [len(c) for c in candidates]
+    assert lengths == sorted(lengths)  # breadth first: shorter candidates first
+    assert ("Monitor", "Monitor.set_enabled", "Monitor.warning") in candidates
+    assert ("Monitor", "Monitor.update", "Monitor.warning") in candidates
+    for candidate in candidates:  # executable: one receiver made, before anything called on it
+        made = [i for i, op in enumerate(candidate) if op in ("Monitor", "Strict")]
+        assert len(made) == 1 and all(op in ("Reading", "make_reading") for op in candidate[:made[0]])
+
+
+def test_a_built_candidate_passes_returned_values_and_calls_on_one_receiver() -> None:
+    search = monitor_search()
+    update = BY_ID["pkg.mon:Monitor.update"]
+    # make_reading() and Monitor() commute: partial-order reduction builds them in catalog order
+    built = next(b for b in _proposals(search, update)
+                 if _names(b.operations) == ("Monitor", "make_reading", "Monitor.update"))
+    monitor, reading, call = built.statements
+    assert reading["op"] == "pkg.mon:make_reading" and monitor["op"] == "pkg.mon:Monitor"
+    assert call["args"] == [{"ref": 0}, {"ref": 1}]  # on the receiver, given the reading made before
+    assert built.receiver == 0 and built.calls == (0, 1)
+
+
+def _result(facts: dict | None, types: list[list[str]] | None = None, status: Status = Status.OK,
+            executed: int = 3) -> SequenceResult:
+    return SequenceResult(status, {}, executed=executed, types=types or [], influence=facts)
+
+
+def _pruned_update(search: CandidateSearch) -> Built:
+    """`(Monitor, update, warning)` run and pruned: update() wrote `temperature` and `history`, and
+    warning() read only `enabled` (False: `self.enabled and self.hot` reads no more). Proposed
+    one by one, so that no longer candidate is built before."""
+    warning = BY_ID["pkg.mon:Monitor.warning"]
+    wanted = ("Monitor", "Monitor.update", "Monitor.warning")
+    built = next(b for b in (search.propose(warning) for _ in range(60))
+                 if b is not None and _names(b.operations) == wanted)
+    maker, update = built.calls
+    last = len(built.statements) - 1
+    facts = {"reads": {str(last): ["enabled"]},
+             "writes": {str(maker): ["enabled", "temperature"], str(update): ["history"]}}
+    search.learn(built, _result(facts, executed=last + 1))
+    assert (search.stats.checked, search.stats.pruned) == (1, 1)
+    return built
+
+
+def test_a_candidate_whose_write_is_dead_is_pruned_with_its_extensions() -> None:
+    search = monitor_search(reduce=False)  # every order of the calls is built: the pruning alone
+    built = _pruned_update(search)
+    later = [b.operations for b in _proposals(search, BY_ID["pkg.mon:Monitor.warning"], 200)]
+    assert later and not any(ops[-2:] == built.operations[-2:] and len(ops) > 3 for ops in later)
+    assert search.stats.skipped > 0
+
+
+def test_with_the_reduction_a_pruned_candidate_is_extended_by_the_calls_that_commute_with_it() -> None:
+    # set_enabled() commutes with update(): (Monitor, set_enabled, update, warning) is the one order
+    # of the two built, and the pruning of (update, warning) says nothing of the other order
+    search = monitor_search()
+    _pruned_update(search)
+    later = {_names(b.operations) for b in _proposals(search, BY_ID["pkg.mon:Monitor.warning"], 200)}
+    assert ("Monitor", "Monitor.set_enabled", "Monitor.update", "Monitor.warning") in later
+    assert not any(ops[-2:] == ("Monitor.update", "Monitor.warning") and "Monitor.set_enabled" not in ops
+                   and len(ops) > 3 for ops in later)  # update() again, or a reading made before
+    assert search.stats.skipped > 0
+
+
+def test_without_pruning_every_candidate_is_extended() -> None:
+    search = monitor_search(prune=False)
+    warning = BY_ID["pkg.mon:Monitor.warning"]
+    built = next(b for b in _proposals(search, warning)
+                 if _names(b.operations) == ("Monitor", "Monitor.update", "Monitor.warning"))
+    last = len(built.statements) - 1
+    search.learn(built, _result({"reads": {str(last): []}, "writes": {str(built.calls[-1]): ["history"]}},
+                                executed=last + 1))
+    assert search.stats.checked == 0 and not search.stats.skipped
