@@ -1,8 +1,8 @@
-"""The path memo (JTestCraft's Constraint Tree without a solver): paths through changed code counted,
-rare ones favoured and often-seen ones discounted in the pools, near misses of untaken branches
-favoured and their influence-search candidates run again; each sequence's path measured by the
-replay's coverage; and, end to end, a lock whose changed branch needs its code pressed in order
-(over seeds 0-11 at 600 sequences the memo finds it 7 times, without it 8: no gain shown there)."""
+"""Tests for `difforacle.generator.generation.search.path_memo`, the path memo (JTestCraft's
+Constraint Tree without a solver): paths through changed code counted, rare ones favoured and
+often-seen ones discounted in the pools, near misses of untaken branches favoured and their
+influence-search candidates run again; each sequence's path measured by the replay's coverage.
+End to end: tests/end_to_end/test_path_memo.py."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
-from support.analysis import run_analyze
 from support.influence_samples import BY_ID, CATALOG, monitor_search
-from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.changes.changed_lines import ChangedLines
 from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
@@ -207,38 +205,4 @@ def test_replay_asks_for_no_paths_without_the_component(tmp_path: Path) -> None:
         replayer.start(kept, all_waiting=True)
         replayer.finish()
     assert head.asked == [None] and kept[0].path is None
-
-
-# ---------------------------------------------------------------- end to end
-
-LOCK = '''\
-class Lock:
-    """A combination lock: 7, 3 and 5, in that order, open it."""
-
-    CODE = (7, 3, 5)
-
-    def __init__(self) -> None:
-        self.entered = 0
-
-    def press(self, digit: int) -> str:
-        if self.entered >= len(self.CODE):
-            return "open"
-        if digit == self.CODE[self.entered]:
-            self.entered += 1
-            return "click"
-        self.entered = 0
-        return "reset"
-'''
-
-
-def test_a_rare_path_through_a_changed_branch_is_recorded_and_found(builder: RepoBuilder) -> None:
-    """Head opens the lock one digit later: only a lock given the whole code tells them apart."""
-    make_pr(builder, {"pkg/__init__.py": "", "pkg/lock.py": LOCK},
-            {"pkg/lock.py": LOCK.replace("self.entered >= len", "self.entered > len")})
-    report = run_analyze(builder, max_sequences=600, seed=2, budget=30, components=WITH_PATHS)
-    [difference] = report.differences  # head reads past the code where base opens
-    assert difference.target == "pkg.lock:Lock.press" and "IndexError" in difference.head
-    stats = report.stats
-    assert stats.paths_recorded > 300 and stats.paths_distinct >= 2
-    assert 0 < stats.paths_top_share < 1 and stats.paths_near_misses > 0 and stats.paths_revisited > 0
 
