@@ -1,20 +1,17 @@
-"""Solver-found inputs: CrossHair's `cover` output parsed into literal arguments, the functions
-it is asked about and when, its run under the project's interpreter in the worker's sandbox, the
-note when it is missing, and, end to end, a changed branch only a solved input takes."""
+"""Tests for `difforacle.generator.generation.search.solver`, solver-found inputs: CrossHair's
+`cover` output parsed into literal arguments, the functions it is asked about and when, its run
+under the project's interpreter in the worker's sandbox, the note when it is missing. End to end:
+tests/end_to_end/test_solver.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from support.analysis import run_analyze
-from support.repos import RepoBuilder, make_pr
+from support.crosshair import CODES, needs_crosshair
 
-from difforacle.bot.cli import build_parser
 from difforacle.generator.changes.model import Checkout
 from difforacle.generator.generation.search import solver as solver_module
 from difforacle.generator.generation.search.solver import (
@@ -25,13 +22,8 @@ from difforacle.generator.generation.search.solver import (
     solver_packages,
     solver_targets,
 )
-from difforacle.generator.generation.techniques import ALL, Components
 from difforacle.generator.planning.deadline import Deadline
 from difforacle.generator.runtime.catalog import Operation, Parameter
-
-HAS_CROSSHAIR = importlib.util.find_spec("crosshair") is not None
-needs_crosshair = pytest.mark.skipif(not HAS_CROSSHAIR, reason="crosshair-tool is not installed "
-                                     "(pip install 'difforacle[solver]')")
 
 
 def _param(name: str, kind: str = "POSITIONAL_OR_KEYWORD", default: bool = False) -> Parameter:
@@ -155,21 +147,6 @@ def test_a_missing_crosshair_costs_a_note_not_the_run(monkeypatch: pytest.Monkey
 
 # ---------------------------------------------------------------- CrossHair in the sandbox
 
-CODES = textwrap.dedent('''\
-    def classify(code: int) -> str:
-        """The label of a status code."""
-        if code * 7 % 1000 == 431:
-            return "reserved"
-        if code < 0:
-            return "negative"
-        return "plain"
-
-
-    def greet(name: str) -> str:
-        if name[::-1] == "nimda":
-            return "welcome back"
-        return "hello " + name
-''')
 CODE = Operation("pkg.codes:classify", "function", None, (_param("code"),), (), None, None)
 GREET = Operation("pkg.codes:greet", "function", None,
                   (Parameter("name", "POSITIONAL_OR_KEYWORD", False, ("builtins.str",)),), (), None, None)
@@ -215,47 +192,3 @@ def test_crosshair_and_its_dependencies_are_what_the_project_is_given() -> None:
     assert packages is not None
     assert {"crosshair", "z3", "typing_inspect"} <= set(packages)
     assert "build" not in packages  # top_level.txt lists it; it is no installed module
-
-
-# ---------------------------------------------------------------- the switch
-
-
-def test_the_solver_is_off_unless_enabled() -> None:
-    assert not ALL.switches.solver
-    args = build_parser().parse_args(["diff", "--base", "a", "--head", "b", "--enable", "solver"])
-    assert Components.without(args.disable, args.enable).switches.solver
-    assert not Components.without(["solver"], ["solver"]).switches.solver  # disabling wins
-    assert Components.without([], ["solver"]).switches.influence  # the others stay on
-
-
-# ---------------------------------------------------------------- end to end
-
-
-def _codes_pr(builder: RepoBuilder) -> None:
-    changed = CODES.replace('"reserved"', '"RESERVED"').replace('"welcome back"', '"welcome back!"')
-    make_pr(builder, {"pkg/__init__.py": "", "pkg/codes.py": CODES}, {"pkg/codes.py": changed})
-
-
-def _found(report) -> set[str]:
-    return {d.target for d in report.differences}
-
-
-@pytest.mark.slow
-@needs_crosshair
-def test_solved_inputs_reach_the_branches_and_find_the_differences(builder: RepoBuilder) -> None:
-    _codes_pr(builder)
-    report = run_analyze(builder, max_sequences=300, budget=60, components=Components.without([], ["solver"]))
-    assert _found(report) == {"pkg.codes:classify", "pkg.codes:greet"}
-    stats = report.stats
-    assert stats.solver_calls == 2 and stats.solver_inputs >= 2 and stats.solver_seconds > 0
-    assert stats.solver_new_coverage == 4  # the two changed lines, on both sides
-    assert report.coverage.changed_lines_covered == report.coverage.changed_lines == 2
-
-
-@pytest.mark.slow
-def test_the_same_sequences_miss_them_without_the_solver(builder: RepoBuilder) -> None:
-    _codes_pr(builder)
-    report = run_analyze(builder, max_sequences=300, budget=60)
-    assert not report.differences
-    assert report.coverage.changed_lines_covered == 0
-    assert report.stats.solver_calls == 0
