@@ -1,4 +1,5 @@
-"""Structured strings: format specifications, dates and times, and Unicode look-alikes."""
+"""Tests for `difforacle.generator.generation.values.structured`, structured strings: format
+specifications, dates and times, URLs and Unicode look-alikes."""
 
 from __future__ import annotations
 
@@ -6,10 +7,6 @@ import random
 import re
 import unicodedata
 
-from support.analysis import run_analyze
-from support.repos import RepoBuilder, make_pr
-
-from difforacle.generator.generation.techniques import Components
 from difforacle.generator.generation.values.fuzz import fuzz_literal
 from difforacle.generator.generation.values.primitives import ValueGenerator
 from difforacle.generator.generation.values.structured import (
@@ -80,29 +77,6 @@ def test_impurity_edits_text_into_unicode_look_alikes() -> None:
     assert edited & {"ſ1", "s١", "s１", "s𝟙"}
     rng = random.Random(6)
     assert not {fuzz_literal(["str", "s1"], rng, unicode=False)[1] for _ in range(300)} & {"ſ1", "s١", "s１"}
-
-
-MONEY = '''\
-class Money(int):
-    def __new__(cls, cents: int) -> "Money":
-        return super().__new__(cls, cents)
-'''
-MONEY_HEAD = MONEY + '''
-    def __format__(self, spec: str) -> str:
-        return format(int(self), spec.replace(chr(44), chr(95)))  # the grouping character, changed
-'''
-
-
-def test_a_format_spec_with_grouping_reaches_the_change(builder: RepoBuilder) -> None:
-    make_pr(builder, {"bank/__init__.py": "", "bank/money.py": MONEY}, {"bank/money.py": MONEY_HEAD})
-    with_specs = run_analyze(builder, max_sequences=400, components=Components.without(["constants"]))
-    found = [d for d in with_specs.differences if d.target == "bank.money:Money.__format__"]
-    assert any('format(money, "' in d.test and "," in d.test.split("format(money, ")[1] for d in found)
-    without = run_analyze(builder, max_sequences=400,
-                          components=Components.without(["constants", "structured"]))
-    # (what remains is the minor one: int's own error message names `int` on head, `Money` on base)
-    assert not [d for d in without.differences
-                if d.target == "bank.money:Money.__format__" and d.severity != "minor"]
 
 
 def test_operations_and_parameters_named_for_urls() -> None:
