@@ -1,7 +1,7 @@
 """Tests of `difforacle risk` (`difforacle.bot.risk_command`): ranking, tiers, budget shares, JSON,
 errors and the history cache.
 
-Most call `bot.cli.main` in-process (fast); the error tests that must see a real stderr and
+Most call `difforacle.bot.cli.main` in-process (fast); the error tests that must see a real stderr and
 no traceback run `python -m difforacle.bot` in a subprocess.
 """
 
