@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the fake GitHub and its helpers
 
-from app_helpers import (
+from support.app_helpers import (
     AppProcess,
     InstalledApp,
     app_environment,
@@ -46,7 +46,7 @@ from app_helpers import (
     pull_request_payload,
     wait_for,
 )
-from fake_github import FakeGitHub
+from support.fake_github import FakeGitHub
 
 CORPUS = Path.home() / ".cache" / "pr-regression-bench" / "corpus"
 MANIFESTS = Path("/work/shared/bench/manifests")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the fake GitHub and its helpers
 
-from app_helpers import ROOT, SECRET, headers, pull_event, sha
+from support.app_helpers import ROOT, SECRET, headers, pull_event, sha
 
 
 def server_command(port: int) -> list[str]:
@@ -37,7 +37,7 @@ def server_command(port: int) -> list[str]:
     if probe.returncode == 0:
         return [sys.executable, "-m", "difforacle.bot", "app", "serve", "--host", "127.0.0.1",
                 "--port", str(port)]
-    return [sys.executable, str(ROOT / "tests" / "app_helpers.py"), "serve", "--port", str(port)]
+    return [sys.executable, str(ROOT / "tests" / "support" / "app_helpers.py"), "serve", "--port", str(port)]
 
 
 def start_server(data_dir: Path) -> tuple[subprocess.Popen, int]:

@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 import yaml
+from support.paths import ROOT
 
 from difforacle.bot.action_command import HISTORY_CACHE_HIT, HISTORY_CACHE_KEY
 from difforacle.bot.config import INPUT_ENV
 from difforacle.generator.planning.history import default_cache_dir
 
-ACTION = Path(__file__).resolve().parent.parent / "action.yml"
+ACTION = ROOT / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 PINNED = re.compile(r"actions/cache/(restore|save)@[0-9a-f]{40}")
 

@@ -10,10 +10,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 import difforacle.generator as engine
 
-ROOT = Path(__file__).resolve().parents[1]
 PARTS = {"generator": "difforacle.generator", "bot": "difforacle.bot"}
 ENGINE = "difforacle.generator"
 # The engine's packages, bottom first: each may import only those before it (and itself). The top

@@ -15,12 +15,11 @@ import re
 import subprocess
 from collections.abc import Iterator
 from functools import cache
-from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 README_LIMIT = 15_000  # bytes
 QUICK_START = (

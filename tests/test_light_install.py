@@ -17,13 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, RepoBuilder, assert_one_line_error, make_pr
+from support.command_line import assert_one_line_error
+from support.paths import FIXTURES
+from support.repos import GIT_ENV, RepoBuilder, make_pr
 
 from difforacle.bot.app import command
 from difforacle.bot.app.command import EXTRA_PACKAGES
 from difforacle.bot.app.model import AppError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "github" / "webhooks"
+WEBHOOKS = FIXTURES / "github" / "webhooks"
 SLOW_TO_IMPORT = frozenset({"git", "github", "jsonschema", "coverage", "black"})  # 50-200 ms each
 
 # Runs `difforacle <argv>` with the packages named in argv[1] missing; on exit, prints the top-level
@@ -140,7 +142,7 @@ def test_diff_demo_risk_and_action_run_without_the_extra(builder: RepoBuilder, p
     assert risk.returncode == 0, risk.stderr
     assert "rate" in risk.stdout and not tried and not loaded & EXTRA_PACKAGES
 
-    event = json.loads((FIXTURES / "pull_request.opened.json").read_text())
+    event = json.loads((WEBHOOKS / "pull_request.opened.json").read_text())
     event["pull_request"]["base"]["sha"], event["pull_request"]["head"]["sha"] = base, head
     (tmp_path / "event.json").write_text(json.dumps(event))
     env = {"GITHUB_EVENT_PATH": str(tmp_path / "event.json"), "GITHUB_WORKSPACE": root,

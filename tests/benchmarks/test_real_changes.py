@@ -1,0 +1,530 @@
+"""The real-changes benchmark runner (benchmarks/real_changes/run.py) on a tiny repository.
+
+A bare mirror of a three-function package is built in `tmp_path`, in the layout the fetch tool
+leaves (`owner+name/repo`); a fake difforacle (a script writing the report it is told to)
+stands in for the engine, so the runner's own logic is tested in a second or two.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.paths import BENCHMARKS
+from support.repos import GIT_ENV
+
+_spec = importlib.util.spec_from_file_location(
+    "real_changes_run", BENCHMARKS / "real_changes" / "run.py"
+)
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["real_changes_run"] = bench
+_spec.loader.exec_module(bench)
+
+GIT = {**os.environ, **GIT_ENV}  # an identity, and no user or system git configuration
+
+BASE = """\
+def double(x):
+    return x * 2
+
+
+def quadruple(x):
+    return double(double(x))
+
+
+def unrelated(x):
+    return x
+"""
+VERSIONS = {  # commit message -> tiny/__init__.py, each commit on top of the previous one
+    "base": BASE,
+    "change": BASE.replace("return x * 2", "return x * 2 + 1"),  # double(1): 2 -> 3
+    "same": BASE.replace("return x * 2", "return x * 2 + 1").replace("return x\n", "return (x)\n"),
+    "comment": BASE.replace("return x * 2", "return x * 2 + 1").replace("return (x)\n", "return x  # same\n"),
+}
+FAKE_DIFFORACLE = """\
+import json, os, sys
+args = sys.argv[1:]
+head = args[args.index("--head") + 1]
+with open(os.environ["FAKE_LOG"], "a") as log:
+    log.write(head + "\\n")
+differences = json.load(open(os.environ["FAKE_REPORTS"])).get(head, [])
+report = {"schema": "difforacle.report/1", "differences": differences,
+          "coverage": {"changed_lines": 1, "changed_lines_covered": 1 if differences else 0,
+                       "uncovered": {} if differences else {"tiny/__init__.py": [2]}},
+          "stats": {"seconds": 0.1}, "notes": []}
+open(args[args.index("--json") + 1], "w").write(json.dumps(report))
+sys.exit(1 if differences else 0)
+"""
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=GIT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """A mirrors folder holding owner/tiny, the commits by message, and a fake difforacle."""
+    root = tmp_path_factory.mktemp("tiny")
+    work = root / "src"
+    (work / "tiny").mkdir(parents=True)
+    _git(work, "init", "-q", "-b", "main")
+    commits = {}
+    for message, text in VERSIONS.items():
+        (work / "tiny" / "__init__.py").write_text(text)
+        _git(work, "add", "-A")
+        _git(work, "commit", "-q", "-m", message)
+        commits[message] = _git(work, "rev-parse", "HEAD")
+    mirrors = root / "mirrors"
+    _git(root, "clone", "-q", "--bare", str(work), str(mirrors / "owner+tiny" / "repo"))
+    fake = root / "fake_difforacle"
+    fake.write_text(f"#!{sys.executable}\n{FAKE_DIFFORACLE}")
+    fake.chmod(0o755)
+    return {"mirrors": mirrors, "commits": commits, "fake": fake}
+
+
+@pytest.fixture(autouse=True)
+def _fake_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the fake difforacle finds the reports to write and logs the heads it ran on."""
+    monkeypatch.setenv("FAKE_REPORTS", str(tmp_path / "reports.json"))
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "calls.log"))
+
+
+def _manifest(path: Path, commits: dict[str, str], extra: str = "") -> Path:
+    path.write_text(
+        textwrap.dedent(f"""\
+        schema = "difforacle.real-changes/1"
+
+        [repositories."owner/tiny"]
+        source = "."
+        packages = ["tiny"]
+        dependencies = []
+        test_command = "python -c 'import tiny; assert tiny.unrelated(1) == 1'"
+
+        [[case]]
+        id = "tiny-change"
+        repository = "owner/tiny"
+        commit = "{commits["change"]}"
+        label = "change"
+        category = "plain-value"
+        needs = "double(1)"
+        note = "double adds one"
+        witness = "import tiny; print(tiny.double(1))"
+
+        [[case]]
+        id = "tiny-same"
+        repository = "owner/tiny"
+        commit = "{commits["same"]}"
+        label = "same"
+        note = "parentheses"
+
+        [[case]]
+        id = "tiny-broken"
+        repository = "owner/tiny"
+        commit = "{commits["comment"]}"
+        label = "change"
+        category = "plain-value"
+        needs = "nothing: a comment"
+        note = "labelled change, but only a comment changes"
+        witness = "import tiny; print(tiny.unrelated(1))"
+        """)
+        + extra
+    )
+    return path
+
+
+def _run(
+    tmp_path: Path,
+    tiny: dict[str, object],
+    reports: dict[str, list[dict]],
+    *extra: str,
+    manifest: Path | None = None,
+) -> tuple[int, dict]:
+    (tmp_path / "reports.json").write_text(json.dumps(reports))
+    manifest = manifest or _manifest(tmp_path / "manifest.toml", tiny["commits"])
+    out = tmp_path / "results.json"
+    code = bench.main(
+        [
+            "--manifest",
+            str(manifest),
+            "--mirrors",
+            str(tiny["mirrors"]),
+            "--difforacle",
+            str(tiny["fake"]),
+            "--budget",
+            "5",
+            "--out",
+            str(out),
+            "--work",
+            str(tmp_path / "work"),
+            "--markdown",
+            str(tmp_path / "results.md"),
+            *extra,
+        ]
+    )
+    return code, json.loads(out.read_text()) if out.exists() else {}
+
+
+def _difference(target: str) -> dict:
+    return {
+        "kind": "return",
+        "target": target,
+        "path": "tiny/__init__.py",
+        "line": 2,
+        "base": "4",
+        "head": "5",
+    }
+
+
+def test_labels_are_checked_and_a_broken_witness_is_not_counted(tmp_path: Path, tiny: dict) -> None:
+    commits = tiny["commits"]
+    code, results = _run(
+        tmp_path,
+        tiny,
+        {commits["change"]: [_difference("tiny:quadruple")]},
+        "--reports",
+        str(tmp_path / "kept"),
+    )
+    cases = results["cases"]
+    assert code == 0
+    assert sorted(path.name for path in (tmp_path / "kept").iterdir()) == [
+        "tiny-change.json",
+        "tiny-same.json",
+    ]
+    assert cases["tiny-change"]["label_check"] == {"ok": True, "parent": "2\n", "commit": "3\n"}
+    assert cases["tiny-change"]["detected"] is True
+    assert cases["tiny-same"]["label_check"]["ok"] and cases["tiny-same"]["false_alarm"] is False
+    assert cases["tiny-broken"]["status"] == "broken"
+    assert cases["tiny-broken"]["reason"] == "witness prints the same on parent and commit"
+    assert "detected" not in cases["tiny-broken"]
+    assert commits["comment"] not in (tmp_path / "calls.log").read_text()  # never run
+    table = (tmp_path / "results.md").read_text()
+    assert "| plain-value | 1/1 (100%) | - |" in table  # the broken case is not among the counted
+    assert "| overall | 1/1 (100%) | 0/1 (0%) |" in table
+    assert "- tiny-broken: broken (witness prints the same on parent and commit)" in table
+
+
+def test_a_witness_that_crashes_is_broken(tmp_path: Path, tiny: dict) -> None:
+    manifest = _manifest(tmp_path / "manifest.toml", tiny["commits"])
+    manifest.write_text(manifest.read_text().replace("print(tiny.double(1))", "print(tiny.triple(1))"))
+    _, results = _run(tmp_path, tiny, {}, "--only", "tiny-change", manifest=manifest)
+    entry = results["cases"]["tiny-change"]
+    assert entry["status"] == "broken"
+    assert entry["reason"].startswith("witness fails on parent (exit 1: AttributeError")
+
+
+def test_a_same_case_whose_tests_fail_is_broken(tmp_path: Path, tiny: dict) -> None:
+    manifest = _manifest(tmp_path / "manifest.toml", tiny["commits"])
+    manifest.write_text(manifest.read_text().replace("tiny.unrelated(1) == 1", "tiny.double(1) == 2"))
+    _, results = _run(tmp_path, tiny, {}, "--only", "tiny-same", manifest=manifest)
+    assert results["cases"]["tiny-same"]["reason"].startswith("tests fail on parent (exit 1: AssertionError")
+
+
+def test_a_difference_elsewhere_does_not_count(tmp_path: Path, tiny: dict) -> None:
+    commits = tiny["commits"]
+    _, results = _run(
+        tmp_path,
+        tiny,
+        {
+            commits["change"]: [_difference("tiny:unrelated")],
+            commits["same"]: [_difference("tiny:unrelated")],
+        },
+    )
+    change, same = results["cases"]["tiny-change"], results["cases"]["tiny-same"]
+    assert change["detected"] is False and change["related"] == 0 and len(change["differences"]) == 1
+    assert same["false_alarm"] is True  # on a `same` case any difference is a false alarm
+    table = (tmp_path / "results.md").read_text()
+    assert (
+        "- tiny-change (plain-value): needs double(1); changed lines reached 1/1; 1 differences elsewhere"
+        in table
+    )
+
+
+def test_detection_rule_changed_units_and_callers(tmp_path: Path, tiny: dict) -> None:
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", "--no-checkout", str(tiny["mirrors"] / "owner+tiny" / "repo"), str(clone))
+    commits = tiny["commits"]
+    repo = bench.Repository("owner/tiny", ".", ("tiny",), (), "true")
+    changes = bench.change_map(clone, commits["base"], commits["change"], repo)
+    assert changes.changed == {("tiny", "double")}
+    assert changes.counts("tiny:double")  # the changed unit
+    assert changes.counts("tiny:quadruple")  # its caller
+    assert not changes.counts("tiny:unrelated")
+    assert not changes.counts("other:double")
+    assert changes.counts("tiny:<module>")  # importing the module runs the changed code
+    assert changes.counts("tiny:double<argv>")  # an operation's form suffix names the same unit
+    assert changes.counts("tiny:double<export>")
+    assert not changes.counts("tiny:unrelated<export>")
+
+
+def test_detection_rule_classes_tables_and_inheritance() -> None:
+    index = bench.ModuleIndex.parse(
+        textwrap.dedent("""\
+        TABLE = {
+            "a": 1,
+        }
+
+        class Base:
+            def lookup(self, key):
+                return TABLE[key]
+
+        class Child(Base):
+            def __init__(self):
+                self.x = 1
+        """)
+    )
+    assert index.unit_at(2)[0] == "<module>" and index.bound_at(2, None) == {"TABLE"}
+    assert index.unit_at(7)[0] == "Base.lookup"
+    changes = bench.ChangeMap(
+        changed={("pkg.mod", "<module>"), ("pkg.mod", "Child.__init__")},
+        related={("pkg.mod", "<module>"), ("pkg.mod", "Child.__init__"), ("pkg.mod", "Base.lookup")},
+        bases={"Child": {"Base"}},
+        lines={},
+    )
+    assert changes.counts("pkg.mod:Child")  # calling the class runs the changed __init__
+    assert changes.counts("pkg:Child")  # re-exported by the package
+    assert changes.counts("pkg.mod:Child.lookup")  # inherited from a related method
+    assert changes.counts("pkg.mod:Base")  # its observers run the related lookup
+    assert not changes.counts("pkg.mod:Other")
+    assert not changes.counts("pkg.mod:Other.lookup")  # same name, another class
+    assert changes.counts("pkg.mod:GrandChild") is False  # unknown bases: not related
+    changes.bases["GrandChild"] = {"Child"}
+    assert changes.counts("pkg.mod:GrandChild")  # inherits the changed constructor
+
+
+def test_detection_rule_a_method_of_a_class_holding_a_changed_nested_class() -> None:
+    """`URL.__call__` runs its nested `RegexMemoizer`'s changed `_regex_generator` through an
+    instance attribute the static reading cannot name."""
+    changes = bench.ChangeMap(
+        changed={("pkg.validate", "URL.RegexMemoizer._regex_generator")},
+        related={("pkg.validate", "URL.RegexMemoizer._regex_generator")},
+        bases={"URL": set(), "RegexMemoizer": set(), "Email": set()},
+        lines={},
+    )
+    assert changes.counts("pkg.validate:URL.__call__")
+    assert not changes.counts("pkg.validate:Email.__call__")
+    changes.changed = {("pkg.validate", "URL.helper")}  # a sibling method, no nested class: not enough
+    changes.related = set(changes.changed)
+    assert not changes.counts("pkg.validate:URL.__call__")
+
+
+def test_detection_rule_units_made_by_a_class_level_call() -> None:
+    index = bench.ModuleIndex.parse(
+        textwrap.dedent("""\
+        def wrap(method):
+            def wrapper(self, *args):
+                return self._new(method(self, *args))
+            return wrapper
+
+        class Integer(int):
+            def _new(self, result):
+                return Integer(result)
+
+            __neg__ = wrap(int.__neg__)
+        """)
+    )
+    assert index.references["Integer.__neg__"] == {"wrap", "int", "__neg__"}
+
+
+def test_rejudge_applies_the_current_rule_to_kept_differences(tmp_path: Path, tiny: dict) -> None:
+    commits = tiny["commits"]
+    _run(tmp_path, tiny, {commits["change"]: [_difference("tiny:unrelated")]}, "--only", "tiny-change")
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["cases"]["tiny-change"]["detected"] is False
+    results["cases"]["tiny-change"]["differences"][0]["target"] = "tiny:quadruple"  # as if the rule improved
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    code, results = _run(tmp_path, tiny, {}, "--rejudge")
+    assert code == 0
+    assert results["cases"]["tiny-change"]["detected"] is True
+    assert (tmp_path / "calls.log").read_text().count("\n") == 1  # the engine did not run again
+
+
+def test_rejudge_rereads_kept_reports_and_unmeasured_coverage(tmp_path: Path, tiny: dict) -> None:
+    commits = tiny["commits"]
+    kept = tmp_path / "kept"
+    _run(tmp_path, tiny, {commits["change"]: [_difference("tiny:unrelated")]}, "--reports", str(kept))
+    report = json.loads((kept / "tiny-change.json").read_text())
+    report["differences"].append(_difference("tiny:double"))
+    report["coverage"]["measured_by"] = "not measured"
+    (kept / "tiny-change.json").write_text(json.dumps(report))
+    code, results = _run(tmp_path, tiny, {}, "--rejudge", "--reports", str(kept))
+    change = results["cases"]["tiny-change"]
+    assert code == 0
+    assert change["detected"] is True and change["related"] == 1 and len(change["differences"]) == 2
+    table = (tmp_path / "results.md").read_text()
+    assert "| tiny-change | change | plain-value | detected | 2 (1) | n/m |" in table
+    assert "| overall | 1/1 (100%) | 0/1 (0%) | 0/1 (0%) |" in table  # only the measured case
+
+
+def test_an_engine_error_counts_as_a_miss(tmp_path: Path, tiny: dict) -> None:
+    crash = "import sys\nsys.stderr.write('difforacle: internal error: boom\\n')\nsys.exit(2)\n"
+    (tmp_path / "crash").write_text(f"#!{sys.executable}\n{crash}")
+    (tmp_path / "crash").chmod(0o755)
+    code, results = _run(tmp_path, {**tiny, "fake": tmp_path / "crash"}, {})
+    change, same = results["cases"]["tiny-change"], results["cases"]["tiny-same"]
+    assert code == 0
+    assert change["status"] == "tool-error" and change["detected"] is False
+    assert change["reason"] == "difforacle exit 2: difforacle: internal error: boom"
+    assert same["false_alarm"] is False
+    table = (tmp_path / "results.md").read_text()
+    assert "| overall | 0/1 (0%) | 0/1 (0%) |" in table
+    assert (
+        "- tiny-change (plain-value): needs double(1); no report, difforacle: internal error: boom" in table
+    )
+
+
+def test_a_missing_mirror_is_skipped_with_one_line(
+    tmp_path: Path, tiny: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = _manifest(
+        tmp_path / "manifest.toml",
+        tiny["commits"],
+        textwrap.dedent("""
+        [repositories."owner/absent"]
+        source = "src"
+        packages = ["absent"]
+        test_command = "true"
+
+        [[case]]
+        id = "absent-1"
+        repository = "owner/absent"
+        commit = "0123456789012345678901234567890123456789"
+        label = "same"
+        note = "its mirror was never fetched"
+        """),
+    )
+    code, results = _run(tmp_path, tiny, {}, "--only", "owner/absent", manifest=manifest)
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert [line for line in out if line.startswith("skip")] == [
+        f"skip owner/absent: no mirror under {tiny['mirrors']} (1 cases)"
+    ]
+    assert results["cases"]["absent-1"]["status"] == "skipped"
+
+
+def test_resumes_without_running_judged_cases_again(tmp_path: Path, tiny: dict) -> None:
+    commits = tiny["commits"]
+    reports = {commits["change"]: [_difference("tiny:double")]}
+    _run(tmp_path, tiny, reports)
+    calls = (tmp_path / "calls.log").read_text()
+    assert calls.count("\n") == 2  # change and same; the broken case never runs
+    code, results = _run(tmp_path, tiny, reports)
+    assert code == 0
+    assert (tmp_path / "calls.log").read_text() == calls
+    assert results["cases"]["tiny-change"]["detected"] is True
+    code = bench.main(
+        [
+            "--manifest",
+            str(tmp_path / "manifest.toml"),
+            "--out",
+            str(tmp_path / "results.json"),
+            "--budget",
+            "9",
+            "--mirrors",
+            str(tiny["mirrors"]),
+            "--difforacle",
+            str(tiny["fake"]),
+        ]
+    )
+    assert code == 2  # another budget is another results file
+
+
+def test_compare_shows_gains_and_losses(
+    tmp_path: Path, tiny: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commits = tiny["commits"]
+    _run(tmp_path, tiny, {commits["same"]: [_difference("tiny:unrelated")]})
+    old = tmp_path / "old.json"
+    (tmp_path / "results.json").rename(old)
+    capsys.readouterr()
+    code, _ = _run(
+        tmp_path, tiny, {commits["change"]: [_difference("tiny:quadruple")]}, "--compare", str(old)
+    )
+    text = capsys.readouterr().out
+    assert code == 0
+    gained = text.split("Gained (3):")[1].split("Lost")[0]
+    assert "- tiny-change: detected" in gained
+    assert "- tiny-same: quiet" in gained
+    assert "- tiny-change: changed lines covered 0 -> 1" in gained
+    assert "Lost (1):\n\n- tiny-same: changed lines covered 1 -> 0" in text
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (('note = "parentheses"\n', ""), "case tiny-same: missing field 'note'"),
+        (('label = "same"', 'label = "maybe"'), "case tiny-same: unknown label 'maybe' (use change or same)"),
+        (('category = "plain-value"', 'category = "odd"'), "case tiny-change: unknown category 'odd'"),
+        (
+            ('witness = "import tiny; print(tiny.double(1))"\n', ""),
+            "case tiny-change: missing field 'witness'",
+        ),
+        (('packages = ["tiny"]', "packages = []"), "repository owner/tiny: field 'packages' must name"),
+    ],
+)
+def test_bad_manifest_is_one_line_and_exit_2(
+    tmp_path: Path, tiny: dict, capsys: pytest.CaptureFixture[str], edit: tuple[str, str], message: str
+) -> None:
+    manifest = _manifest(tmp_path / "manifest.toml", tiny["commits"])
+    assert edit[0] in manifest.read_text()
+    manifest.write_text(manifest.read_text().replace(*edit))
+    code = bench.main(
+        [
+            "--manifest",
+            str(manifest),
+            "--mirrors",
+            str(tiny["mirrors"]),
+            "--report-only",
+            "--out",
+            str(tmp_path / "none.json"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"run.py: {message}") and err.count("\n") == 1
+
+
+def test_find_mirror_layouts(tmp_path: Path) -> None:
+    for folder in ("a+one/repo", "b/two.git", "three.git"):
+        (tmp_path / folder / "objects").mkdir(parents=True)
+        (tmp_path / folder / "HEAD").write_text("ref: refs/heads/main\n")
+    assert bench.find_mirror(tmp_path, "a/one") == tmp_path / "a+one" / "repo"
+    assert bench.find_mirror(tmp_path, "b/two") == tmp_path / "b" / "two.git"
+    assert bench.find_mirror(tmp_path, "c/three") == tmp_path / "three.git"
+    assert bench.find_mirror(tmp_path, "d/four") is None
+
+
+def test_changed_lines_of_a_zero_context_diff() -> None:
+    diff = "@@ -3,2 +3,0 @@\n@@ -10 +8,3 @@\n@@ -20,0 +21,2 @@\n"
+    old, new = bench.changed_lines(diff)
+    assert old == {3, 4, 10, 20}
+    assert new == {3, 8, 9, 10, 21, 22}
+
+
+class _Related:
+    """A ChangeMap stand-in: every target is at the change."""
+
+    @staticmethod
+    def counts(target: str) -> bool:
+        return True
+
+
+def test_a_minor_difference_neither_detects_nor_alarms() -> None:
+    """Only the wording of an exception the project did not raise: the report's "no difference"."""
+    minor = {"kind": "exception", "target": "pkg.m:f", "base": "raises TypeError: a",
+             "head": "raises TypeError: b", "severity": "minor"}
+    report = {"differences": [minor], "coverage": {}, "stats": {}, "notes": []}
+    for label, verdict in (("change", "detected"), ("same", "false_alarm")):
+        entry = {"exit": 1, **bench.summarize_report(report, _Related())}
+        bench.judge(entry, bench.Case("c", "o/r", "0" * 40, label, "note"))
+        assert entry[verdict] is False and entry["differences"][0]["minor"] is True
+    major = {"exit": 1, **bench.summarize_report({**report, "differences": [{**minor, "severity": "major"}]},
+                                                 _Related())}
+    bench.judge(major, bench.Case("c", "o/r", "0" * 40, "same", "note"))
+    assert major["false_alarm"] is True

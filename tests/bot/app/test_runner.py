@@ -1,0 +1,502 @@
+"""The App's job runner (`difforacle.bot.app.runner`) end to end: the fake GitHub (tokens, git over
+HTTP, REST), a real regression in a small repository, and the bubblewrap sandbox (the main cases
+also in Docker, when the engine and the image are there).
+
+Why end to end: what matters is what GitHub ends up showing (one check run, one comment, one
+review per head, nothing for a superseded head) and what never leaks (the token on disk or in
+logs, any secret inside the sandbox); mocks of the steps would only test our guesses.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from support.fake_github import FakeGitHub
+from support.repos import RepoBuilder, make_pr
+from support.services import TEST_IMAGE, service_unavailable
+
+from difforacle.bot.app.installation import TOKEN_PERMISSIONS, AppAccess
+from difforacle.bot.app.model import PullRequestJob
+from difforacle.bot.app.runner import (
+    JobOutcome,
+    last_error_line,
+    package_index_environment,
+    run_job,
+    sweep_stale_work,
+)
+from difforacle.bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUnavailable
+from difforacle.bot.app.sandbox_choice import select_sandbox
+from difforacle.bot.app.settings import AppSettings
+from difforacle.bot.github_client import Retries
+from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
+
+OWNER, NAME, NUMBER = "octo", "shop", 7
+FAST = Retries(total=3, backoff_factor=0, secondary_rate_wait=0, seconds_between_requests=0,
+               seconds_between_writes=0)
+PRICES = '''def discount(price: int, percent: int) -> int:
+    """The price after a discount of `percent` per cent."""
+    return price - price * percent // {divisor}
+'''
+BEFORE = {"shop/__init__.py": "", "shop/prices.py": PRICES.format(divisor=100)}
+AFTER = {"shop/prices.py": PRICES.format(divisor=10)}  # the regression
+WEBHOOK_SECRET = "whsec-never-inside-the-sandbox"
+
+
+def _sandbox(kind: str, image: str = TEST_IMAGE) -> object:
+    try:
+        return select_sandbox(kind, image)
+    except SandboxUnavailable as exc:
+        service_unavailable(f"the {kind} sandbox", f"{exc} (image {image})")
+
+
+@pytest.fixture(scope="module")
+def bubblewrap() -> object:
+    return _sandbox("bubblewrap")
+
+
+@pytest.fixture(scope="module", params=["bubblewrap", "docker"])
+def any_sandbox(request: pytest.FixtureRequest) -> object:
+    """Each sandbox: bubblewrap, and Docker on the image built from this tree (`sandbox_image`)."""
+    if request.param == "docker":
+        return _sandbox("docker", request.getfixturevalue("sandbox_image"))
+    return _sandbox(request.param)
+
+
+class FakeState:
+    """The queue's JobState as the runner sees it: the latest head per pull request, a lock."""
+
+    def __init__(self) -> None:
+        self.latest: dict[str, str] = {}
+        self.locked: list[str] = []
+
+    def is_current(self, job: PullRequestJob) -> bool:
+        return self.latest.get(job.pull_key, job.head_sha) == job.head_sha
+
+    @contextmanager
+    def publish_lock(self, pull_key: str) -> Iterator[None]:
+        self.locked.append(pull_key)
+        yield
+
+
+@dataclass
+class Recording:
+    """The real sandbox; records every request and result, and runs hooks before and after each."""
+
+    inner: object
+    calls: list[tuple[SandboxRequest, SandboxResult]] = field(default_factory=list)
+    before: list[Callable[[SandboxRequest], None]] = field(default_factory=list)
+    after: list[Callable[[SandboxRequest, SandboxResult], None]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def python(self) -> str:
+        return self.inner.python
+
+    def run(self, request: SandboxRequest) -> SandboxResult:
+        for hook in self.before:
+            hook(request)
+        result = self.inner.run(request)
+        self.calls.append((request, result))
+        for hook in self.after:
+            hook(request, result)
+        return result
+
+
+@dataclass
+class World:
+    fake: FakeGitHub
+    builder: RepoBuilder
+    settings: AppSettings
+    job: PullRequestJob
+    key: str
+    state: FakeState
+    sandbox: Recording
+
+    def run(self, job: PullRequestJob | None = None) -> JobOutcome:
+        return run_job(job or self.job, self.settings, self.state, sandbox=self.sandbox,
+                       github=AppAccess(self.settings, FAST))
+
+    def ours(self) -> tuple[list, list, list]:
+        """Our check runs, summary comments and reviews on the pull request."""
+        runs = [r for r in self.fake.check_runs.values() if r.app_login == "difforacle[bot]"]
+        comments = [c for c in self.fake.comments_on(OWNER, NAME, NUMBER) if c.login == "difforacle[bot]"]
+        reviews = [r for r in self.fake.reviews_on(OWNER, NAME, NUMBER) if r.login == "difforacle[bot]"]
+        return runs, comments, reviews
+
+    def tokens_used(self) -> set[str]:
+        return {r.token for r in self.fake.requests if r.token and r.token.startswith("ghs_")}
+
+
+def _world(tmp_path: Path, fake: FakeGitHub, bubblewrap: object, before: dict | None = None,
+           after: dict | None = None, **settings: object) -> World:
+    builder = RepoBuilder(tmp_path / "origin")
+    base, head = make_pr(builder, {**BEFORE, **(before or {})}, {**AFTER, **(after or {})})
+    app, key = fake.add_app("difforacle")
+    fake.add_git_repo(OWNER, NAME, builder.root)
+    fake.add_pull_from_git(OWNER, NAME, NUMBER, builder.root, "main", "feature", title="Bigger discounts")
+    installation = fake.add_installation(app, OWNER, [NAME, "other"])  # the token must be narrowed to one
+    options = {"budget": 5.0, "sandbox": "bubblewrap", "job_timeout": 300.0, **settings}
+    app_settings = AppSettings(data_dir=tmp_path / "data", queue_url="sqlite:///unused", app_id=app.id,
+                               private_key=key, webhook_secret=WEBHOOK_SECRET, api_url=fake.url,
+                               web_url=fake.url, **options)
+    job = PullRequestJob("delivery-1", installation.id, f"{OWNER}/{NAME}", fake.repos[f"{OWNER}/{NAME}"].id,
+                         NUMBER, base, head, base_ref="main", head_ref="feature", title="Bigger discounts")
+    return World(fake, builder, app_settings, job, key, FakeState(), Recording(bubblewrap))
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    with FakeGitHub(strict_tokens=True).serve() as server:
+        yield server
+
+
+def _files_under(folder: Path) -> Iterator[bytes]:
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            yield path.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once(
+        tmp_path: Path, fake: FakeGitHub, any_sandbox: object, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    world = _world(tmp_path, fake, any_sandbox)
+    kind = world.sandbox.name
+    seen_in_work: list[bytes] = []
+
+    def scan_work_dir(request: SandboxRequest) -> None:  # mid-job: the checkout exists, the token too
+        seen_in_work.extend(_files_under(request.mounts[0].source.parent))
+
+    world.sandbox.before.append(scan_work_dir)
+
+    first = world.run()
+
+    assert first.status == "published", first.detail
+    assert "1 difference(s)" in first.detail and f"{kind} sandbox" in first.detail
+    runs, comments, reviews = world.ours()
+    assert [(r.status, r.conclusion, r.head_sha) for r in runs] == [
+        ("completed", "neutral", world.job.head_sha)]
+    [comment] = comments
+    assert comment.body.startswith(SUMMARY_MARKER) and "shop.prices:discount" in comment.body
+    assert f"Ran in the {kind} sandbox" in comment.body
+    [review] = reviews
+    assert review.commit_id == world.job.head_sha and REVIEW_MARKER in review.body
+    assert [(c.path, c.line) for c in review.comments] == [("shop/prices.py", 3)]
+    assert fake.violations == []
+
+    # the token: narrowed to the one repository and the three permissions, and used by git
+    [token] = world.tokens_used()
+    identity = fake.tokens[token]
+    assert identity.repositories == {f"{OWNER}/{NAME}"} and identity.permissions == TOKEN_PERMISSIONS
+    [minted] = fake.requests_to("POST", "/app/installations/*/access_tokens")
+    assert minted.json == {"repository_ids": [world.job.repository_id], "permissions": TOKEN_PERMISSIONS}
+    git = [r for r in fake.requests if (r.operation or "").startswith("git/")]
+    assert git and {(r.token, r.status) for r in git} == {(token, 200)}
+    writes = [r for r in fake.requests if r.method in ("POST", "PATCH") and r.path.startswith("/repos/")]
+    assert {r.token for r in writes} == {token}
+
+    # ... and never on disk nor in the logs; the work directory is gone
+    header = base64.b64encode(f"x-access-token:{token}".encode())
+    assert seen_in_work and not any(token.encode() in data or header in data for data in seen_in_work)
+    assert token not in caplog.text and "PRIVATE KEY" not in caplog.text
+    assert list((world.settings.data_dir / "work").iterdir()) == []
+
+    # while the engine ran, the check run showed its progress (read from the sandbox's output)
+    updates = [r.json["output"]["summary"] for r in fake.requests_to("PATCH", "/repos/*/check-runs/*")
+               if r.json.get("status") != "completed"]
+    assert updates and all(re.fullmatch(r"[a-z]+: \d+ sequences, \d+ differences after \d+ s", u)
+                           for u in updates), updates
+
+    # the two sandboxed steps: dependencies with network, the engine without
+    assert [request.network for request, _ in world.sandbox.calls] == [True, False]
+    assert world.state.locked == [world.job.pull_key]
+
+    second = world.run()  # the same job again, as after a worker was killed
+
+    assert second.status == "published", second.detail
+    runs_again, comments_again, reviews_again = world.ours()
+    assert [r.id for r in runs_again] == [r.id for r in runs] and runs_again[0].status == "completed"
+    assert [c.id for c in comments_again] == [comment.id]
+    assert [r.id for r in reviews_again] == [review.id]
+    assert fake.violations == []
+
+
+@pytest.mark.slow
+def test_no_secret_is_visible_inside_the_sandbox(tmp_path: Path, fake: FakeGitHub, any_sandbox: object,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    secrets_dir = tmp_path / "secrets"
+    secrets_dir.mkdir()
+    key_file = secrets_dir / "app.pem"
+    credentials = tmp_path / "data" / "app-credentials.json"
+    commands = ["env", f"cat {key_file} || echo no-key-file", f"cat {credentials} || echo no-credentials",
+                "cat /proc/1/environ | tr '\\0' '\\n' || true", "ls -la / /work", "exit 3"]
+    hostile = {"pyproject.toml": f"[tool.difforacle]\ninstall = {json.dumps(commands)}\n"}
+    world = _world(tmp_path, fake, any_sandbox, before=hostile)
+    key_file.write_text(world.key)
+    credentials.parent.mkdir(parents=True, exist_ok=True)
+    credentials.write_text(json.dumps({"id": 1, "pem": world.key, "webhook_secret": WEBHOOK_SECRET}))
+    monkeypatch.setenv("DIFFORACLE_PRIVATE_KEY", world.key)
+    monkeypatch.setenv("DIFFORACLE_WEBHOOK_SECRET", WEBHOOK_SECRET)
+    monkeypatch.setenv("DIFFORACLE_PRIVATE_KEY_FILE", str(key_file))
+
+    outcome = world.run()
+
+    assert outcome.status == "failed"
+    assert f"installing the dependencies failed in the {world.sandbox.name} sandbox (exit status 3)" \
+        in outcome.detail
+    # the head's install, then (it failed) the base's: the same hostile commands, twice
+    assert [request.mounts[0].source.name for request, _ in world.sandbox.calls] == ["repo", "base"]
+    [token] = world.tokens_used()
+    key_body = world.key.splitlines()[1]
+    for request, result in world.sandbox.calls:
+        seen = result.stdout + result.stderr
+        assert "VIRTUAL_ENV=/work/venv" in seen and "no-key-file" in seen and "no-credentials" in seen
+        for secret in (token, key_body, WEBHOOK_SECRET):
+            assert secret not in seen and secret not in json.dumps(request.env)
+        assert not any(f"DIFFORACLE_{name}" in seen for name in ("PRIVATE_KEY", "WEBHOOK_SECRET", "APP_ID"))
+        assert str(key_file) not in json.dumps(request.env)
+    runs, comments, reviews = world.ours()
+    assert [(r.conclusion, r.output["title"]) for r in runs] == [("failure", "difforacle could not run")]
+    assert "exit status 3" in runs[0].output["summary"]
+    assert comments == [] and reviews == []
+    assert list((world.settings.data_dir / "work").iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["queue", "github"])
+def test_a_head_superseded_before_publishing_gets_nothing_published(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object, where: str) -> None:
+    world = _world(tmp_path, fake, bubblewrap)
+    newer = "f" * 40
+
+    def push_after_the_engine(request: SandboxRequest, result: SandboxResult) -> None:
+        if not request.network:  # the engine's step
+            if where == "queue":
+                world.state.latest[world.job.pull_key] = newer
+            else:
+                fake.set_pull_head(OWNER, NAME, NUMBER, newer)
+
+    world.sandbox.after.append(push_after_the_engine)
+
+    outcome = world.run()
+
+    assert outcome.status == "superseded", outcome.detail
+    runs, comments, reviews = world.ours()
+    assert comments == [] and reviews == []
+    assert [(r.conclusion, r.output["title"], r.annotations) for r in runs] == [
+        ("cancelled", "Superseded", [])]
+    assert fake.requests_to("GET", "/repos/*/pulls/*/files") == []  # not even prepared
+
+
+@pytest.mark.slow
+def test_a_job_that_outlives_its_token_publishes_with_a_renewed_one(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    world = _world(tmp_path, fake, bubblewrap)
+    skew = timedelta()
+
+    def now() -> datetime:  # GitHub's clock and the worker's, both moved by the engine step
+        return datetime.now(UTC) + skew
+
+    def an_hour_passes(request: SandboxRequest) -> None:
+        nonlocal skew
+        if not request.network:
+            skew = timedelta(minutes=61)
+
+    fake.wall_clock = now
+    world.sandbox.before.append(an_hour_passes)
+
+    outcome = run_job(world.job, world.settings, world.state, sandbox=world.sandbox,
+                      github=AppAccess(world.settings, FAST, clock=now))
+
+    assert outcome.status == "published", outcome.detail
+    assert [r for r in fake.requests if r.status == 401] == []
+    minted = fake.requests_to("POST", "/app/installations/*/access_tokens")
+    assert [r.json for r in minted] == [{"repository_ids": [world.job.repository_id],
+                                         "permissions": TOKEN_PERMISSIONS}] * 2
+    first, renewed = sorted(world.tokens_used(), key=lambda token: fake.tokens[token].expires_at)
+    assert fake.tokens[renewed].repositories == {f"{OWNER}/{NAME}"}
+    assert fake.tokens[renewed].permissions == TOKEN_PERMISSIONS
+    assert fake.tokens[first].expires_at <= now()  # the first one would have been refused
+    writes = [r for r in fake.requests if r.method in ("POST", "PATCH") and r.path.startswith("/repos/")]
+    assert writes[0].token == first and writes[-1].token == renewed
+    runs, comments, _ = world.ours()
+    assert [r.conclusion for r in runs] == ["neutral"] and len(comments) == 1
+
+
+def test_a_job_already_superseded_does_not_start(tmp_path: Path, fake: FakeGitHub,
+                                                  bubblewrap: object) -> None:
+    world = _world(tmp_path, fake, bubblewrap)
+    world.state.latest[world.job.pull_key] = "e" * 40
+
+    assert world.run().status == "superseded"
+    assert fake.requests == [] and world.sandbox.calls == []
+
+
+@pytest.mark.slow
+def test_github_failures_are_retried_or_degraded_never_lost_never_duplicated(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    world = _world(tmp_path, fake, bubblewrap)
+    fake.fail_next(1, status=502, method="POST", path="/app/installations/*/access_tokens")
+    fake.rate_limit_next(1, status=403, method="POST", path="/repos/*/check-runs")
+    fake.rate_limit_next(1, status=429, method="GET", path="/repos/*/pulls/*/files")
+    fake.fail_next(1, status=502, method="PATCH", path="/repos/*/check-runs/*")
+    fake.fail_next(1, status=422, method="POST", path="/repos/*/pulls/*/reviews",
+                   message="Unprocessable Entity")
+    fake.fail_next(1, status=502, method="POST", path="/repos/*/issues/*/comments", processed=True)
+
+    first = world.run()
+
+    # the comment was written although GitHub answered 502: the job says it is not sure
+    assert first.status == "failed" and "published only in part" in first.detail
+    runs, comments, reviews = world.ours()
+    assert [r.conclusion for r in runs] == ["neutral"]  # retried past the 502
+    [comment] = comments
+    assert reviews == []  # refused with 422: the findings are in the comment in full instead
+    assert "(review comment)" not in comment.body and "def test_discount_return_matches_base" in comment.body
+    assert "cannot post the review: GitHub answered 422" in comment.body
+    statuses = [r.status for r in fake.requests_to("POST", "/app/installations/*/access_tokens")]
+    assert statuses[:2] == [502, 201]
+
+    second = world.run()  # the queue's redelivery of the failed job
+
+    assert second.status == "published", second.detail
+    runs_again, comments_again, reviews_again = world.ours()
+    assert [r.id for r in runs_again] == [runs[0].id]
+    assert [c.id for c in comments_again] == [comment.id] and "(review comment)" in comments_again[0].body
+    assert len(reviews_again) == 1 and reviews_again[0].commit_id == world.job.head_sha
+    assert fake.violations == []
+
+
+@pytest.mark.slow
+def test_a_head_in_a_fork_is_fetched_as_the_pull_requests_ref(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    world = _world(tmp_path, fake, bubblewrap)
+    git = world.builder.repo.git
+    git.update_ref(f"refs/pull/{NUMBER}/head", world.job.head_sha)
+    git.branch("-D", "feature")  # the head is in the fork: only refs/pull/N/head reaches it here
+    fork_job = PullRequestJob(**{**world.job.__dict__, "head_repository": "forker/shop"})
+
+    outcome = world.run(fork_job)
+
+    assert outcome.status == "published", outcome.detail
+    assert [r.conclusion for r in world.ours()[0]] == ["neutral"]
+
+
+def test_a_bad_configuration_on_base_fails_the_check_run_with_one_line(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    world = _world(tmp_path, fake, bubblewrap, before={"pyproject.toml": "[tool.difforacle]\nbudgett = 3\n"})
+
+    outcome = world.run()
+
+    where = f"pyproject.toml of the base commit {world.job.base_sha[:12]} [tool.difforacle]"
+    assert outcome == JobOutcome("failed", f"{where}: unknown key 'budgett' (did you mean 'budget'?)")
+    [run] = world.ours()[0]
+    assert run.conclusion == "failure" and "unknown key 'budgett'" in run.output["summary"]
+    assert world.sandbox.calls == []
+
+
+@pytest.mark.slow
+def test_the_engine_judges_by_the_base_commits_settings_not_the_heads(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    """The base ignores the regression's target; the pull request's own pyproject.toml would
+    stop ignoring it. The engine gets the base's file, so the regression is left out."""
+    ignoring = {"pyproject.toml": '[tool.difforacle]\nignore-targets = ["shop.prices:*"]\n'}
+    world = _world(tmp_path, fake, bubblewrap, before=ignoring,
+                   after={"pyproject.toml": "[tool.difforacle]\nignore-targets = []\n"})
+    given: list[str] = []  # what the engine's --config holds while it runs (the work folder goes after)
+
+    def read_config(request: SandboxRequest) -> None:
+        given.extend((m.source / "pyproject.toml").read_text() for m in request.mounts
+                     if m.target == "/work/config" and m.read_only)
+
+    world.sandbox.before.append(read_config)
+
+    outcome = world.run()
+
+    assert outcome.status == "published", outcome.detail
+    engine = next(request for request, _ in world.sandbox.calls if "diff" in request.argv)
+    assert engine.argv[engine.argv.index("--config") + 1] == "/work/config/pyproject.toml"
+    assert given == [ignoring["pyproject.toml"]]
+    [run] = world.ours()[0]
+    assert run.conclusion == "success", run.output["summary"]  # nothing reported: the target is ignored
+    assert "targets the project ignores" in run.output["summary"]
+
+
+def test_the_job_timeout_bounds_the_sandboxed_steps(tmp_path: Path, fake: FakeGitHub,
+                                                    bubblewrap: object) -> None:
+    slow = {"pyproject.toml": "[tool.difforacle]\ninstall = ['sleep 60']\n"}
+    world = _world(tmp_path, fake, bubblewrap, before=slow, job_timeout=3.0)
+
+    outcome = world.run()
+
+    assert outcome.status == "failed" and "wall-clock limit" in outcome.detail
+    [(_, result)] = world.sandbox.calls
+    assert result.timed_out and result.seconds < 20
+    assert [r.conclusion for r in world.ours()[0]] == ["timed_out"]
+
+
+@pytest.mark.slow
+def test_a_head_that_breaks_its_own_installation_is_tested_with_the_bases_dependencies(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    """As a setup.py importing the package does: the head's install fails because of the very
+    regression under test, so the base's dependencies are installed and the engine reports it."""
+    checks_import = {"pyproject.toml": "[tool.difforacle]\ninstall = [\"python -c 'import shop.prices'\"]\n"}
+    broken = {"shop/prices.py": PRICES.format(divisor=100) + "raise ImportError('the head broke this')\n"}
+    world = _world(tmp_path, fake, bubblewrap, before=checks_import, after=broken)
+
+    outcome = world.run()
+
+    assert outcome.status == "published", outcome.detail
+    steps = [(request.network, request.mounts[0].source.name) for request, _ in world.sandbox.calls]
+    assert steps == [(True, "repo"), (True, "base"), (False, "repo")]  # base: the clone made beforehand
+    [comment] = world.ours()[1]
+    assert "Installing the head's dependencies failed" in comment.body
+    assert "the head broke this" in comment.body and "shop.prices" in comment.body
+
+
+def test_only_the_dependency_step_gets_the_package_index_settings() -> None:
+    environ = {"PIP_INDEX_URL": "https://mirror.example/simple", "HTTPS_PROXY": "http://proxy:3128",
+               "DIFFORACLE_WEBHOOK_SECRET": "no", "GITHUB_TOKEN": "no", "PIP_CERT": ""}
+    assert package_index_environment(environ) == {"PIP_INDEX_URL": "https://mirror.example/simple",
+                                                  "HTTPS_PROXY": "http://proxy:3128"}
+
+
+def test_a_failed_steps_message_is_its_error_line_not_pips_closing_note() -> None:
+    pip = ("Processing /work/repo\n  error: subprocess-exited-with-error\n"
+           "ERROR: Could not find a version that satisfies the requirement nothere\n"
+           "note: This error originates from a subprocess, and is likely not a problem with pip.\n")
+    assert last_error_line(pip) == "ERROR: Could not find a version that satisfies the requirement nothere"
+    assert last_error_line("just one line\n") == "just one line"
+    assert last_error_line("") == "no error output"
+
+
+def test_work_directories_left_by_killed_workers_are_swept_and_running_ones_kept(tmp_path: Path) -> None:
+    settings = AppSettings(data_dir=tmp_path, queue_url="sqlite:///unused", job_timeout=100.0,
+                           lease_seconds=10.0)
+    root = tmp_path / "work"
+    stale, running = root / "octo-shop-7-aaaa-x1", root / "octo-shop-8-bbbb-x2"
+    for work in (stale, running):
+        (work / "repo").mkdir(parents=True)
+        (work / "repo" / "file.py").write_text("x = 1\n")
+    (stale / "repo").chmod(0o500)  # as a sandbox may leave it
+    now = time.time()
+    os.utime(stale, (now - 1000, now - 1000))  # older than 100 + 2 * 10 + 600 seconds
+    os.utime(running, (now - 500, now - 500))
+
+    assert sweep_stale_work(settings, now) == 1
+    assert not stale.exists() and (running / "repo" / "file.py").exists()
+    assert sweep_stale_work(AppSettings(data_dir=tmp_path / "none", queue_url="sqlite:///unused")) == 0

@@ -1,0 +1,182 @@
+"""Carving: the calls of the project's own tests (and the pull request's) seed exploration."""
+
+from __future__ import annotations
+
+import json
+
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
+
+from difforacle.generator import Options, analyze
+from difforacle.generator.changes.checkout import checkouts, open_repo
+from difforacle.generator.changes.units import compute_changes
+from difforacle.generator.generation.seeds.carving import carve, importing_test_files, with_object_prefixes
+from difforacle.generator.generation.techniques import Components
+
+# Codes known only from a data file: neither random strings nor the source's literals reach them.
+CODES = """\
+import json
+from pathlib import Path
+
+
+
+def describe(code: str) -> str:
+    names = json.loads((Path(__file__).parent / "codes.json").read_text())
+    return f"{code}: {names[code]}"
+"""
+CODES_BROKEN = CODES.replace('f"{code}: {names[code]}"', 'f"{code} - {names[code]}"')
+CODES_DATA = '{"XK-4471": "left valve", "QZ-0982": "right valve"}\n'
+# The tests build their inputs (literals alone, which constants mining reads, do not spell them).
+CODES_TEST = """\
+from parts.codes import describe
+
+
+def test_known():
+    code = "-".join(["XK", str(4400 + 71)])
+    assert describe(code) == code + ": left valve"
+"""
+
+# A register whose interesting state takes several calls with known items to build.
+REGISTER = """\
+import json
+from pathlib import Path
+
+
+def _prices() -> dict[str, int]:
+    return json.loads((Path(__file__).parent / "prices.json").read_text())
+
+
+class Register:
+    def __init__(self, currency: str) -> None:
+        self.currency = currency
+        self.items: list[str] = []
+
+    def add(self, item: str) -> None:
+        _prices()[item]  # an unknown item raises KeyError, and is not added
+        self.items.append(item)
+
+    def total(self) -> int:
+        prices = _prices()
+        cents = sum(prices.get(item, 0) for item in self.items)
+        return cents * 9 // 10 if len(set(self.items)) >= 2 else cents
+"""
+REGISTER_BROKEN = REGISTER.replace(">= 2", ">= 3")
+PRICES = '{"apple-gala": 120, "pear-conference": 80, "plum-victoria": 5}\n'
+REGISTER_TESTS = """\
+import pytest
+
+from shop.register import Register
+
+
+@pytest.fixture
+def register():
+    return Register("EUR")
+
+
+def test_total(register):
+    register.add("-".join(["apple", "gala"]))
+    register.add("-".join(["pear", "conference"]))
+    assert register.total() == 180
+
+
+def test_bad_entry(register):
+    with pytest.raises(KeyError):
+        register.add("x")
+    register.add("-".join(["plum", "victoria"]))
+"""
+SHOP = {"shop/__init__.py": "", "shop/register.py": REGISTER, "shop/prices.json": PRICES,
+        "tests/test_register.py": REGISTER_TESTS}
+PARTS = {"parts/__init__.py": "", "parts/codes.py": CODES, "parts/codes.json": CODES_DATA}
+
+
+def _carve(builder: RepoBuilder) -> tuple[list[list[dict]], object]:
+    repo = open_repo(builder.root)
+    with checkouts(repo, "main", "feature") as (base, head):
+        changes = compute_changes(repo, repo.git.rev_parse("main"), repo.git.rev_parse("feature"), base, head)
+        carving = carve(changes, base, head, Options().python, 30.0)
+    return carving.sequences, carving
+
+
+def test_the_projects_tests_reach_what_random_inputs_do_not(builder: RepoBuilder) -> None:
+    make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST}, {"parts/codes.py": CODES_BROKEN})
+    carved = run_analyze(builder, budget=20.0, max_sequences=200)
+    [difference] = carved.differences
+    assert difference.target == "parts.codes:describe"
+    assert 'describe("XK-4471")' in difference.test
+    assert carved.stats.carved >= 1 and carved.stats.carve_seconds > 0
+    without = run_analyze(builder, budget=20.0, max_sequences=200, components=Components.without(["carving"]))
+    assert without.differences == []
+    assert without.stats.carved == 0
+
+
+def test_tests_the_pull_request_adds_run_on_head(builder: RepoBuilder) -> None:
+    new_test = CODES_TEST.replace('"XK", str(4400 + 71)', '"QZ", "0" + str(900 + 82)').replace(
+        "left", "right").replace('": ', '" - ')
+    make_pr(builder, PARTS, {"parts/codes.py": CODES_BROKEN, "tests/test_new.py": new_test})
+    report = run_analyze(builder, budget=20.0, max_sequences=200)
+    [difference] = report.differences
+    assert 'describe("QZ-0982")' in difference.test
+
+
+def test_objects_and_fixtures_become_statements(builder: RepoBuilder) -> None:
+    make_pr(builder, SHOP, {"shop/register.py": REGISTER_BROKEN})
+    sequences, carving = _carve(builder)
+    ops = [[statement["op"] for statement in sequence] for sequence in sequences]
+    total = ["shop.register:Register", "shop.register:Register.add", "shop.register:Register.add",
+             "shop.register:Register.total"]
+    assert total in ops
+    full = sequences[ops.index(total)]
+    assert full[0]["args"] == [{"lit": ["str", "EUR"]}]  # the fixture's construction is part of it
+    assert full[1]["args"] == [{"ref": 0}, {"lit": ["str", "apple-gala"]}]
+    assert full[3]["args"] == [{"ref": 0}]
+    # the call that raised ends a sequence of its own; the test's recording goes on without it
+    added = [sequence[1]["args"][1] for sequence, names in zip(sequences, ops, strict=True)
+             if names == ["shop.register:Register", "shop.register:Register.add"]]
+    assert added == [{"lit": ["str", "x"]}, {"lit": ["str", "plum-victoria"]}]
+    assert carving.tests == 2 and carving.test_files == 1
+
+
+def test_the_difference_a_carved_state_shows_is_reported(builder: RepoBuilder) -> None:
+    make_pr(builder, SHOP, {"shop/register.py": REGISTER_BROKEN})
+    report = run_analyze(builder, budget=20.0, max_sequences=100)
+    [difference] = report.differences  # total() differs, as a result or observed after add()
+    assert difference.target in ("shop.register:Register.total", "shop.register:Register.add")
+    assert "apple-gala" in difference.test and "pear-conference" in difference.test
+    without = run_analyze(builder, budget=20.0, max_sequences=100, components=Components.without(["carving"]))
+    assert without.differences == []
+
+
+def test_prefixes_that_build_used_objects_come_first() -> None:
+    sequence = [{"op": "m:C", "args": [], "kwargs": {}},
+                {"op": "m:C.f", "args": [{"ref": 0}, {"lit": ["int", 1]}], "kwargs": {}},
+                {"op": "m:g", "args": [], "kwargs": {"c": {"ref": 1}}}]
+    prefixes = with_object_prefixes([sequence, sequence[:1]])
+    assert prefixes == [sequence[:1], sequence[:2], sequence]  # sequence[:1] again is no new seed
+    assert json.dumps(prefixes)  # plain statements, ready for the worker
+
+
+def test_only_tests_that_import_a_changed_module_are_run(builder: RepoBuilder) -> None:
+    builder.write({**PARTS, "other/__init__.py": "",
+                   "tests/test_codes.py": "import parts.codes\n", "tests/test_other.py": "import other\n",
+                   "tests/test_pkg.py": "from parts import codes\n", "tests/helpers.py": "import parts\n",
+                   "tests/broken_test.py": "def (:\n"})
+    assert importing_test_files(builder.root, ["parts.codes"]) == ["tests/test_codes.py", "tests/test_pkg.py"]
+
+
+def test_tests_that_do_not_collect_cost_a_note(builder: RepoBuilder) -> None:
+    conftest = "def pytest_generate_tests(metafunc):\n    raise FileNotFoundError('a missing submodule')\n"
+    make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST, "tests/conftest.py": conftest},
+            {"parts/codes.py": CODES_BROKEN})
+    report = run_analyze(builder, budget=20.0, max_sequences=50)
+    assert "None of the 1 test file(s) run on base for carving ran a test (they did not collect): nothing " \
+           "was carved from them." in report.notes
+    assert report.stats.carved == 0
+
+
+def test_a_project_whose_tests_do_not_start_costs_a_note(builder: RepoBuilder) -> None:
+    conftest = "raise SystemExit('the test environment is broken')\n"
+    make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST, "conftest.py": conftest},
+            {"parts/codes.py": CODES_BROKEN})
+    report = analyze(builder.root, "main", "feature", Options(budget=20.0, max_sequences=50))
+    assert any("nothing was carved" in note for note in report.notes), report.notes
+    assert report.stats.carved == 0

@@ -1,0 +1,143 @@
+"""Module-level values: a changed module's public constants, tables and objects built at import
+are read and compared on both commits; a public name head removes is an API change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
+
+from difforacle.generator.worker.introspect import build_catalog
+
+UNITS = "".join(f'    "u{i}": {i * 7},\n' for i in range(200))
+TABLES = f'''\
+import re
+from os import sep
+
+__version__ = "1.0"
+UNITS = {{
+{UNITS}}}
+WORD = re.compile(r"[a-z]+")
+_PRIVATE = 3
+DEFAULT_UNIT, FALLBACK_UNIT = "u1", "u2"
+
+
+def seconds(unit: str) -> int:
+    return UNITS[unit]
+'''
+
+
+def _differences(builder: RepoBuilder, after: str):
+    make_pr(builder, {"timing/__init__.py": "", "timing/tables.py": TABLES}, {"timing/tables.py": after})
+    return run_analyze(builder, max_sequences=200).differences
+
+
+def test_an_entry_deep_in_a_table_built_at_import(builder: RepoBuilder) -> None:
+    differences = _differences(builder, TABLES.replace('"u150": 1050', '"u150": 1051'))
+    table = [d for d in differences if d.target == "timing.tables:UNITS"]
+    assert table, differences
+    assert 'units = UNITS\n    assert units["u150"] == 1050' in table[0].test
+    assert (table[0].path, table[0].line) == ("timing/tables.py", 156)  # the changed entry's line
+
+
+def test_a_public_constant_head_removes_is_an_api_change(builder: RepoBuilder) -> None:
+    differences = _differences(builder, TABLES.replace('DEFAULT_UNIT, FALLBACK_UNIT = "u1", "u2"\n',
+                                                       'DEFAULT_UNIT = "u1"\n'))
+    [removed] = [d for d in differences if d.target == "timing.tables:FALLBACK_UNIT"]
+    assert removed.kind == "api"
+
+
+def test_values_off_by_their_switch(builder: RepoBuilder) -> None:
+    from difforacle.generator.generation.techniques import Components
+
+    make_pr(builder, {"timing/__init__.py": "", "timing/tables.py": TABLES},
+            {"timing/tables.py": TABLES.replace('"u150": 1050', '"u150": 1051')})
+    report = run_analyze(builder, max_sequences=200, components=Components.without(["values"]))
+    assert not [d for d in report.differences if d.target == "timing.tables:UNITS"]
+
+
+def test_a_changed_module_level_regex(builder: RepoBuilder) -> None:
+    differences = _differences(builder, TABLES.replace('r"[a-z]+"', 'r"[a-z]*"'))
+    [regex] = [d for d in differences if d.target == "timing.tables:WORD"]
+    assert "re.compile('[a-z]+')" in regex.base
+
+
+def test_the_catalog_reads_only_the_modules_own_public_values(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tables.py").write_text(TABLES)
+    (tmp_path / "listed.py").write_text('__all__ = ["SHOWN"]\nSHOWN = 1\nHIDDEN = 2\n')
+    (tmp_path / "_private.py").write_text("TABLE = {1: 2}\n")  # no public names in a private module
+    (tmp_path / "typed.py").write_text("import typing\n\nT = typing.TypeVar('T')\nAlias = dict[str, int]\n"
+                                       "Either = typing.Union[int, str]\nPair = int | str\nLIMIT = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    operations = build_catalog(["tables", "listed", "_private", "typed"])["operations"]
+    values = {op["id"]: op for op in operations if op["kind"] == "value"}
+    # not the imported `sep`, `_PRIVATE`, `__version__`, the function, nor `HIDDEN` (not in __all__)
+    assert sorted(values) == ["listed:SHOWN", "tables:DEFAULT_UNIT", "tables:FALLBACK_UNIT", "tables:UNITS",
+                              "tables:WORD", "typed:LIMIT"]  # no TypeVar, alias or union
+    assert values["tables:UNITS"]["returns"] == ["builtins.dict"]
+    assert values["tables:UNITS"]["line"] == 5
+
+
+HOOKS = '''\
+from typing import TypedDict
+
+
+class SpecOpts(TypedDict):
+    firstresult: bool
+
+
+class Marker:
+    def __call__(self, name: str) -> str:
+        return name.upper()
+'''
+PACKAGE = '''\
+__all__ = [
+    "Marker",
+    "SpecOpts",
+]
+from ._hooks import Marker, SpecOpts
+'''
+
+
+def test_a_name_the_package_stops_exporting_is_an_api_change(builder: RepoBuilder) -> None:
+    """A `TypedDict` re-exported from a private module has no operation of its own (no signature);
+    renaming it in the package's `__all__` and imports is still found, at the `__all__` line."""
+    renamed = {"hooks/_hooks.py": HOOKS.replace("SpecOpts", "SpecOptions"),
+               "hooks/__init__.py": PACKAGE.replace("SpecOpts", "SpecOptions")}
+    make_pr(builder, {"hooks/__init__.py": PACKAGE, "hooks/_hooks.py": HOOKS}, renamed)
+    differences = run_analyze(builder, max_sequences=200).differences
+    [removed] = [d for d in differences if d.target == "hooks:SpecOpts<export>"]
+    assert removed.kind == "api"
+    assert (removed.path, removed.line) == ("hooks/__init__.py", 3)
+    assert "hooks.SpecOpts" in removed.test and "import hooks" in removed.test
+
+
+def test_an_exported_name_that_moved_is_no_difference(builder: RepoBuilder) -> None:
+    """Moving a class to another private module, still exported under its name, changes nothing."""
+    moved = {"hooks/_hooks.py": "from ._opts import SpecOpts\n" + HOOKS.split("\n\n\n", 1)[1],
+             "hooks/_opts.py": HOOKS.split("\n\n\n")[0] + "\n\n\n" + HOOKS.split("\n\n\n")[1],
+             "hooks/__init__.py": PACKAGE}
+    make_pr(builder, {"hooks/__init__.py": PACKAGE, "hooks/_hooks.py": HOOKS}, moved)
+    report = run_analyze(builder, max_sequences=200)
+    assert not [d for d in report.differences if d.target.endswith("<export>")], report.differences
+
+
+def test_the_catalog_lists_exports_without_operations(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "hooks"
+    package.mkdir()
+    (package / "_hooks.py").write_text(HOOKS)
+    (package / "__init__.py").write_text(PACKAGE)
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "_impl.py").write_text("LIMIT = 3\n\n\ndef helper():\n    return 1\n")
+    (tmp_path / "plain" / "__init__.py").write_text(
+        "from . import _impl\nfrom ._impl import LIMIT, helper as run\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    operations = build_catalog(["hooks", "plain"])["operations"]
+    exports = {op["id"]: op["line"] for op in operations if op["kind"] == "export"}
+    # by `__all__` (with its lines); without one, the package's public imports (not the submodule)
+    assert exports == {"hooks:Marker<export>": 2, "hooks:SpecOpts<export>": 3,
+                       "plain:LIMIT<export>": 2, "plain:run<export>": 2}

@@ -1,0 +1,44 @@
+"""The path memo end to end: a lock whose changed branch needs its code pressed in order is
+recorded as a rare path and found (over seeds 0-11 at 600 sequences the memo finds it 7 times,
+without it 8: no gain shown there)."""
+
+from __future__ import annotations
+
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
+
+from difforacle.generator.generation.techniques import Components
+
+WITH_PATHS = Components.without((), enabled=["paths"])  # off by default
+
+
+LOCK = '''\
+class Lock:
+    """A combination lock: 7, 3 and 5, in that order, open it."""
+
+    CODE = (7, 3, 5)
+
+    def __init__(self) -> None:
+        self.entered = 0
+
+    def press(self, digit: int) -> str:
+        if self.entered >= len(self.CODE):
+            return "open"
+        if digit == self.CODE[self.entered]:
+            self.entered += 1
+            return "click"
+        self.entered = 0
+        return "reset"
+'''
+
+
+def test_a_rare_path_through_a_changed_branch_is_recorded_and_found(builder: RepoBuilder) -> None:
+    """Head opens the lock one digit later: only a lock given the whole code tells them apart."""
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/lock.py": LOCK},
+            {"pkg/lock.py": LOCK.replace("self.entered >= len", "self.entered > len")})
+    report = run_analyze(builder, max_sequences=600, seed=2, budget=30, components=WITH_PATHS)
+    [difference] = report.differences  # head reads past the code where base opens
+    assert difference.target == "pkg.lock:Lock.press" and "IndexError" in difference.head
+    stats = report.stats
+    assert stats.paths_recorded > 300 and stats.paths_distinct >= 2
+    assert 0 < stats.paths_top_share < 1 and stats.paths_near_misses > 0 and stats.paths_revisited > 0

@@ -1,0 +1,56 @@
+"""Solver-found inputs end to end: changed branches only a solved input takes are reached and
+their differences found with the `solver` component (CrossHair), and missed without it; the
+component is off unless enabled."""
+
+from __future__ import annotations
+
+import pytest
+from support.analysis import run_analyze
+from support.crosshair import CODES, needs_crosshair
+from support.repos import RepoBuilder, make_pr
+
+from difforacle.bot.cli import build_parser
+from difforacle.generator.generation.techniques import ALL, Components
+
+# ---------------------------------------------------------------- the switch
+
+
+def test_the_solver_is_off_unless_enabled() -> None:
+    assert not ALL.switches.solver
+    args = build_parser().parse_args(["diff", "--base", "a", "--head", "b", "--enable", "solver"])
+    assert Components.without(args.disable, args.enable).switches.solver
+    assert not Components.without(["solver"], ["solver"]).switches.solver  # disabling wins
+    assert Components.without([], ["solver"]).switches.influence  # the others stay on
+
+
+# ---------------------------------------------------------------- end to end
+
+
+def _codes_pr(builder: RepoBuilder) -> None:
+    changed = CODES.replace('"reserved"', '"RESERVED"').replace('"welcome back"', '"welcome back!"')
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/codes.py": CODES}, {"pkg/codes.py": changed})
+
+
+def _found(report) -> set[str]:
+    return {d.target for d in report.differences}
+
+
+@pytest.mark.slow
+@needs_crosshair
+def test_solved_inputs_reach_the_branches_and_find_the_differences(builder: RepoBuilder) -> None:
+    _codes_pr(builder)
+    report = run_analyze(builder, max_sequences=300, budget=60, components=Components.without([], ["solver"]))
+    assert _found(report) == {"pkg.codes:classify", "pkg.codes:greet"}
+    stats = report.stats
+    assert stats.solver_calls == 2 and stats.solver_inputs >= 2 and stats.solver_seconds > 0
+    assert stats.solver_new_coverage == 4  # the two changed lines, on both sides
+    assert report.coverage.changed_lines_covered == report.coverage.changed_lines == 2
+
+
+@pytest.mark.slow
+def test_the_same_sequences_miss_them_without_the_solver(builder: RepoBuilder) -> None:
+    _codes_pr(builder)
+    report = run_analyze(builder, max_sequences=300, budget=60)
+    assert not report.differences
+    assert report.coverage.changed_lines_covered == 0
+    assert report.stats.solver_calls == 0

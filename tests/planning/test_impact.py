@@ -1,0 +1,299 @@
+"""Tests for `difforacle.generator.planning.impact`: which code reaches the changed units, from the
+base sources."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.catalog_samples import CATALOG, MOD, SOURCE, real_catalog
+
+from difforacle.generator.changes.model import ChangeSet, FileChange, Unit
+from difforacle.generator.planning.impact import Impact, read_sources
+from difforacle.generator.runtime.catalog import Catalog
+
+
+def _unit(qualname: str, kind: str) -> Unit:
+    return Unit(MOD, qualname, kind, "modified", f"{MOD}.py", 1, 2)  # type: ignore[arg-type]
+
+
+def _changes(*units: Unit) -> ChangeSet:
+    change = FileChange(f"{MOD}.py", f"{MOD}.py", MOD, frozenset({1}), frozenset({1}))
+    return ChangeSet("0" * 40, (change,), units)
+
+
+def _focus(*units: Unit) -> set[str]:
+    impact = Impact.of(_changes(*units), {MOD: SOURCE})
+    return {op.partition(":")[2] for op in impact.focus(Catalog.from_json(CATALOG).operations)}
+
+
+# ---------------------------------------------------------------- focus
+
+
+def test_changed_function_is_focus() -> None:
+    assert _focus(_unit("unrelated", "function")) == {"unrelated"}
+
+
+def test_public_function_calling_a_changed_private_helper_is_focus() -> None:
+    assert _focus(_unit("_split", "function")) == {"parse_duration", "describe"}
+
+
+def test_callers_are_found_transitively() -> None:
+    # describe -> parse_duration -> _split -> _unit_seconds
+    assert _focus(_unit("_unit_seconds", "function")) == {"parse_duration", "describe"}
+
+
+def test_method_calling_a_changed_private_method_is_focus() -> None:
+    focus = _focus(_unit("Timer._grace", "method"))
+    assert "Timer.expired" in focus
+    assert "Timer.remaining" not in focus
+    assert "Timer" in focus  # its constructor
+
+
+def test_methods_of_a_changed_class_are_focus() -> None:
+    assert _focus(_unit("Clock", "class")) == {"Clock.tick", "Clock.read", "Clock.zero"}
+
+
+def test_constructor_of_a_class_with_a_changed_method_is_focus() -> None:
+    assert _focus(_unit("Clock.read", "method")) == {"Clock", "Clock.read"}
+    assert _focus(_unit("Timer.__init__", "method")) == {"Timer"}
+
+
+def test_unrelated_operations_stay_out_of_focus() -> None:
+    focus = _focus(_unit("Timer._grace", "method"), _unit("_split", "function"))
+    assert not focus & {"unrelated", "Clock", "Clock.tick", "Other", "Other.method", "Timer.remaining"}
+
+
+def test_changes_in_other_modules_do_not_leak_by_name() -> None:
+    other = Unit("elsewhere", "_split", "function", "modified", "elsewhere.py", 1, 2)
+    assert _focus(other) == set()
+
+
+def test_no_changes_no_focus() -> None:
+    assert _focus() == set()
+
+
+def test_unparsable_source_still_focuses_changed_units() -> None:
+    catalog = Catalog.from_json(CATALOG)
+    focus = Impact.of(_changes(_unit("unrelated", "function")), {MOD: "def (:"}).focus(catalog.operations)
+    assert focus == {f"{MOD}:unrelated"}
+
+
+@pytest.mark.parametrize("with_base", [True, False])
+def test_read_sources(tmp_path: Path, with_base: bool) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("X = 1\n")
+    base_path = "pkg/mod.py" if with_base else None
+    change = FileChange(base_path, "pkg/mod.py", "pkg.mod", frozenset(), frozenset())
+    added = FileChange(None, "pkg/new.py", "pkg.new", frozenset(), frozenset({1}))
+    gone = FileChange("pkg/gone.py", None, "pkg.gone", frozenset({1}), frozenset())
+    sources = read_sources(tmp_path, ChangeSet("0" * 40, (change, added, gone), ()))
+    assert sources == ({"pkg.mod": "X = 1\n"} if with_base else {})
+
+
+IMPORT_TIME = textwrap.dedent('''
+    TABLE = []
+
+
+    def _register(word):
+        TABLE.append(word.upper())
+
+
+    def lookup(word):
+        return word.upper() in TABLE
+
+
+    _register("person")
+''')
+
+
+def _changed(module: str, qualname: str) -> ChangeSet:
+    unit = Unit(module, qualname, "function", "modified", f"{module}.py", 1, 2)
+    return ChangeSet("0" * 40, (FileChange(f"{module}.py", f"{module}.py", module, frozenset({1}),
+                                           frozenset({1})),), (unit,))
+
+
+def test_a_changed_function_called_at_import_makes_the_whole_module_the_focus() -> None:
+    changes = _changed("words", "_register")
+    impact = Impact.of(changes, {"words": IMPORT_TIME})
+    assert impact.at_import == {"words"}
+    catalog = Catalog.from_json({"operations": [
+        {"id": "words:lookup", "kind": "function", "owner": None, "params": [], "returns": []},
+    ], "classes": {}})
+    assert impact.focus(catalog.operations) == {"words:lookup"}
+
+
+def test_functions_called_only_from_function_bodies_are_not_import_time() -> None:
+    assert Impact.of(_changed("words", "lookup"), {"words": IMPORT_TIME}).at_import == set()
+    decorated = "def deco(f):\n    return f\n\n\n@deco\ndef g():\n    return deco(1)\n"
+    assert Impact.of(_changed("d", "deco"), {"d": decorated}).at_import == {"d"}  # decorators run at import
+
+
+SYNTAX_CALLS = textwrap.dedent('''
+    class _Clock:
+        def __enter__(self):
+            return 1
+
+        def __exit__(self, *exc):
+            return False
+
+
+    class Store:
+        def __init__(self):
+            self.clock = _Clock()
+            self.items = {}
+
+        def put(self, key, value):
+            with self.clock:
+                self.items[key] = value
+
+        def has(self, key):
+            return key in self.items
+''')
+
+
+def test_dunder_methods_are_reached_through_the_syntax_that_calls_them() -> None:
+    changes = _changed("store", "_Clock.__enter__")
+    catalog = Catalog.from_json({"operations": [
+        {"id": "store:Store", "kind": "constructor", "owner": "store.Store", "params": [], "returns": []},
+        {"id": "store:Store.put", "kind": "method", "owner": "store.Store", "params": [], "returns": []},
+        {"id": "store:Store.has", "kind": "method", "owner": "store.Store", "params": [], "returns": []},
+    ], "classes": {"store.Store": {"mro": ["store.Store"], "abstract": False}}})
+    assert Impact.of(changes, {"store": SYNTAX_CALLS}).focus(catalog.operations) == {"store:Store.put"}
+
+
+def test_a_change_no_operation_reaches_makes_the_module_the_target() -> None:
+    source = "class _Hidden:\n    def tick(self):\n        return 1\n\n\ndef public():\n    return 2\n"
+    catalog = Catalog.from_json({"operations": [
+        {"id": "m:public", "kind": "function", "owner": None, "params": [], "returns": []},
+    ], "classes": {}})
+    assert Impact.of(_changed("m", "_Hidden.tick"), {"m": source}).focus(catalog.operations) == {"m:public"}
+
+
+# ---------------------------------------------------------------- impacted units (tier 2)
+
+
+def _impacted(*units: Unit) -> set[str]:
+    impacted = Impact.of(_changes(*units), {MOD: SOURCE}).impacted
+    return {qualname for module, qualname in impacted if module == MOD}
+
+
+def test_impacted_units_are_the_public_callers_transitively() -> None:
+    # describe -> parse_duration -> _split -> _unit_seconds; _split is private, so left out
+    assert _impacted(_unit("_unit_seconds", "function")) == {"parse_duration", "describe"}
+
+
+def test_impacted_units_include_the_class_of_a_changed_method_but_not_the_changed_units() -> None:
+    assert _impacted(_unit("Timer._grace", "method")) == {"Timer.expired", "Timer"}
+    assert _impacted(_unit("Timer._grace", "method"), _unit("Timer.expired", "method")) == {"Timer"}
+    assert _impacted(_unit("unrelated", "function")) == set()
+
+
+def test_impacted_units_of_a_changed_class_are_the_functions_that_build_it() -> None:
+    assert _impacted(_unit("Clock", "class")) == {"Clock.zero"}
+
+
+# ---------------------------------------------------------------- reaching
+
+
+def _reaching(units: tuple[Unit, ...], wanted: set[str]) -> dict[str, set[str]]:
+    impact = Impact.of(_changes(*units), {MOD: SOURCE})
+    found = impact.reaching(Catalog.from_json(CATALOG).operations, {(MOD, q) for q in wanted})
+    return {q: {op.partition(":")[2] for op in ops} for (_, q), ops in found.items()}
+
+
+def test_a_changed_private_helper_is_reached_through_its_public_callers() -> None:
+    helper = _unit("_unit_seconds", "function")
+    assert _reaching((helper,), {"_unit_seconds"}) == {"_unit_seconds": {"parse_duration", "describe"}}
+
+
+def test_a_class_is_reached_through_its_operations_and_a_public_unit_through_itself() -> None:
+    reached = _reaching((_unit("Timer._grace", "method"),), {"Timer", "Timer._grace", "unrelated"})
+    assert reached["Timer"] == {"Timer", "Timer.expired", "Timer.remaining"}
+    assert reached["Timer._grace"] == {"Timer.expired"}
+    assert reached["unrelated"] == {"unrelated"}
+
+
+def test_module_level_code_is_reached_through_every_operation_of_its_module() -> None:
+    module_unit = Unit(MOD, "<module>", "module", "modified", f"{MOD}.py", 1, 1)
+    reached = _reaching((module_unit,), {"<module>"})
+    assert reached["<module>"] == {op["id"].partition(":")[2] for op in CATALOG["operations"]}
+
+
+# ---------------------------------------------------------------- the source's own operations
+
+
+STATIC = textwrap.dedent('''
+    import functools
+
+    __all__ = ["Meter", "parse", "Broken"]
+
+
+    class Broken(ValueError):
+        pass
+
+
+    class Meter:
+        def __init__(self, window=10):
+            self.window = window
+
+        def __eq__(self, other):
+            return True
+
+        def __len__(self):
+            return 0
+
+        def add(self, amount):
+            return amount
+
+        @property
+        def size(self):
+            return 1
+
+        @staticmethod
+        def zero():
+            return Meter(0)
+
+        @classmethod
+        def of(cls, window):
+            return cls(window)
+
+        def _hidden(self):
+            return 2
+
+
+    if True:
+        def parse(text):
+            return text
+
+
+    def unexported(x):
+        return x
+''')
+
+
+def test_the_sources_operations_are_those_a_worker_lists(tmp_path: Path) -> None:
+    """The plan is made before anything is imported: the operations the source defines stand in
+    for the worker's catalog, and must be the same ones."""
+    name = "dor_static_target"
+    static = {op.id.partition(":")[2]: op.kind for op in Impact.of(_changes(), {name: STATIC}).definitions}
+    # (the protocol operations the catalog adds, `copy:deepcopy` and the like, are not the module's)
+    operations = real_catalog(tmp_path, name, STATIC).operations
+    listed = {op.qualname: op.kind for op in operations if op.module == name}
+    assert static == listed
+    assert static == {"parse": "function", "Meter": "constructor", "Meter.__eq__": "method",
+                      "Meter.add": "method", "Meter.zero": "static", "Meter.of": "static",
+                      "Broken": "constructor",  # an exception class: its message is behaviour
+                      "unexported": "function"}  # public, though `__all__` leaves it out
+
+
+def test_innermost_is_the_smallest_definition_around_a_line(tmp_path: Path) -> None:
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "m.py").write_text(STATIC)
+    impact = Impact.of(_changes(), {}, {"base": tmp_path / "base"})
+    lines = STATIC.splitlines()
+    assert impact.innermost("base", "m.py", lines.index("        return amount") + 1) == "Meter.add"
+    assert impact.innermost("base", "m.py", lines.index("class Meter:") + 1) == "Meter"
+    assert impact.innermost("base", "m.py", 1) == "<module>"
+    assert impact.innermost("head", "m.py", 1) == "<module>"  # no head root given: nothing parsed
