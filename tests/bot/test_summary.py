@@ -3,6 +3,8 @@ check run's title, review comments and suggestions."""
 
 from __future__ import annotations
 
+from support.report_samples import json_difference
+
 from difforacle.bot.summary import (
     COMMENT_LIMIT,
     SUMMARY_MARKER,
@@ -13,14 +15,6 @@ from difforacle.bot.summary import (
 )
 
 
-def _difference(number: int, **fields: object) -> dict:
-    base = {"id": f"D{number}", "kind": "return", "target": "pkg.parse:parse", "path": "pkg/parse.py",
-            "line": 12, "side": "head", "base": "3600", "head": "3660",
-            "test": "def test_parse():\n    assert parse('1h') == 3600\n"}
-    base["pin_base"] = base["test"]
-    return {**base, **fields}
-
-
 def _report(differences: list[dict]) -> dict:
     return {"schema": "difforacle.report/1", "base": "a" * 40, "head": "b" * 40, "differences": differences,
             "coverage": {"changed_lines": 4, "changed_lines_covered": 3, "uncovered": {"pkg/parse.py": [13]}},
@@ -28,8 +22,8 @@ def _report(differences: list[dict]) -> dict:
 
 
 def test_summary_names_each_difference_and_what_was_not_reached() -> None:
-    failing = _difference(2, kind="exception", head="raises ValueError: bad")
-    report = _report([_difference(1), failing])
+    failing = json_difference(2, kind="exception", head="raises ValueError: bad")
+    report = _report([json_difference(1), failing])
     text = summary_markdown(report, inline={"D1"})
     assert text.startswith(SUMMARY_MARKER + "\n\n## difforacle: aaaaaaa..bbbbbbb\n")
     assert "**2 behavioural differences** in the changed code, 1 where head now fails." in text
@@ -45,13 +39,13 @@ def test_summary_names_each_difference_and_what_was_not_reached() -> None:
 
 def test_summary_stays_below_the_comment_limit_and_says_what_it_left_out() -> None:
     big = "def test_x():\n" + "    x = 1\n" * 3000
-    text = summary_markdown(_report([_difference(n, test=big, pin_base=big) for n in range(1, 40)]))
+    text = summary_markdown(_report([json_difference(n, test=big, pin_base=big) for n in range(1, 40)]))
     assert len(text) < COMMENT_LIMIT
     assert "more finding(s) left out" in text and "| D39 |" in text
 
 
 def test_review_comment_and_suggestion_carry_the_test() -> None:
-    comment = review_comment(_difference(1))
+    comment = review_comment(json_difference(1))
     assert "base: `3600`" in comment and "```python\ndef test_parse():" in comment
-    block = suggestion(_difference(1), "    assert True")
+    block = suggestion(json_difference(1), "    assert True")
     assert "```suggestion\n    assert True\n\n\ndef test_parse():" in block

@@ -5,12 +5,8 @@ without it 8: no gain shown there)."""
 from __future__ import annotations
 
 from support.analysis import run_analyze
+from support.engine_parts import WITH_PATHS
 from support.repos import RepoBuilder, make_pr
-
-from difforacle.generator.generation.techniques import Components
-
-WITH_PATHS = Components.without((), enabled=["paths"])  # off by default
-
 
 LOCK = '''\
 class Lock:

@@ -102,3 +102,8 @@ def monitor_search(prune: bool = True, reduce: bool = True) -> CandidateSearch:
     learning = TypeLearning({op.id: op for op in OPERATIONS}, values.can_make)
     calls = CallBuilder(CATALOG, OPERATIONS, values, rng, pools, learning, ALL.switches)
     return CandidateSearch(monitor_influence(), calls, OPERATIONS, prune=prune, reduce=reduce)
+
+
+def calls_on(receiver: int, count: int) -> list[dict]:
+    """`count` calls of an operation `m` on the value of statement `receiver`."""
+    return [{"op": "m", "args": [{"ref": receiver}], "kwargs": {}} for _ in range(count)]

@@ -50,3 +50,12 @@ def sample_report() -> Report:
         stats=Stats(sequences=1200, seconds=12.3456, sequences_per_second=97.2, kept=40, crashed=1),
         notes=["Skipped non-Python file docs/index.md"],
     )
+
+
+def json_difference(number: int, **fields: object) -> dict:
+    """A difference in the report's JSON form (a return of `parse`), with `fields` changed."""
+    base = {"id": f"D{number}", "kind": "return", "target": "pkg.parse:parse", "path": "pkg/parse.py",
+            "line": 12, "side": "head", "base": "3600", "head": "3660",
+            "test": "def test_parse():\n    assert parse('1h') == 3600\n"}
+    base["pin_base"] = base["test"]
+    return {**base, **fields}

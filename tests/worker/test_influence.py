@@ -3,12 +3,10 @@ read and wrote on the receiver, as the influence check reads it."""
 
 from __future__ import annotations
 
+from support.influence_samples import calls_on
+
 from difforacle.generator.generation.search.influence_check import check_influence
 from difforacle.generator.worker.influence import InfluenceRecorder
-
-
-def _calls_on(receiver: int, count: int) -> list[dict]:
-    return [{"op": "m", "args": [{"ref": receiver}], "kwargs": {}} for _ in range(count)]
 
 
 class Counter:
@@ -44,7 +42,7 @@ def test_the_worker_records_reads_and_writes_on_the_receiver() -> None:
                                "3": [], "4": []}
     assert facts["reads"]["4"] == ["count", "items"]
     assert "__getattribute__" not in vars(Counter)  # the recording hook is gone after each call
-    statements = [{"op": "C", "args": [], "kwargs": {}}, *_calls_on(0, 4)]
+    statements = [{"op": "C", "args": [], "kwargs": {}}, *calls_on(0, 4)]
     verdict = check_influence(statements, [0, 1, 2, 3], facts, [["Counter"]] + [["builtins.NoneType"]] * 4)
     assert verdict.redundant == (2, 3) and verdict.dead == (2,)  # rename: dead; same(): changed nothing
 

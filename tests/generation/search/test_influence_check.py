@@ -4,12 +4,9 @@ check (§4.4.1), the verdicts of its Table 4.4 on recorded reads and writes."""
 from __future__ import annotations
 
 import pytest
+from support.influence_samples import calls_on
 
 from difforacle.generator.generation.search.influence_check import check_influence
-
-
-def _calls_on(receiver: int, count: int) -> list[dict]:
-    return [{"op": "m", "args": [{"ref": receiver}], "kwargs": {}} for _ in range(count)]
 
 
 @pytest.mark.parametrize(("reads", "writes", "redundant", "dead"), [
@@ -23,7 +20,7 @@ def _calls_on(receiver: int, count: int) -> list[dict]:
     ({"2": ["a"], "3": ["a"]}, {"1": ["a"], "2": ["a"]}, (), ()),
 ])
 def test_table_4_4(reads: dict, writes: dict, redundant: tuple, dead: tuple) -> None:
-    statements = [{"op": "C", "args": [], "kwargs": {}}, *_calls_on(0, 3)]
+    statements = [{"op": "C", "args": [], "kwargs": {}}, *calls_on(0, 3)]
     verdict = check_influence(statements, [1, 2], {"reads": reads, "writes": writes}, [])
     assert verdict.checked and (verdict.redundant, verdict.dead) == (redundant, dead)
 
@@ -37,5 +34,5 @@ def test_a_returned_value_used_by_the_method_under_test_influences_it() -> None:
 
 
 def test_without_facts_nothing_is_judged() -> None:
-    statements = [{"op": "C", "args": [], "kwargs": {}}, *_calls_on(0, 1)]
+    statements = [{"op": "C", "args": [], "kwargs": {}}, *calls_on(0, 1)]
     assert not check_influence(statements, [0], None, []).checked

@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
+from support.engine_parts import WITH_PATHS
 from support.influence_samples import BY_ID, CATALOG, monitor_search
 
 from difforacle.generator.changes.changed_lines import ChangedLines
@@ -29,7 +30,6 @@ RARE = frozenset({("head", "pkg/mod.py", 7, 9)})
 ELSEWHERE = frozenset({("head", "pkg/mod.py", 12, 13)})
 
 
-WITH_PATHS = Components.without((), enabled=["paths"])  # off by default
 
 def _memo(*paths: frozenset) -> PathMemo:
     memo = PathMemo()
