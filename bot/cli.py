@@ -2,10 +2,11 @@
 `action` (a GitHub Actions step) and `app` (the GitHub App's server and workers).
 
 `diff` and `risk` read `[tool.difforacle]` from the repository's pyproject.toml (or `--config
-FILE`); their flags override it. Exit status: 0 no behavioural difference, 1 differences
-found, 2 usage or setup error (one line on stderr saying what to do, never a traceback) or
-internal error (one line too; the traceback before it with DIFFORACLE_DEBUG=1). A run that
-fails once exploring has begun still writes its partial report, marked as such.
+FILE`); their flags override it. Exit status: 0 no behavioural difference (minor differences at
+most: an exception's wording from outside the project), 1 differences found, 2 usage or setup
+error (one line on stderr saying what to do, never a traceback) or internal error (one line too;
+the traceback before it with DIFFORACLE_DEBUG=1). A run that fails once exploring has begun still
+writes its partial report, marked as such.
 """
 
 from __future__ import annotations
@@ -201,7 +202,8 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Con
     if printer is not None:
         printer.summary(report)
     _write_outputs(report, args)
-    return EXIT_DIFFERENT if report.differences else EXIT_SAME
+    behavioural = [d for d in report.differences if d.severity != "minor"]  # minor ones exit 0
+    return EXIT_DIFFERENT if behavioural else EXIT_SAME
 
 
 def _write_partial(report: Report, args: argparse.Namespace) -> str:

@@ -28,7 +28,7 @@ from .github_client import (
     ReadOnlyToken,
     ReviewComment,
 )
-from .report_facts import checked_lines, coverage_measured, is_regression
+from .report_facts import behavioural, checked_lines, coverage_measured, is_regression
 from .summary import (
     REVIEW_MARKER,
     SUMMARY_LIMIT,
@@ -95,7 +95,7 @@ def reached_enough(report: dict, min_reach: float) -> bool:
 
 
 def wanted_failure(report: dict, fail_on: str, min_reach: float = 0.8) -> bool:
-    differences = report.get("differences", [])
+    differences = behavioural(report)  # minor differences fail nothing
     if fail_on == "difference":
         return bool(differences)
     if fail_on == "regression":
@@ -110,7 +110,7 @@ def conclusion_of(report: dict, fail_on: str, min_reach: float = 0.8) -> str:
     the changed code; neutral otherwise (differences to look at, or code nothing checked)."""
     if wanted_failure(report, fail_on, min_reach):
         return "failure"
-    if report.get("differences"):
+    if behavioural(report):
         return "neutral"
     return "success" if reached_enough(report, min_reach) else "neutral"
 

@@ -27,6 +27,12 @@ def is_minor(difference: dict) -> bool:
     return difference.get("severity") == "minor"
 
 
+def behavioural(report: dict) -> list[dict]:
+    """The differences that are behaviour: all but the minor ones, which fail no check and no exit
+    status (the report still lists them)."""
+    return [difference for difference in report.get("differences", []) if not is_minor(difference)]
+
+
 def is_regression(difference: dict) -> bool:
     """Head fails where base did not: it raises, hangs or crashes, or a public name is gone.
 

@@ -319,8 +319,7 @@ def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, c
     confirmation, minimization_notes = _confirm_and_minimize(run, exploration, pool, catalog, worker_options)
     run.report.notes.extend(confirmation.notes)
     run.minimization_notes = minimization_notes
-    project = frozenset(module.split(".")[0] for module in run.changes.modules)
-    run.found += render_findings(confirmation.findings, catalog.by_id, run.options.floats, project)
+    run.found += render_findings(confirmation.findings, catalog.by_id, run.options.floats)
     run.rendered = True
     return confirmation.ignored
 

@@ -82,30 +82,25 @@ NOTE_LIMIT = 200
 
 
 def render_findings(findings: list[Finding], operations: dict[str, Operation],
-                    floats: FloatPolicy = EXACT_ENOUGH,
-                    project: frozenset[str] = frozenset()) -> list[Difference]:
-    """Each finding as a reported difference with its two tests (`pin_base`, `pin_head`);
-    `project`: the project's top-level package names, for the severity."""
-    return [_difference(finding, operations, floats, project) for finding in findings]
+                    floats: FloatPolicy = EXACT_ENOUGH) -> list[Difference]:
+    """Each finding as a reported difference with its two tests (`pin_base`, `pin_head`)."""
+    return [_difference(finding, operations, floats) for finding in findings]
 
 
-def severity(mismatch: Mismatch, project: frozenset[str]) -> str:
+def severity(mismatch: Mismatch) -> str:
     """"minor" when only the message of an exception differs and the project's own code did not
-    raise it: the exception's class is defined outside the project (neither builtin nor the
-    project's), or the worker saw the interpreter, the standard library or a dependency raise it
-    on both commits (`len(None)` in the project's code: CPython's wording, not the project's)."""
+    produce it on either commit: the interpreter (`len(None)` in the project's code: CPython's
+    wording), the standard library or a dependency raised it, as the worker saw. Whatever the
+    project's code raises (any `raise`, `assert`, an exit), of any class, is never minor."""
     base, head = mismatch.base, mismatch.head
     if not (base and head and base[0] == head[0] == Tag.RAISED and len(base) > 3 and len(head) > 3):
         return "major"
     same_class = base[1] == head[1] and base[3] == head[3]
-    module = str(base[3])
-    foreign_class = module != "builtins" and module.split(".")[0] not in project
     raised_outside = base[4:5] == head[4:5] == ["outside"]
-    return "minor" if same_class and (foreign_class or raised_outside) and base[2] != head[2] else "major"
+    return "minor" if same_class and raised_outside and base[2] != head[2] else "major"
 
 
-def _difference(finding: Finding, operations: dict[str, Operation], floats: FloatPolicy,
-                project: frozenset[str]) -> Difference:
+def _difference(finding: Finding, operations: dict[str, Operation], floats: FloatPolicy) -> Difference:
     mismatch, target = finding.shown.mismatch, finding.shown.target
     kind = kind_of(mismatch)
     statements = list(finding.case.statements)
@@ -117,7 +112,7 @@ def _difference(finding: Finding, operations: dict[str, Operation], floats: Floa
         base=leaf_text(mismatch.base, mismatch.head), head=leaf_text(mismatch.head, mismatch.base),
         test=tests["base"] or UNPINNABLE, key=mismatch.key,
         statements=[Statement.from_json(s) for s in statements], count=finding.count,
-        pin_head=tests["head"], minimized=finding.minimized, severity=severity(mismatch, project))
+        pin_head=tests["head"], minimized=finding.minimized, severity=severity(mismatch))
 
 
 def import_difference(module: str, error: str, changes: ChangeSet) -> Difference:

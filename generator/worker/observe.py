@@ -24,10 +24,10 @@ per-statement alarm (`StatementTimeout`) passes through. Standard library only.
 
 from __future__ import annotations
 
+import dis
 import enum
 import hashlib
 import inspect
-import linecache
 import operator
 import os
 import re
@@ -68,21 +68,31 @@ def clean_text(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 PROJECT_ROOTS: list[str] = []  # the project's import roots (set at init): whose code a `raise` is
+_RAISES = frozenset({dis.opmap["RAISE_VARARGS"], dis.opmap["RERAISE"]})
+_INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 
 
 def raised_by(exc: BaseException) -> str:
-    """"raise" when a `raise` statement in the project's own files raised `exc` (its innermost
-    frame); "outside" when the interpreter (`len(None)`), the standard library or a dependency
-    did: then its message is their wording, not the project's. Metadata, never compared."""
+    """"raise" when the project's own code raised `exc`: a `raise` statement of its files (in any
+    form: an `assert`, a `raise` in a one-line `if`) ran last, or the project exits (`SystemExit`
+    carries the project's code, a value, whatever function raised it); "outside" when the
+    interpreter did (`len(None)` in the project's code: CPython's wording), or the standard
+    library's or a dependency's frames did: then its message is their wording, not the project's.
+    Metadata, never compared."""
+    if isinstance(exc, SystemExit):
+        return "raise"
     frame = exc.__traceback__
     while frame is not None and frame.tb_next is not None:
         frame = frame.tb_next
     if frame is None:
         return "outside"
-    filename = frame.tb_frame.f_code.co_filename
-    if not any(filename.startswith(root + os.sep) for root in PROJECT_ROOTS):
+    code = frame.tb_frame.f_code
+    filename = code.co_filename
+    if (not any(filename.startswith(root + os.sep) for root in PROJECT_ROOTS)
+            or any(folder in filename for folder in _INSTALLED)):
         return "outside"
-    return "raise" if linecache.getline(filename, frame.tb_lineno).lstrip().startswith("raise") else "outside"
+    instruction = code.co_code[frame.tb_lasti] if 0 <= frame.tb_lasti < len(code.co_code) else None
+    return "raise" if instruction in _RAISES else "outside"
 
 
 def exception_leaf(exc: BaseException) -> list:

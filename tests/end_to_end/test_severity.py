@@ -3,8 +3,11 @@ raised is minor, reported in its own section, and never a regression."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from support.analysis import run_analyze
+from support.analysis import differences_summary, run_analyze
+from support.command_line import run_cli
 from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot.markdown import render_markdown
@@ -46,25 +49,36 @@ def test_a_moved_position_in_a_standard_library_message_is_minor(builder: RepoBu
 
 
 @pytest.mark.parametrize(("base", "head", "expected"), [
-    (["E", "error", "bad at position 4", "re"], ["E", "error", "bad at position 8", "re"], "minor"),
-    (["E", "JSONDecodeError", "x: line 1", "json.decoder"], ["E", "JSONDecodeError", "y", "json.decoder"],
-     "minor"),
+    (["E", "error", "bad at position 4", "re", "outside"],
+     ["E", "error", "bad at position 8", "re", "outside"], "minor"),  # the standard library's wording
+    (["E", "JSONDecodeError", "x: line 1", "json.decoder", "outside"],
+     ["E", "JSONDecodeError", "y", "json.decoder", "outside"], "minor"),  # json.loads raised it
+    (["E", "JSONDecodeError", "bad: line 1 column 4 (char 3)", "json.decoder", "raise"],
+     ["E", "JSONDecodeError", "bad: line 1 column 3 (char 2)", "json.decoder", "raise"],
+     "major"),  # the project raises the standard library's class itself: its message is the project's
+    (["E", "error", "bad at position 4", "re"], ["E", "error", "bad at position 8", "re"],
+     "major"),  # nobody said who raised it: never minor without that evidence
     (["E", "ParseError", "bad at 4", "pkg.errors"], ["E", "ParseError", "bad at 8", "pkg.errors"], "major"),
     (["E", "ValueError", "bad at 4", "builtins"], ["E", "ValueError", "bad at 8", "builtins"], "major"),
-    (["E", "error", "bad", "re"], ["E", "KeyError", "bad", "builtins"], "major"),  # another exception
-    (["i", 1], ["E", "error", "bad", "re"], "major"),  # head now raises
-    (["E", "error", "bad", "re"], ["E", "error", "bad", "re"], "major"),  # nothing to call minor
+    (["E", "error", "bad", "re", "outside"], ["E", "KeyError", "bad", "builtins", "outside"],
+     "major"),  # another exception
+    (["i", 1], ["E", "error", "bad", "re", "outside"], "major"),  # head now raises
+    (["E", "error", "bad", "re", "outside"], ["E", "error", "bad", "re", "outside"], "major"),  # the same
     (["E", "TypeError", "object of type 'NoneType' has no len()", "builtins", "outside"],
      ["E", "TypeError", "argument of type 'NoneType' is not iterable", "builtins", "outside"], "minor"),
     (["E", "ValueError", "bad at 4", "builtins", "raise"],
      ["E", "ValueError", "bad at 8", "builtins", "raise"], "major"),  # the project's own `raise`
     (["E", "ValueError", "bad at 4", "builtins", "outside"],
      ["E", "ValueError", "bad at 8", "builtins", "raise"], "major"),  # head raises it itself now
+    (["E", "SystemExit", "1", "builtins", "raise"], ["E", "SystemExit", "0", "builtins", "raise"],
+     "major"),  # an exit status is the project's value, never a message
 ])
 def test_what_is_minor(base: list, head: list, expected: str) -> None:
-    """A builtin exception is minor only when the worker saw something other than the project's own
-    `raise` raise it on both commits (a 5th field): the project's `raise ValueError(...)` shares the class."""
-    assert severity(Mismatch("0!", base, head), frozenset({"pkg"})) == expected
+    """An exception's new message is minor only when the worker saw the interpreter, the standard
+    library or a dependency raise it on both commits (a 5th field, "outside"), whatever its class:
+    the project's own `raise` of a standard class (ValueError, json.JSONDecodeError) is its
+    behaviour."""
+    assert severity(Mismatch("0!", base, head)) == expected
 
 
 NONE_SIZE = '''\
@@ -95,3 +109,70 @@ def test_who_raised_an_exception_is_never_compared() -> None:
     same = ["E", "KeyError", "'a'", "builtins"]
     assert leaves_equal([*same, "raise"], [*same, "outside"]) and leaves_equal(same, [*same, "raise"])
     assert not leaves_equal([*same, "raise"], ["E", "KeyError", "'b'", "builtins", "raise"])
+
+
+GATE = '''\
+import sys
+
+
+def gate(results: list) -> None:
+    """Exit with status 1 when a check failed: a CI gate."""
+    failed = not all(results)
+    sys.exit(1 if failed else 0)
+'''
+CONFIG = '''\
+def parse(text: str) -> dict:
+    """`key = value` lines; a line without `=` is an error naming its line, counted from 1."""
+    found = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "=" not in line: raise ValueError(f"line {number}: no '=' in {line!r}")
+        key, _, value = line.partition("=")
+        found[key.strip()] = value.strip()
+    return found
+'''
+PAIRS = '''\
+import json
+
+
+def parse_pair(text: str) -> tuple:
+    """`key:value`; without the colon, the JSON parser's own error class, at the end of the text."""
+    if ":" not in text:
+        raise json.JSONDecodeError("expected ':'", text, len(text))
+    key, _, value = text.partition(":")
+    return key, value
+'''
+
+
+@pytest.mark.parametrize(("module", "before", "after", "target"), [
+    ("gate", GATE, GATE.replace("1 if failed else 0", "0 if failed else 1"), "pkg.gate:gate"),
+    ("config", CONFIG, CONFIG.replace(", start=1)", ")"), "pkg.config:parse"),
+    ("pairs", PAIRS, PAIRS.replace("len(text))", "len(text) - 1)"), "pkg.pairs:parse_pair"),
+], ids=["inverted-exit-status", "one-line-raise", "project-raised-json-error"])
+def test_what_the_projects_code_raises_is_never_minor(builder: RepoBuilder, module: str, before: str,
+                                                      after: str, target: str) -> None:
+    """Each a regression: every failing gate now passes; a parser names the wrong line; a parser's
+    own JSONDecodeError points one character early. The exception's class is the same on both
+    sides (SystemExit, ValueError, a standard library's class), its message or code is the project's."""
+    make_pr(builder, {"pkg/__init__.py": "", f"pkg/{module}.py": before}, {f"pkg/{module}.py": after})
+    report = run_analyze(builder, max_sequences=600)
+    found = [d for d in report.differences if d.target == target]
+    assert found and {d.severity for d in found} == {"major"}, differences_summary(report)
+
+
+def test_the_exit_status_follows_the_severity(builder: RepoBuilder) -> None:
+    """Only an interpreter's wording changed: listed as minor, exit 0. The project's own message
+    changed too: exit 1."""
+    wording = NONE_SIZE.replace("return len(text)", "return sum(1 for _ in text)")
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/size.py": NONE_SIZE}, {"pkg/size.py": wording})
+    common = ("diff", "--repo", str(builder.root), "--base", "main", "--head", "feature", "--budget", "10",
+              "--max-sequences", "400", "--quiet")
+    quiet = run_cli(*common, "--json", str(builder.root.parent / "minor.json"))
+    assert quiet.returncode == 0, (quiet.stdout, quiet.stderr)
+    data = json.loads((builder.root.parent / "minor.json").read_text())
+    assert data["differences"] and {d["severity"] for d in data["differences"]} == {"minor"}
+    builder.switch("feature")
+    builder.commit({"pkg/size.py": wording.replace("text must be a string", "a string is needed")},
+                   "the project's own message too")
+    builder.switch("main")
+    loud = run_cli(*common)
+    assert loud.returncode == 1, (loud.stdout, loud.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
+import urllib.parse
 
 from difforacle.generator.generation.values.fuzz import fuzz_literal
 from difforacle.generator.generation.values.primitives import ValueGenerator
@@ -36,18 +37,47 @@ def _formats(value: int, spec: str) -> bool:
     return True
 
 
-def test_temporal_shapes_include_partial_iso_times() -> None:
+def test_temporal_shapes_follow_iso_8601_whole_and_partial() -> None:
     rng = random.Random(2)
-    shapes = {temporal(rng) for _ in range(400)}
-    assert {"12:3045", "2024-02-29T12:30:45+01:00", "PT1H30M", "%Y-%m-%d"} <= shapes
+    shapes = {temporal(rng) for _ in range(2000)}
+    assert {"12:3045", "PT1H30M", "%Y-%m-%d", "2024-W09-4"} <= shapes
+    timestamps = [s for s in shapes if re.fullmatch(r"\d{4}-?\d\d-?\d\d[T ]\d.*", s)]
+    assert {s[10] for s in timestamps if s[4] == "-"} == {"T", " "}  # RFC 3339 allows a space
+    fractions = {len(m.group(1)) for s in shapes if (m := re.search(r"\d\d[.,](\d+)", s))}
+    assert fractions == {1, 2, 3, 4, 5, 6}  # a decimal fraction of any length, not one spelling
+    assert any(s.endswith(("Z", "+01:00", "-05")) for s in timestamps)
+    parsed = [s for s in timestamps if _iso_datetime(s)]
+    assert len(parsed) > len(timestamps) / 3  # most extended-format timestamps are valid ones
 
 
-def test_urls_come_often_where_the_seed_speaks_of_urls() -> None:
+def _iso_datetime(text: str) -> bool:
+    import datetime
+
+    try:
+        datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_urls_are_composed_from_rfc_3986s_components() -> None:
     rng = random.Random(6)
-    near_urls = [structured(rng, "http://") for _ in range(400)]
-    elsewhere = [structured(rng, "abc") for _ in range(400)]
-    assert "http://:pass@example.com" in near_urls  # empty user info, which RFC 3986 allows
+    near_urls = [structured(rng, "http://") for _ in range(600)]
+    elsewhere = [structured(rng, "abc") for _ in range(600)]
     assert sum("://" in s for s in near_urls) > 2 * sum("://" in s for s in elsewhere) > 0
+    parts = [urllib.parse.urlsplit(u) for u in near_urls if "://" in u and " " not in u and "a@b" not in u]
+    userinfo = {(bool(p.username), p.password) for p in parts if "@" in p.netloc}
+    assert {(True, None), (True, "secret"), (False, "secret"), (True, "")} <= userinfo  # each part or not
+    assert "foo://example.com:8042/over/there?name=ferret#nose" in near_urls  # the RFC's own example
+    assert any(_port_error(p) for p in parts)  # a port out of range
+
+
+def _port_error(parts: urllib.parse.SplitResult) -> bool:
+    try:
+        parts.port  # noqa: B018
+    except ValueError:
+        return True
+    return False
 
 
 def test_unicode_variants_look_like_the_text() -> None:
@@ -85,4 +115,5 @@ def test_operations_and_parameters_named_for_urls() -> None:
     assert speaks_of_urls("URL.__call__", "value") and speaks_of_urls("fetch", "href")
     assert speaks_of_urls("URLField._deserialize", "data") and speaks_of_urls("validate_uri", "text")
     assert not speaks_of_urls("Security.during", "curl_options")  # words, not substrings
-    assert "://" in url(random.Random(1)) or ":" in url(random.Random(1))
+    urls = [url(random.Random(seed)) for seed in range(40)]
+    assert sum("://" in u for u in urls) > 25  # mostly absolute URLs, some RFC 3986 references
