@@ -14,7 +14,7 @@ from typing import Protocol
 
 from ..worker.literals import source as literal_source
 from ..worker.observe import MAX_ITEMS, MESSAGE_LIMIT
-from ..worker.protocol import Leaf, Step, Tag
+from ..worker.protocol import FOLDER_PLACEHOLDERS, Leaf, Step, Tag
 from .leaves import FloatPolicy, is_raised, leaf_text
 
 REGEX_SPECIAL = frozenset("\\.^$*+?{}[]|()")
@@ -79,14 +79,33 @@ def _message_pattern(name: str, message: str) -> str:
 
 
 def _escape(text: str) -> str:
-    """`re.escape` without escaping spaces (easier to read), masked addresses matching any address."""
+    """`re.escape` without escaping spaces (easier to read), masked addresses matching any address and
+    the run's folders (the checkout, the temporary folder) any folder: the test runs in another."""
     escaped = "".join("\\" + c if c in REGEX_SPECIAL else c for c in text)
-    return escaped.replace("0x\\?", "0x[0-9a-fA-F]{4,}")
+    escaped = escaped.replace("0x\\?", "0x[0-9a-fA-F]{4,}")
+    for placeholder in FOLDER_PLACEHOLDERS:
+        escaped = escaped.replace(placeholder, ".+")
+    return escaped
+
+
+def _masked(text: str) -> bool:
+    """The observer masked something in `text`: an address, or one of the run's folders."""
+    return "0x?" in text or any(placeholder in text for placeholder in FOLDER_PLACEHOLDERS)
 
 
 def _sample(message: str) -> str:
-    """A message that the cleaned `message` stands for (masked addresses filled in)."""
+    """A message that the cleaned `message` stands for (masked addresses and folders filled in)."""
+    for placeholder in FOLDER_PLACEHOLDERS:
+        message = message.replace(placeholder, "/folder")
     return message.replace("0x?", "0x0000")
+
+
+def _pattern_check(x: str, text: str, imports: Imports) -> str:
+    """`x` matches the masked `text` (equality when nothing in it was masked)."""
+    if not _masked(text):
+        return f"{x} == {text!r}"
+    imports.modules.add("re")
+    return f"re.fullmatch({_regex_literal(_escape(text))}, {x}) is not None"
 
 
 def _regex_literal(pattern: str) -> str:
@@ -140,15 +159,17 @@ def _check(x: str, leaf: list, other: list | None, last: Step | None, imports: I
     if tag == Tag.NONE:
         return f"{x} is None"
     if tag == Tag.EXCEPTION_VALUE:  # its class and message
-        return f"type({x}).__qualname__ == {leaf[1]!r} and str({x}) == {leaf[2]!r}"
+        return f"type({x}).__qualname__ == {leaf[1]!r} and {_pattern_check(f'str({x})', leaf[2], imports)}"
     if tag == Tag.STANDARD:  # by its exact repr (`datetime.timedelta(days=1)`)
-        return f"repr({x}) == {leaf[2]!r}"
+        return _pattern_check(f"repr({x})", leaf[2], imports)
     if tag == Tag.LONG_STANDARD:  # a long one (a large compiled regex): its length and digest
         imports.modules.add("hashlib")
         return (f"len(repr({x})) == {leaf[2]} and "
                 f"hashlib.sha1(repr({x}).encode('utf-8', 'surrogatepass')).hexdigest()[:16] == {leaf[3]!r}")
     if tag == Tag.BOOL:
         return f"{x} is {leaf[1]}"
+    if tag == Tag.STR and any(placeholder in leaf[1] for placeholder in FOLDER_PLACEHOLDERS):
+        return _pattern_check(x, leaf[1], imports)  # a path under one of the run's folders
     if tag in (Tag.INT, Tag.STR):
         return f"{x} == {leaf[1]!r}"
     if tag == Tag.BYTES:
@@ -201,12 +222,7 @@ def _text_check(x: str, leaf: list, imports: Imports) -> str | None:
     """str()/repr() observers record cleaned text: addresses masked, long text digested."""
     if leaf[0] == Tag.LONG_STR:
         return None  # cut short, then digested: nothing left to compare with
-    text = leaf[1]
-    if "0x?" not in text:
-        return f"{x} == {text!r}"
-    imports.modules.add("re")
-    pattern = _escape(text)
-    return f"re.fullmatch({_regex_literal(pattern)}, {x}) is not None"
+    return _pattern_check(x, leaf[1], imports)
 
 
 def _float_check(x: str, value: float, imports: Imports) -> str:

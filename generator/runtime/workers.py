@@ -25,7 +25,7 @@ from typing import Any
 from ..changes.model import ChangeSet, Checkout
 from ..errors import SetupError
 from ..runtime.sequence import CallSequence
-from ..worker.protocol import PROTOCOL, ExecutedLines, RunRequest, SequenceResult
+from ..worker.protocol import CHECKOUT, PROTOCOL, TEMPORARY, ExecutedLines, RunRequest, SequenceResult
 
 BOOT = Path(__file__).parents[1] / "worker" / "boot.py"
 
@@ -75,6 +75,7 @@ class Worker:
                 "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
                 "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
                 "coverage_path": _coverage_only_path(self._tmp),
+                "placeholders": placeholders(checkout, self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,
                 "memory_mb": options.memory_mb,
             }, timeout=options.start_timeout)
@@ -203,6 +204,14 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def placeholders(checkout: Checkout, tmp: str) -> list[list[str]]:
+    """The run's own folders and what the observer writes in their place (each as given and
+    resolved: a temporary folder may be reached through a symbolic link)."""
+    folders = {CHECKOUT: str(checkout.root), TEMPORARY: tmp}
+    return [[form, placeholder] for placeholder, folder in folders.items()
+            for form in dict.fromkeys((os.path.abspath(folder), os.path.realpath(folder)))]
 
 
 def worker_environment(checkout: Checkout, hash_seed: int, tmp: str) -> dict[str, str]:

@@ -33,7 +33,7 @@ import os
 import re
 import sys
 import types
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, NamedTuple
 
@@ -61,9 +61,29 @@ def type_name(t: type) -> str:
     return f"{module if type(module) is str else '?'}.{t.__qualname__}"
 
 
+_FOLDERS: list[tuple[str, str]] = []  # the run's own folders, longest first, and their placeholders
+
+
+def mask_folders(placeholders: Iterable[Sequence[str]]) -> None:
+    """From now on, write `placeholder` in place of `folder` in every observed string (at init)."""
+    _FOLDERS[:] = sorted(((folder, placeholder) for folder, placeholder in placeholders if folder),
+                         key=lambda pair: -len(pair[0]))
+
+
+def masked(text: str) -> str:
+    """`text` with the run's own folders (the checkout, the temporary folder) as their placeholders:
+    a path under the package reads the same on base and on head."""
+    if not _FOLDERS or os.sep not in text:
+        return text
+    for folder, placeholder in _FOLDERS:
+        if folder in text:
+            text = text.replace(folder, placeholder)
+    return text
+
+
 def clean_text(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """Text with memory addresses masked and a bounded length."""
-    text = ADDRESS.sub("0x?", text)
+    """Text with memory addresses and the run's folders masked, and a bounded length."""
+    text = ADDRESS.sub("0x?", masked(text))
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -136,6 +156,7 @@ def primitive_leaf(value: Any) -> list | None:
     if t is float:
         return [Tag.FLOAT, repr(value)]
     if t is str:
+        value = masked(value)
         if len(value) <= MAX_STR:
             return [Tag.STR, value]
         return [Tag.LONG_STR, len(value), _digest(value.encode("utf-8", "surrogatepass")), value[:60]]
@@ -465,6 +486,8 @@ def _kind_of(t: type) -> str:
 
 def _key_item(k: Any) -> list | str:
     """A dict key or set element: its literal when it has one (so tests can assert it), else its type."""
+    if type(k) is str:
+        k = masked(k)
     if _usable_in_key(k) or type(k) in (float, bytes, tuple, frozenset) or k is None:
         literal = encode(k, depth=2)
         if literal is not None and len(repr(literal)) <= MAX_STR:
@@ -475,7 +498,7 @@ def _key_item(k: Any) -> list | str:
 def _usable_in_key(k: Any) -> bool:
     """Small ints and short strings may appear inside an observation key (`['name']`)."""
     t = type(k)
-    return (t is int and -(2**62) < k < 2**62) or (t is str and len(k) <= 40) or t is bool
+    return (t is int and -(2**62) < k < 2**62) or (t is str and len(k) <= 40 and masked(k) == k) or t is bool
 
 
 def _set_leaf(value: Any) -> list:

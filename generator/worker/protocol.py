@@ -131,6 +131,9 @@ class InitRequest(TypedDict):
     units: list[list[str]]  # [module, qualname] of the changed functions: wrapped to detect hits
     lines: dict[str, list[int]]  # absolute file -> changed lines, for coverage
     coverage_path: str | None  # a folder holding only coverage.py, appended if the project has none
+    # [folder, placeholder]: the run's own folders (the checkout, the worker's temporary folder), each
+    # written as its placeholder in every observed string, so that base and head read the same
+    placeholders: NotRequired[list[list[str]]]
     call_timeout: float
     sequence_timeout: float
     memory_mb: int
@@ -186,6 +189,10 @@ class ResultRecord(TypedDict, total=False):
 # ---------------------------------------------------------------- observation keys
 
 EXCEPTION_MARK = "!"
+# What the observer writes in place of the run's own folders inside a string: where the commit is
+# checked out, and the worker's temporary folder (its working folder and $TMPDIR).
+CHECKOUT, TEMPORARY = "<checkout>", "<tmp>"
+FOLDER_PLACEHOLDERS = (CHECKOUT, TEMPORARY)
 RESULT, ARGUMENT = "result", "argument"  # the roles an observed value has in its statement
 StepKind = Literal["attr", "property", "call", "item", "wrap"]
 OBSERVER_STEPS = frozenset({"property", "call", "wrap"})

@@ -70,6 +70,7 @@ CALL = "operator:call"
 # package's `__init__`) that the catalog lists no operation under; reading it only says it is
 # there, so a name head stops exporting is an API change, whatever the object is and wherever
 # it moved.
+_PACKAGE = __name__.rpartition(".")[0]  # the worker package, under whatever name it was loaded
 EXPORT_SUFFIX = "<export>"
 # kinds whose statements call nothing whose signature is known in advance: a value is read, an export
 # looked up, a command line given an argv, a returned callable's signature is its own
@@ -161,9 +162,14 @@ def code_name(func: Any) -> str | None:
             qualname = getattr(function.__code__, "co_qualname", None) or function.__qualname__
     except Exception:  # a __getattr__ of the project's that raises: no name
         return None
-    if not isinstance(module, str) or not isinstance(qualname, str):
+    if not isinstance(module, str) or not isinstance(qualname, str) or _ours(module):
         return None
     return f"{module}:{qualname.split('.<locals>', 1)[0]}"
+
+
+def _ours(module: str) -> bool:
+    """A module of this package's (the worker's tracing or boot code): never the code a target names."""
+    return module == _PACKAGE or module.startswith(_PACKAGE + ".")
 
 
 def _python_function(func: Any) -> Any:
@@ -174,7 +180,7 @@ def _python_function(func: Any) -> Any:
             continue
         function = unwrap_hits(getattr(candidate, "__func__", candidate))  # a bound method: its function
         if not isinstance(function, types.FunctionType):
-            function = type(candidate).__call__  # an object with a __call__ of its own
+            function = unwrap_hits(type(candidate).__call__)  # an object with a __call__ of its own
         if isinstance(function, types.FunctionType):
             return function
     return None

@@ -71,6 +71,7 @@ class Worker:
         # as given (how modules' files are named) and resolved (a symlinked temporary folder)
         observe.PROJECT_ROOTS[:] = sorted({form for root in request["roots"]
                                            for form in (os.path.abspath(root), os.path.realpath(root))})
+        observe.mask_folders(request.get("placeholders", []))
         probe = self.probe = CoverageProbe(request.get("lines", {}), request.get("coverage_path"))
         # Module and class bodies run only here: their changed lines are covered by the import.
         catalog, at_import = probe.measure(lambda: build_catalog(request["modules"]))

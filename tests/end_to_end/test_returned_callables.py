@@ -345,3 +345,38 @@ def test_the_branch_for_a_hook_that_returns_nothing_is_reached(builder: RepoBuil
     found = [d for d in report.differences if d.target == "pkg.hooks:run_hook"]
     assert found, [d.target for d in report.differences]
     assert found[0].reproduced and "lambda *args, **kwargs: None" in found[0].test
+
+
+VALIDATORS = '''\
+import re
+
+
+class Pattern:
+    """A validator made once and called on each value (a form library's style)."""
+
+    def __init__(self, regex: str) -> None:
+        self.regex = regex
+
+    def __call__(self, value: str) -> str:
+        if re.fullmatch(self.regex, value) is None:
+            raise ValueError(f"{value!r} does not match {self.regex!r}")
+        return value
+
+
+def pattern(regex: str) -> Pattern:
+    """The validator of `regex`."""
+    return Pattern(regex)
+'''
+
+
+def test_a_validator_objects_call_is_named_after_the_project_never_the_tracer(builder: RepoBuilder) -> None:
+    """The changed `__call__` runs through the worker's hit wrapper: the finding still names the
+    project's method, and nothing of the worker's tracing appears in what is reported."""
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/validators.py": VALIDATORS},
+            {"pkg/validators.py": VALIDATORS.replace("does not match", "is not matched by")})
+    report = run_analyze(builder, max_sequences=600)
+    assert report.differences
+    for difference in report.differences:
+        assert difference.target == "pkg.validators:Pattern.__call__", difference.target
+        shown = difference.target + difference.test + (difference.pin_head or "")
+        assert "_difforacle" not in shown and "tracer" not in shown and "_wrap_function" not in shown

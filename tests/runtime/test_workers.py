@@ -19,7 +19,7 @@ from support.engine_parts import WORKER_OPTIONS
 
 from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
 from difforacle.generator.runtime.workers import BOOT, Worker, worker_environment
-from difforacle.generator.worker.protocol import PROTOCOL
+from difforacle.generator.worker.protocol import CHECKOUT, PROTOCOL
 
 FORBIDDEN = ("git", "jsonschema", "generator", "bot", "unidiff")
 
@@ -124,12 +124,12 @@ def test_catalog_is_the_projects(worker: Worker) -> None:
 
 
 def test_project_module_named_generator_is_the_projects(worker: Worker) -> None:
-    root = worker.checkout.root
     sequences = [[_call("generator:f")], [_call("generator:path")], [_call("probe:forbidden_now")]]
     results = worker.run(sequences, 0)
     assert results[0].status == "ok"
     assert results[0].observations["0/0"] == ["s", "the project's generator"]
-    assert results[1].observations["0/0"] == ["s", str(root / "generator.py")]
+    # the checkout's own file (the observer writes the checkout's folder as its placeholder)
+    assert results[1].observations["0/0"] == ["s", f"{CHECKOUT}/generator.py"]
     # once the project imports its own `generator`, that is the only one in the worker
     observed = results[2].observations
     assert observed["0/0"] == ["list", 1] and observed["0/0[0]"] == ["s", "generator"]

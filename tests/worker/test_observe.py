@@ -16,6 +16,8 @@ from difforacle.generator.worker.observe import (
     MAX_STR,
     Observer,
     clean_text,
+    exception_leaf,
+    mask_folders,
     primitive_leaf,
 )
 from difforacle.generator.worker.protocol import ObservationKey
@@ -623,3 +625,27 @@ def test_raising_repr_eq_hash_and_private_len_are_observations() -> None:
 
 def test_a_module_name_that_is_no_string_is_never_formatted() -> None:
     assert _hostile_snapshot(OddModule()) == {"0/0": ["T", "?.OddModule"]}
+
+
+@pytest.fixture
+def checkout_folders() -> Any:
+    """The observer told about this run's folders, as a worker is at init; forgotten afterwards."""
+    mask_folders([["/tmp/difforacle-abc/base", "<checkout>"], ["/tmp/difforacle-base-x", "<tmp>"]])
+    yield
+    mask_folders([])
+
+
+def test_the_runs_folders_are_written_as_placeholders(checkout_folders: None) -> None:
+    path = "/tmp/difforacle-abc/base/pkg/assets/"
+    assert primitive_leaf(path) == ["s", "<checkout>/pkg/assets/"]
+    assert primitive_leaf("/tmp/difforacle-base-x/out.txt") == ["s", "<tmp>/out.txt"]
+    assert primitive_leaf("/home/user/pkg/assets/") == ["s", "/home/user/pkg/assets/"]  # not the run's
+    assert exception_leaf(FileNotFoundError(f"no {path}x"))[2] == "no <checkout>/pkg/assets/x"
+    out: dict = {}
+    Observer().snapshot(out, "0/0", {path: 1, "short": 2})
+    assert out["0/0"][2] == [["str", "<checkout>/pkg/assets/"], ["str", "short"]]  # keys listed, masked
+    assert "0/0['short']" in out and not any("difforacle-abc" in key for key in out)
+
+
+def test_without_folders_nothing_is_masked() -> None:
+    assert primitive_leaf("/tmp/difforacle-abc/base/x") == ["s", "/tmp/difforacle-abc/base/x"]
