@@ -194,6 +194,9 @@ def _difference_markdown(difference: dict, inline: bool) -> str:
     if difference.get("reproduced") is False:
         parts.append("**Not reproduced:** pytest did not confirm this test in a fresh process; "
                      "treat with care.")
+    elif "reproduced" in difference and difference["reproduced"] is None:
+        parts.append("**Not checked:** the run's time ran out before pytest could run this test in a fresh "
+                     "process; confirmation showed the difference.")
     parts.append("Regression test (passes on base, fails on head):")
     parts.append(fenced(regression_test(difference), "python"))
     if difference.get("pin_head"):

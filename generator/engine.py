@@ -54,6 +54,8 @@ from .generation.values.constants import Constants, mine_change
 from .options import READING_HISTORY, Options, Progress
 from .planning.deadline import (
     BUILD_TIMEOUT,
+    REPRODUCE_RUN_TIMEOUT,
+    WORKER_QUIT_TIMEOUT,
     WORKER_REQUEST_TIMEOUT,
     WORKER_START_TIMEOUT,
     Deadline,
@@ -106,6 +108,7 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         try:
             _test_change(run)
             reproduced = reproduce(run.found, base, head, options.python,
+                                   run_timeout=deadline.bounded(REPRODUCE_RUN_TIMEOUT),
                                    show_unreproduced=options.show_unreproduced)
         except SetupError:
             raise
@@ -212,7 +215,7 @@ def _test_change(run: _Run) -> None:
     """Catalog, explore, confirm, minimize and render: everything that needs worker processes.
     What they find goes into `run` as soon as it is known."""
     run.progress("importing")
-    worker_options = _worker_options(run.options)
+    worker_options = _worker_options(run.options, run.deadline)
     with WorkerPool(run.changes) as pool:
         explorers = _Explorers(*pool.start((run.base, "base", 0, worker_options),
                                            (run.head, "head", 1, worker_options),
@@ -340,7 +343,7 @@ def _carve(run: _Run) -> Carving:
 def _confirm_and_minimize(run: _Run, exploration: Exploration, pool: WorkerPool, catalog: Catalog,
                           worker_options: WorkerOptions) -> tuple[Confirmation, list[str]]:
     """Confirmation and minimization share a pair of fresh workers (patient ones)."""
-    confirm_options = _confirm_options(worker_options)
+    confirm_options = _confirm_options(worker_options, run.deadline)
     fresh = pool.start((run.base, "base", 2, confirm_options), (run.head, "head", 2, confirm_options))
     floats = run.options.floats
     check = DifferenceCheck(*fresh, floats)
@@ -391,16 +394,19 @@ def _record(report: Report, exploration: Exploration) -> None:
     stats.paths_revisited = paths.revisited
 
 
-def _worker_options(options: Options) -> WorkerOptions:
+def _worker_options(options: Options, deadline: Deadline) -> WorkerOptions:
+    """The exploring workers' timeouts; their start-up never goes past the budget's end."""
     call = options.call_timeout or call_timeout(options.budget)
     return WorkerOptions(options.python, call_timeout=call, sequence_timeout=sequence_timeout(call),
-                         start_timeout=WORKER_START_TIMEOUT, request_timeout=WORKER_REQUEST_TIMEOUT)
+                         start_timeout=deadline.bounded(WORKER_START_TIMEOUT),
+                         request_timeout=WORKER_REQUEST_TIMEOUT, quit_timeout=WORKER_QUIT_TIMEOUT)
 
 
-def _confirm_options(options: WorkerOptions) -> WorkerOptions:
-    """Confirmation's fresh workers are patient (see `confirm_timeouts`)."""
+def _confirm_options(options: WorkerOptions, deadline: Deadline) -> WorkerOptions:
+    """Confirmation's fresh workers are patient (see `confirm_timeouts`), and start within the budget."""
     call, sequence = confirm_timeouts(options.call_timeout)
-    return replace(options, call_timeout=call, sequence_timeout=sequence)
+    return replace(options, call_timeout=call, sequence_timeout=sequence,
+                   start_timeout=deadline.bounded(WORKER_START_TIMEOUT))
 
 
 class _Progress:

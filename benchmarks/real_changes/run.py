@@ -595,7 +595,7 @@ def _called_as(qualname: str) -> str:
 
 
 def change_map(clone: Path, base: str, head: str, repo: Repository) -> ChangeMap:
-    """Changed units from the diff (both sides), then their callers by name over the whole package."""
+    """Changed units from the diff (both sides), then their direct callers by name over the package."""
     indexes: dict[str, dict[str, ModuleIndex]] = {}  # side -> module -> index
     changed: set[Unit] = set()
     names: set[str] = set()
@@ -625,17 +625,11 @@ def change_map(clone: Path, base: str, head: str, repo: Repository) -> ChangeMap
                     if node is not None:
                         names.add(qualname.rsplit(".", 1)[-1])
     related = set(changed)
-    while True:  # callers of callers, by the names they use, until nothing new turns up
-        grown = False
-        for side in indexes.values():
-            for module, index in side.items():
-                for qualname, used in index.references.items():
-                    if (module, qualname) not in related and used & names:
-                        related.add((module, qualname))
-                        names.add(_called_as(qualname))
-                        grown = True
-        if not grown:
-            break
+    for side in indexes.values():  # the direct callers, by the names they use (not callers of callers)
+        for module, index in side.items():
+            for qualname, used in index.references.items():
+                if used & names:
+                    related.add((module, qualname))
     bases: dict[str, set[str]] = {}
     for side in indexes.values():
         for index in side.values():
@@ -701,6 +695,18 @@ def run_difforacle(
     return {**entry, **summarize_report(report, changes)}
 
 
+# A worktree of a run (difforacle checks base and head out as `difforacle-XXXX/base` and `.../head`):
+# a value that holds one differs because of where the commit is checked out, not what it does.
+CHECKOUT_PATH = re.compile(r"difforacle-\w+[/\\](?:base|head)\b")
+
+
+def at_the_change(difference: dict[str, Any], changes: ChangeMap) -> bool:
+    """A difference detects the change: it is no minor one, its target is a changed unit or a direct
+    caller of one, and its values hold no checkout path."""
+    return (not difference.get("minor") and changes.counts(str(difference.get("target", "")))
+            and not CHECKOUT_PATH.search(f"{difference.get('base')} {difference.get('head')}"))
+
+
 def summarize_report(report: dict[str, Any], changes: ChangeMap) -> dict[str, Any]:
     """What the results keep of a report: each difference judged, the coverage, the notes."""
     differences = []
@@ -714,17 +720,17 @@ def summarize_report(report: dict[str, Any], changes: ChangeMap) -> dict[str, An
                 "line": difference.get("line"),
                 "base": clip(str(difference.get("base"))),
                 "head": clip(str(difference.get("head"))),
-                "related": changes.counts(target),
                 "minor": difference.get("severity") == "minor",
             }
         )
+        differences[-1]["related"] = at_the_change(differences[-1], changes)
     coverage = report.get("coverage", {})
     return {
         "status": "ok",
         "differences": differences,
         # a minor difference (only the wording of an exception the project did not raise itself)
         # is what the report calls no behavioural difference: it neither detects nor alarms
-        "related": sum(1 for difference in differences if difference["related"] and not difference["minor"]),
+        "related": sum(1 for difference in differences if difference["related"]),
         "coverage": {
             key: coverage.get(key)
             for key in ("changed_lines", "changed_lines_covered", "uncovered", "sides", "measured_by")
@@ -924,7 +930,7 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
         if kept is not None and kept.is_file():  # the full report: summarize it again
             entry.update(summarize_report(json.loads(kept.read_text()), changes))
         for difference in entry["differences"]:
-            difference["related"] = changes.counts(difference["target"])
+            difference["related"] = at_the_change(difference, changes)
         entry.update(changed=changes.to_json(), related=sum(d["related"] for d in entry["differences"]))
         judge(entry, case)
     save_results(settings.out, results)
@@ -1067,6 +1073,7 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
         "|---|---|---|---|---|",
     ]
     out += [f"| {' | '.join(row)} |" for row in summary_rows(results, cases)]
+    out += ["", _same_runs(results, cases)]
     out += [
         "",
         "| repository | change detected | false alarms (same) | changed lines covered | median s |",
@@ -1119,6 +1126,14 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
                 f"{first[0]['kind']} at {first[0]['target']}" if first else f"exit {entries[case.id]['exit']}"
             )
             out.append(f"- {case.id}: {len(entries[case.id]['differences'])} differences, first {what}")
+    minor_only = [case for case in cases if _minor_only(entries.get(case.id) or {})]
+    if minor_only:
+        out += ["", "Reports with minor differences only (an exception's wording from outside the project; "
+                "neither a detection nor an alarm):", ""]
+        for case in minor_only:
+            first = entries[case.id]["differences"][0]
+            out.append(f"- {case.id} ({case.label}): {len(entries[case.id]['differences'])} minor, first "
+                       f"{first['kind']} at {first['target']}")
     errors = [case for case in cases if (entries.get(case.id) or {}).get("status") == "tool-error"]
     if errors:
         out += ["", "Engine errors (counted as missed, or as quiet on `same` cases):", ""]
@@ -1131,6 +1146,24 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
             for case in bad
         ]
     return "\n".join(out) + "\n"
+
+
+def _minor_only(entry: dict[str, Any]) -> bool:
+    differences = entry.get("differences") or []
+    return entry.get("status") == "ok" and bool(differences) and all(d.get("minor") for d in differences)
+
+
+def _same_runs(results: dict[str, Any], cases: list[Case]) -> str:
+    """How many `same` runs ran their changed lines: a quiet run that ran none of them says little."""
+    same = [results["cases"][case.id] for case in cases if case.label == "same"
+            and (results["cases"].get(case.id) or {}).get("status") == "ok"]
+    measured = [entry for entry in same if _measured(entry)]
+    some = sum(1 for entry in measured if entry["coverage"].get("changed_lines_covered"))
+    every = sum(1 for entry in measured
+                if entry["coverage"].get("changed_lines_covered") == entry["coverage"].get("changed_lines"))
+    return (f"`same` runs that ran their changed lines: {some} of {len(same)} ran some ({every} every one; "
+            f"{len(same) - len(measured)} not measured); {sum(map(_minor_only, same))} held minor "
+            "differences only.")
 
 
 def _reach(entry: dict[str, Any]) -> str:

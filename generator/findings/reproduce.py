@@ -57,6 +57,7 @@ class SuggestedTests:
 class Reproduction:
     reproduced: bool
     detail: str  # what happened, or why the finding did not reproduce
+    checked: bool = True  # False: the check ran out of time before it could tell
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class _CommitRun:
 
     outcomes: dict[str, _Outcome] = field(default_factory=dict)
     problem: str | None = None
+    out_of_time: bool = False  # stopped by the run's time limit: the findings are not judged
 
 
 def check_reproduction(tests: Sequence[SuggestedTests], base: Checkout, head: Checkout, python: str, *,
@@ -113,17 +115,24 @@ class Reproduced:
 
 
 def reproduce(differences: list[Difference], base: Checkout, head: Checkout, python: str, *,
-              show_unreproduced: bool = False) -> Reproduced:
+              run_timeout: float = REPRODUCE_RUN_TIMEOUT, show_unreproduced: bool = False) -> Reproduced:
     """Run both flavours of each difference's test with pytest on both commits; keep what reproduces
-    (and, with `show_unreproduced`, the rest, marked `reproduced: false`)."""
+    (and, with `show_unreproduced`, the rest, marked `reproduced: false`). When the check runs out of
+    `run_timeout` (what the budget has left), the confirmed differences are kept, unchecked
+    (`reproduced: null`): the budget's end must not hide what confirmation showed."""
     if not differences:
         return Reproduced([])
     suggested = {f"d{n}": SuggestedTests(f"d{n}", d.test, d.pin_head)
                  for n, d in enumerate(differences, 1) if d.test != UNPINNABLE}
-    results = check_reproduction(list(suggested.values()), base, head, python)
-    kept, hidden = [], 0
+    results = check_reproduction(list(suggested.values()), base, head, python, run_timeout=run_timeout)
+    kept, hidden, unchecked = [], 0, 0
     for number, difference in enumerate(differences, 1):
         result = results.get(f"d{number}")
+        if result is not None and not result.checked:
+            difference.reproduced = None
+            unchecked += 1
+            kept.append(difference)
+            continue
         difference.reproduced = result is not None and result.reproduced
         if difference.reproduced or show_unreproduced:
             kept.append(difference)
@@ -131,6 +140,9 @@ def reproduce(differences: list[Difference], base: Checkout, head: Checkout, pyt
             hidden += 1
     notes = [f"{hidden} confirmed difference(s) hidden: their suggested test did not reproduce them "
              "under pytest in a fresh process (--show-unreproduced reports them)."] if hidden else []
+    if unchecked:
+        notes.append(f"{unchecked} confirmed difference(s) were not checked by pytest: the run's time ran "
+                     "out first (they are reported unchecked).")
     return Reproduced(kept, notes)
 
 
@@ -200,7 +212,7 @@ def _run_pytest(side: str, checkout: Checkout, modules: Mapping[str, str], pytho
             process.kill()
             process.wait()
             return _CommitRun(problem=f"the pytest run on {side} did not finish within {run_timeout:g} s "
-                                      "and was stopped")
+                                      "and was stopped", out_of_time=True)
         if not report.exists():
             return _CommitRun(problem=f"pytest on {side} ended without a report "
                                       f"({_exit_description(status)}): {_last_line(output)}")
@@ -284,7 +296,8 @@ def _judge(test: SuggestedTests, runs: Mapping[str, _CommitRun]) -> Reproduction
             if outcome.status != expected:
                 problems.append(_mismatch(kind, side, expected, outcome))
     if problems:
-        return Reproduction(False, "not reproduced: " + "; ".join(dict.fromkeys(problems)))
+        checked = not any(run.out_of_time for run in runs.values())
+        return Reproduction(False, "not reproduced: " + "; ".join(dict.fromkeys(problems)), checked)
     failure = runs["head"].outcomes[_stem(test.name, "pin_base")].message
     detail = "pin_base passed on base and failed on head" + (f" ({failure})" if failure else "")
     if test.pin_head is None:

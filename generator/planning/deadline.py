@@ -37,6 +37,8 @@ CONFIRM_CALL_TIMEOUT = 2.0  # confirmation waits at least this long (and 4 call 
 CONFIRM_SEQUENCE_TIMEOUT = 4.0  # ... and this long for a sequence: a slow call on a loaded machine is no hang
 WORKER_START_TIMEOUT = 120.0  # for a worker to import the changed modules and list the catalog
 WORKER_REQUEST_TIMEOUT = 60.0  # for a request, plus the per-sequence watchdog of each of its sequences
+WORKER_QUIT_TIMEOUT = 5.0  # for a worker to end when asked, before it is killed
+OVERRUN_LIMIT = 10.0  # no phase of a run bound by time goes past its budget by more than this
 BUILD_TIMEOUT = 600.0  # per command that builds compiled extensions: a Rust crate's first build takes minutes
 CARVE_TEST_TIMEOUT = 2.0  # per test run to carve: a slow test is cut, the others still run
 REPRODUCIBLE_CARVE_SECONDS = 120.0  # a reproducible run's bound on carving, which otherwise has no time limit
@@ -125,6 +127,18 @@ class Deadline:
         the report, would depend on the machine's speed)."""
         seconds = self.budget * share
         return max(seconds, REPRODUCIBLE_CARVE_SECONDS) if self.reproducible else seconds
+
+    def seconds_to_end(self) -> float | None:
+        """What a phase may still take: the budget and OVERRUN_LIMIT past it, less what went (at
+        least a second); None in a reproducible run, which is bound by counts, not by time."""
+        if self.reproducible:
+            return None
+        return max(1.0, self.budget + OVERRUN_LIMIT - self.elapsed())
+
+    def bounded(self, timeout: float) -> float:
+        """`timeout`, but never past OVERRUN_LIMIT after the budget in a run bound by time."""
+        left = self.seconds_to_end()
+        return timeout if left is None else min(timeout, left)
 
     def side_seconds(self, share: float) -> float | None:
         """Seconds for a side task of exploring (`share` of the budget, never the reserve of the later

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,13 +27,29 @@ from typing import Any
 from ..changes.model import ChangeSet, Checkout
 from ..errors import SetupError
 from ..runtime.sequence import CallSequence
-from ..worker.protocol import CHECKOUT, PROTOCOL, TEMPORARY, ExecutedLines, RunRequest, SequenceResult
+from ..worker.protocol import (
+    CHECKOUT,
+    DUMP_SIGNAL,
+    PROTOCOL,
+    TEMPORARY,
+    ExecutedLines,
+    RunRequest,
+    SequenceResult,
+)
 
 BOOT = Path(__file__).parents[1] / "worker" / "boot.py"
 
 
 class WorkerError(RuntimeError):
     """The worker process died or answered with an error."""
+
+
+class WorkerTimeout(WorkerError):
+    """The worker did not answer in time; `stacks` is where its threads were when it was stopped."""
+
+    def __init__(self, message: str, stacks: str) -> None:
+        super().__init__(message)
+        self.stacks = stacks
 
 
 @dataclass(frozen=True)
@@ -44,6 +62,7 @@ class WorkerOptions:
     sequence_timeout: float  # a sequence that runs longer hangs
     start_timeout: float  # for importing the changed modules and listing the catalog
     request_timeout: float  # for a request, plus `sequence_timeout` per sequence in it
+    quit_timeout: float  # for ending when asked, before it is killed
     memory_mb: int = 2048
 
 
@@ -55,6 +74,7 @@ class Worker:
         self.checkout = checkout
         self.side = side
         self.hash_seed = hash_seed
+        self.quit_timeout = options.quit_timeout
         self._tmp = tempfile.mkdtemp(prefix=f"difforacle-{side}-")
         self._stderr = open(Path(self._tmp) / "worker.stderr", "w+b")  # noqa: SIM115 - closed in close()
         env = worker_environment(checkout, hash_seed, self._tmp)
@@ -82,6 +102,10 @@ class Worker:
         except SetupError:
             self.close()
             raise
+        except WorkerTimeout as exc:
+            self.close()
+            hang = _import_hang(side, checkout, options.start_timeout, exc.stacks)
+            raise SetupError(hang) from None
         except WorkerError as exc:
             exited = self._process.poll()
             detail = self._stderr_tail().splitlines()[-1]
@@ -90,9 +114,11 @@ class Worker:
                 raise SetupError(f"{options.python} could not run the difforacle worker (exit status "
                                  f"{exited}); pass --python with a Python 3.11+ interpreter that can "
                                  "import the project") from None
+            last = str(exc).splitlines()[-1]
+            advice = ("; pass --python with an interpreter that has the project's dependencies"
+                      if _missing_module(last) else "")
             raise SetupError(f"the {side} commit's code could not be imported with {options.python}: "
-                             f"{str(exc).splitlines()[-1]}; pass --python with an interpreter that has the "
-                             "project's dependencies") from None
+                             f"{last}{advice}") from None
         self.catalog: dict = reply["catalog"]
         self.unwrapped: list[str] = reply.get("unwrapped", [])  # changed units without hit detection
         self.at_import = ExecutedLines.from_json(reply.get("at_import", {}))  # what the imports ran
@@ -118,8 +144,9 @@ class Worker:
         except (BrokenPipeError, OSError) as exc:
             raise WorkerError(f"{self.side} worker is gone ({exc}): {self._stderr_tail()}") from None
         except queue.Empty:
+            stacks = self._stacks()
             self._process.kill()
-            raise WorkerError(f"{self.side} worker did not answer within {timeout:g} s") from None
+            raise WorkerTimeout(f"{self.side} worker did not answer within {timeout:g} s", stacks) from None
         if not line:
             raise WorkerError(f"{self.side} worker exited: {self._stderr_tail()}")
         reply = json.loads(line)
@@ -149,19 +176,43 @@ class Worker:
         reply = self.request(dict(request), timeout=timeout)
         return [SequenceResult.from_json(record) for record in reply["results"]]
 
+    def ask_to_quit(self) -> None:
+        """Send `quit` without waiting for the worker to end (`close` waits)."""
+        process = getattr(self, "_process", None)
+        if process is not None and process.poll() is None and process.stdin and not process.stdin.closed:
+            try:
+                process.stdin.write(b'{"cmd": "quit"}\n')
+                process.stdin.close()
+            except OSError:
+                pass
+
     def close(self) -> None:
         process = getattr(self, "_process", None)
         if process is not None and process.poll() is None:
+            self.ask_to_quit()
             try:
-                assert process.stdin
-                process.stdin.write(b'{"cmd": "quit"}\n')
-                process.stdin.close()
-                process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
+                process.wait(timeout=self.quit_timeout)
+            except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
         self._stderr.close()
         shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def _stacks(self) -> str:
+        """Every thread's stack, as the worker writes it when asked (faulthandler), or ""."""
+        self._stderr.flush()
+        start = self._stderr.seek(0, os.SEEK_END)
+        try:
+            os.kill(self._process.pid, DUMP_SIGNAL)
+        except OSError:
+            return ""
+        for _ in range(20):  # the dump is written by the interpreter between two bytecodes
+            time.sleep(0.05)
+            self._stderr.seek(start)
+            written = self._stderr.read().decode("utf-8", "replace")
+            if "most recent call first" in written and written.endswith("\n"):
+                return written
+        return ""
 
     def _stderr_tail(self) -> str:
         self._stderr.flush()
@@ -196,6 +247,10 @@ class WorkerPool:
             return [future.result() for future in futures]
 
     def close(self) -> None:
+        """Every worker told to quit at once, then waited for: one busy worker's seconds are not
+        paid once per worker."""
+        for worker in self.workers:
+            worker.ask_to_quit()
         for worker in self.workers:
             worker.close()
 
@@ -204,6 +259,42 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _missing_module(error: str) -> bool:
+    """The worker's error says a module is missing: the interpreter lacks a dependency."""
+    return error.startswith(("ModuleNotFoundError", "ImportError"))
+
+
+def _import_hang(side: str, checkout: Checkout, timeout: float, stacks: str) -> str:
+    """What a worker that did not finish importing was doing: the module it was importing and the
+    innermost line of the project's it was at (from its threads' stacks), never a guess."""
+    frames = _main_thread_frames(stacks)
+    root = str(checkout.root) + os.sep
+    project = [(file, line, function) for file, line, function in frames if file.startswith(root)]
+    message = f"the {side} worker did not finish importing the changed modules within {timeout:.0f} s"
+    if not project:
+        return (f"{message} (it did not say where it was); the run stopped there. A module that waits when "
+                "imported (on the network, a lock, input) cannot be tested this way")
+    file, line, function = project[0]
+    relative = file.removeprefix(root)
+    importing = next((f.removeprefix(root) for f, _, fn in project if fn == "<module>"), relative)
+    where = f"{relative}:{line} in {function}"
+    if frames[0][0] != file:
+        inner_file, inner_line, inner_function = frames[0]
+        where += f", waiting in {Path(inner_file).name}:{inner_line} ({inner_function})"
+    return (f"{message}: it was importing {importing}, at {where}; the run stopped there. A module that "
+            "waits when imported (on the network, a lock, input) cannot be tested this way")
+
+
+def _main_thread_frames(stacks: str) -> list[tuple[str, int, str]]:
+    """(file, line, function) of the thread that handled the dump (the main one), innermost first."""
+    blocks = stacks.split("\n\n")
+    current = next((block for block in blocks if block.lstrip().startswith("Current thread")), "")
+    frames = []
+    for match in re.finditer(r'File "([^"]+)", line (\d+) in (\S+)', current):
+        frames.append((match.group(1), int(match.group(2)), match.group(3)))
+    return frames
 
 
 def placeholders(checkout: Checkout, tmp: str) -> list[list[str]]:

@@ -36,11 +36,13 @@ from __future__ import annotations
 import ast
 import enum
 import re
+import signal
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal, NotRequired, TypedDict
 
 PROTOCOL = "difforacle.worker/1"
+DUMP_SIGNAL = signal.SIGUSR1  # the worker writes every thread's stack to its stderr (faulthandler)
 
 Leaf = list  # a JSON list led by a tag (`Tag`): ["i", 3], ["s", "a"], ["E", type, message, module], ...
 Arg = dict  # {"ref": index of an earlier statement} | {"lit": literal}: see the module docstring

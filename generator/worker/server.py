@@ -7,6 +7,7 @@ Any failure of the worker itself answers {"ok": false, "error": "..."}. Standard
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import sys
@@ -18,7 +19,7 @@ from .execute import SequenceRunner
 from .introspect import build_catalog
 from .observe import Observer
 from .probe import CoverageProbe
-from .protocol import PROTOCOL, InitReply, InitRequest, RunRequest
+from .protocol import DUMP_SIGNAL, PROTOCOL, InitReply, InitRequest, RunRequest
 from .resolve import Resolver
 from .sandbox import ChildHooks, ForkRunner, run_folders
 from .tracer import ChangeTracer, install_hit_wrappers
@@ -132,6 +133,8 @@ class Worker:
 def serve() -> None:
     """Keep the protocol channel private: the project's prints go to /dev/null, not to the host."""
     writable = run_folders()  # before the project's imports can move them
+    # the host asks, before it stops a worker that does not answer, where each thread is
+    faulthandler.register(DUMP_SIGNAL, file=sys.__stderr__, all_threads=True)
     out_fd = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)

@@ -37,6 +37,10 @@ def quadruple(x):
     return double(double(x))
 
 
+def octuple(x):
+    return quadruple(x) * 2
+
+
 def unrelated(x):
     return x
 """
@@ -255,6 +259,7 @@ def test_detection_rule_changed_units_and_callers(tmp_path: Path, tiny: dict) ->
     assert changes.changed == {("tiny", "double")}
     assert changes.counts("tiny:double")  # the changed unit
     assert changes.counts("tiny:quadruple")  # its caller
+    assert not changes.counts("tiny:octuple")  # a caller's caller: not at the change (any unit would be)
     assert not changes.counts("tiny:unrelated")
     assert not changes.counts("other:double")
     assert changes.counts("tiny:<module>")  # importing the module runs the changed code
@@ -513,6 +518,29 @@ class _Related:
     @staticmethod
     def counts(target: str) -> bool:
         return True
+
+
+def test_a_value_that_holds_a_checkout_path_never_detects() -> None:
+    """The worktrees' folders differ between base and head: such a value shows where the commits are
+    checked out, not what the change does."""
+    path = {"kind": "return", "target": "pkg.m:f", "severity": "major",
+            "base": "'/tmp/difforacle-ab12/base/pkg/assets/'",
+            "head": "'/tmp/difforacle-ab12/head/pkg/assets/'"}
+    entry = {"exit": 1, **bench.summarize_report({"differences": [path], "coverage": {}, "stats": {},
+                                                  "notes": []}, _Related())}
+    bench.judge(entry, bench.Case("c", "o/r", "0" * 40, "change", "note"))
+    assert entry["detected"] is False and entry["related"] == 0
+
+
+def test_rejudge_ignores_minor_differences_as_the_first_pass_does(tmp_path: Path, tiny: dict) -> None:
+    commits = tiny["commits"]
+    _run(tmp_path, tiny, {commits["change"]: [{**_difference("tiny:double"), "severity": "minor"}]},
+         "--only", "tiny-change")
+    code, results = _run(tmp_path, tiny, {}, "--rejudge")
+    change = results["cases"]["tiny-change"]
+    assert code == 0 and change["detected"] is False and change["related"] == 0
+    table = (tmp_path / "results.md").read_text()
+    assert "- tiny-change (change): 1 minor, first return at tiny:double" in table  # listed apart
 
 
 def test_a_minor_difference_neither_detects_nor_alarms() -> None:

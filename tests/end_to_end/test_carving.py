@@ -168,9 +168,24 @@ def test_tests_that_do_not_collect_cost_a_note(builder: RepoBuilder) -> None:
     make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST, "tests/conftest.py": conftest},
             {"parts/codes.py": CODES_BROKEN})
     report = run_analyze(builder, budget=20.0, max_sequences=50)
-    assert "None of the 1 test file(s) run on base for carving ran a test (they did not collect): nothing " \
-           "was carved from them." in report.notes
+    assert ("None of the 1 test file(s) run on base for carving ran a test (pytest could not collect them: "
+            "tests/test_codes.py - FileNotFoundError: a missing submodule): nothing was carved from them."
+            in report.notes), report.notes
     assert report.stats.carved == 0
+
+
+def test_the_nearest_tests_run_before_a_long_collection_of_the_others(builder: RepoBuilder) -> None:
+    """pytest collects a run's every file before its first test: six other test files whose imports
+    take 1.5 s each would spend the whole share. The nearest file runs alone first."""
+    slow = "import time\n\nimport parts.codes\n\ntime.sleep(1.5)\n\n\ndef test_nothing():\n    pass\n"
+    others = {f"tests/test_a{n}.py": slow for n in range(6)}
+    make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST, **others}, {"parts/codes.py": CODES_BROKEN})
+    repo = open_repo(builder.root)
+    with checkouts(repo, "main", "feature") as (base, head):
+        changes = compute_changes(repo, repo.git.rev_parse("main"), repo.git.rev_parse("feature"), base, head)
+        assert importing_test_files(base.root, list(changes.modules))[0] == "tests/test_codes.py"  # nearest
+        carving = carve(changes, base, head, Options().python, 6.0)
+    assert carving.tests >= 1 and carving.sequences, carving.notes
 
 
 def test_a_project_whose_tests_do_not_start_costs_a_note(builder: RepoBuilder) -> None:

@@ -13,10 +13,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from support.command_line import FAST, MOD_BASE, convert_pr, run_cli
+from support.command_line import FAST, MOD_BASE, assert_one_line_error, convert_pr, run_cli
 from support.repos import RepoBuilder, export_commit, make_pr
 
 from difforacle.bot import cli
@@ -191,3 +192,34 @@ def test_demo_reports_the_hour_regression(tmp_path: Path) -> None:
     base, head = int(parse[0]["base"]), int(parse[0]["head"])
     assert head > base and (head - base) % 60 == 0, (base, head)  # 60 seconds more per hour: 3600 -> 3660
     assert f"### {parse[0]['id']} return: `durations.parse:parse_duration`" in result.stdout
+
+
+SLOW_IMPORT = '''\
+import time
+
+
+def wait_for_server() -> None:
+    time.sleep(600)  # a service that is not there: the import never ends
+
+
+wait_for_server()
+
+
+def f(x: int) -> int:
+    return x
+'''
+
+
+def test_an_import_that_hangs_stops_within_the_budget_and_says_where(builder: RepoBuilder) -> None:
+    """The run ends within its budget plus ten seconds, saying which module's import was waiting and
+    at which of its lines; it blames no interpreter (nothing shows one is missing anything)."""
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/slow.py": SLOW_IMPORT},
+            {"pkg/slow.py": SLOW_IMPORT.replace("return x", "return x + 1")})
+    started = time.monotonic()
+    result = run_cli("diff", "--repo", str(builder.root), "--base", "main", "--head", "feature",
+                     "--budget", "8", "--quiet", timeout=90)
+    took = time.monotonic() - started
+    message = assert_one_line_error(result, "did not finish importing the changed modules within",
+                                    "it was importing pkg/slow.py, at pkg/slow.py:5 in wait_for_server")
+    assert "--python" not in message and "dependencies" not in message
+    assert took < 8 + 10 + 5, took  # budget, the overrun allowed, and starting Python and git

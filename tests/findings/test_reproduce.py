@@ -16,11 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.report_samples import sample_difference
 from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.changes.checkout import checkouts
 from difforacle.generator.changes.model import Checkout
-from difforacle.generator.findings.reproduce import Reproduction, SuggestedTests, check_reproduction
+from difforacle.generator.findings.reproduce import (
+    Reproduction,
+    SuggestedTests,
+    check_reproduction,
+    reproduce,
+)
 
 BASE = "def seconds(hours):\n    return hours * 3600\n\n\ndef name():\n    return 'same'\n"
 HEAD = BASE.replace("3600", "3660")
@@ -225,7 +231,16 @@ def test_run_timeout_stops_the_whole_run(pr: tuple[Checkout, Checkout]) -> None:
     assert time.monotonic() - start < 5
     assert results["hang"] == Reproduction(
         False, "not reproduced: the pytest run on base did not finish within 1 s and was stopped; "
-               "the pytest run on head did not finish within 1 s and was stopped")
+               "the pytest run on head did not finish within 1 s and was stopped", checked=False)
+
+
+def test_a_check_out_of_time_keeps_its_findings_unchecked(pr: tuple[Checkout, Checkout]) -> None:
+    """The budget's end must not hide what confirmation showed: unchecked, not hidden."""
+    hanging = sample_difference(1, test=_module("time.sleep(60)", "import time\n"), pin_head=None)
+    reproduced = reproduce([hanging], *pr, sys.executable, run_timeout=1.0)
+    assert reproduced.differences == [hanging] and hanging.reproduced is None
+    assert reproduced.notes == ["1 confirmed difference(s) were not checked by pytest: the run's time ran "
+                                "out first (they are reported unchecked)."]
 
 
 def test_interpreter_without_pytest_uses_difforacles_appended_after_the_project(

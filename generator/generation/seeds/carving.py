@@ -10,6 +10,11 @@ enter exploration as its first batches (run, pooled, replayed on both commits, c
 minimized and rendered like generated ones), with the prefixes that end in an object a later
 call uses, so that those objects enter the pools. A project without tests, or whose tests do
 not start, costs a note, never the run.
+
+pytest collects every file of a run before it runs a test, and a large suite's collection can take
+all of carving's share: the files run in batches, the nearest file (the one named after a changed
+module) alone first. A side whose tests ran no test says why in its note: the error pytest gave
+while collecting, or the share spent collecting.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from ...runtime.sequence import CallSequence, references
 from ...runtime.workers import worker_environment
 
 MAX_TEST_FILES = 200  # per side: the nearest tests of a huge suite are enough
+BATCH_FILES = 4  # test files per pytest run after the first file's own run
 SKIPPED_FOLDERS = frozenset({".git", ".tox", ".nox", "node_modules", "build", "dist", "venv", ".venv",
                              "site-packages", "__pycache__"})
 
@@ -62,16 +68,15 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         if not files or left <= 1.0:
             continue
         recorded = _record(side, checkout, files, modules, python, left, test_timeout)
-        if isinstance(recorded, str):
-            carving.notes.append(recorded)
+        if recorded.problem is not None:
+            carving.notes.append(recorded.problem)
             continue
-        sequences, counts = recorded
-        if not counts.get("tests"):
+        if not recorded.tests:
             carving.notes.append(f"None of the {len(files)} test file(s) run on {side} for carving ran a "
-                                 "test (they did not collect): nothing was carved from them.")
+                                 f"test ({recorded.why_none()}): nothing was carved from them.")
         carving.test_files += len(files)
-        carving.tests += counts.get("tests", 0)
-        carving.sequences += sequences
+        carving.tests += recorded.tests
+        carving.sequences += recorded.sequences
     carving.sequences = with_object_prefixes(carving.sequences)
     carving.seconds = time.monotonic() - started
     if not carving.test_files and not carving.notes:
@@ -127,40 +132,113 @@ def _imports(path: Path, wanted: set[str]) -> bool:
     return False
 
 
+@dataclass
+class _Recorded:
+    """What one side's pytest runs recorded, and what they said when they ran no test."""
+
+    sequences: list[CallSequence] = field(default_factory=list)
+    tests: int = 0
+    collection_error: str | None = None  # pytest's first collection error, as its summary gives it
+    collecting_seconds: float | None = None  # a run stopped by the time limit before it ran a test
+    problem: str | None = None  # the tests could not run at all
+
+    def why_none(self) -> str:
+        if self.collection_error:
+            return f"pytest could not collect them: {self.collection_error}"
+        if self.collecting_seconds is not None:
+            return f"collecting them took the {self.collecting_seconds:.0f} s carving had left"
+        return "they collected none"
+
+
 def _record(side: str, checkout: Checkout, files: list[str], modules: list[str], python: str,
-            seconds: float, test_timeout: float) -> tuple[list[CallSequence], dict] | str:
-    """The sequences and counts of one pytest run of `files` in `checkout`, or a note saying why none."""
+            seconds: float, test_timeout: float) -> _Recorded:
+    """The sequences and counts of the pytest runs of `files` in `checkout`, in batches (the first
+    file alone), until `seconds` have passed."""
+    started = time.monotonic()
+    recorded = _Recorded()
     tmp = Path(tempfile.mkdtemp(prefix=f"difforacle-carve-{side}-")).resolve()
     try:
-        fallback, scratch, out = tmp / "pytest", tmp / "scratch", tmp / "carved.jsonl"
+        fallback, scratch = tmp / "pytest", tmp / "scratch"
         fallback.mkdir()
         scratch.mkdir()
         link_pytest(fallback)
-        options = {"test_timeout": test_timeout, "memory_mb": 2048, "cpu_seconds": math.ceil(seconds) + 5,
-                   "carve": {"modules": modules, "out": str(out)}}
         env = {k: v for k, v in worker_environment(checkout, 0, str(scratch)).items()
                if not k.startswith("PYTEST")}
         env.update({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", FALLBACK_VARIABLE: str(fallback)})
-        command = [python, str(PYTEST_BOOT), json.dumps(options), "-p", "no:cacheprovider", "-q",
-                   "-o", "addopts=", "--rootdir", str(checkout.root), "--continue-on-collection-errors",
-                   "--disable-warnings", "--tb=no", "-p", "no:randomly", *files]
-        try:
-            subprocess.run(command, cwd=checkout.root, env=env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds)
-        except subprocess.TimeoutExpired:
-            pass  # what was recorded by then is kept (the recorder flushes each sequence)
-        except OSError as exc:
-            return f"The project's tests could not run on {side} for carving: {exc.strerror or exc}."
-        return _read(out, side)
+        for number, batch in enumerate(_batches(files)):
+            left = seconds - (time.monotonic() - started)
+            if left <= 1.0:
+                break
+            out, log = tmp / f"carved-{number}.jsonl", tmp / f"pytest-{number}.log"
+            options = {"test_timeout": test_timeout, "memory_mb": 2048, "cpu_seconds": math.ceil(left) + 5,
+                       "carve": {"modules": modules, "out": str(out)}}
+            command = [python, str(PYTEST_BOOT), json.dumps(options), "-p", "no:cacheprovider", "-q",
+                       "-o", "addopts=", "--rootdir", str(checkout.root), "--continue-on-collection-errors",
+                       "--disable-warnings", "--tb=no", "-p", "no:randomly", *batch]
+            timed_out = False
+            try:
+                with log.open("wb") as output:
+                    subprocess.run(command, cwd=checkout.root, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=output, stderr=subprocess.STDOUT, timeout=left)
+            except subprocess.TimeoutExpired:
+                timed_out = True  # what was recorded by then is kept (the recorder flushes each sequence)
+            except OSError as exc:
+                recorded.problem = (f"The project's tests could not run on {side} for carving: "
+                                    f"{exc.strerror or exc}.")
+                return recorded
+            if not out.exists() and not timed_out:  # the recorder never started: pytest did not
+                recorded.problem = (f"The project's tests did not start on {side} ({_last_line(log)}): "
+                                    "nothing was carved from them.")
+                return recorded
+            sequences, counts = _read(out)
+            recorded.sequences += sequences
+            recorded.tests += counts.get("tests", 0)
+            if not counts.get("tests"):
+                recorded.collection_error = recorded.collection_error or _collection_error(log, checkout)
+                if timed_out:
+                    recorded.collecting_seconds = left
+        return recorded
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _read(out: Path, side: str) -> tuple[list[CallSequence], dict] | str:
+def _batches(files: list[str]) -> list[list[str]]:
+    """The first (nearest) file alone, then the others BATCH_FILES at a time."""
+    rest = files[1:]
+    return [files[:1], *(rest[i:i + BATCH_FILES] for i in range(0, len(rest), BATCH_FILES))]
+
+
+def _last_line(log: Path) -> str:
+    """The last line a run printed (why it stopped), cut to a readable length."""
+    try:
+        lines = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+                 if line.strip()]
+    except OSError:
+        return "it printed nothing"
+    last = lines[-1].strip() if lines else "it printed nothing"
+    return last if len(last) <= 200 else last[:197] + "..."
+
+
+def _collection_error(log: Path, checkout: Checkout) -> str | None:
+    """pytest's first `ERROR path - Exception: message` line of its short summary, without the
+    checkout's folder (its paths read as the repository's)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("ERROR "):
+            found = line.removeprefix("ERROR ").replace(str(checkout.root) + os.sep, "")
+            return found if len(found) <= 300 else found[:297] + "..."
+    return None
+
+
+def _read(out: Path) -> tuple[list[CallSequence], dict]:
+    """The sequences and the counts a run's recorder wrote (none when it never started)."""
     try:
         lines = out.read_text(encoding="utf-8").splitlines()
     except OSError:
-        return f"The project's tests did not start on {side}: nothing was carved from them."
+        return [], {}
     sequences, counts = [], {}
     for line in lines:
         try:
