@@ -249,9 +249,12 @@ def test_a_call_renders_as_a_call_of_the_variable() -> None:
 
 
 def _run(builder: RepoBuilder, before: str, after: str, components: Components = ON,
-         sequences: int = 300):
+         sequences: int = 300, seeds: range = range(1)):
+    """The report of one seed, or, over several, the list of each seed's report."""
     make_pr(builder, {"pkg/__init__.py": "", "pkg/core.py": before}, {"pkg/core.py": after})
-    return run_analyze(builder, max_sequences=sequences, components=components)
+    reports = [run_analyze(builder, max_sequences=sequences, components=components, seed=seed)
+               for seed in seeds]
+    return reports[0] if len(reports) == 1 else reports
 
 
 def _found(report, target: str) -> list:
@@ -304,13 +307,17 @@ CACHED_PER_OBJECT = CACHEDMETHOD.replace("            key = args\n", "          
 @pytest.mark.slow
 @pytest.mark.parametrize("components", [ON, OFF], ids=["on", "off"])
 def test_a_method_cache_decorator_whose_wrapper_changed(builder: RepoBuilder, components: Components) -> None:
-    report = _run(builder, CACHEDMETHOD, CACHED_PER_OBJECT, components, sequences=400)
-    found = [d for d in report.differences if d.target == "pkg.core:cachedmethod"]
+    # Two objects must share one store and call with equal arguments: a draw most seeds make within
+    # 400 sequences, not every one, so the claim is over six seeds (without callables, none).
+    reports = _run(builder, CACHEDMETHOD, CACHED_PER_OBJECT, components, sequences=400, seeds=range(6))
+    found = [[d for d in report.differences if d.target == "pkg.core:cachedmethod"] for report in reports]
     if components == OFF:
-        assert not found and not report.coverage.changed_lines_covered  # the wrapper never ran
+        assert not any(found) and not any(r.coverage.changed_lines_covered for r in reports)  # never ran
         return
-    assert found and all(d.reproduced for d in found)
-    assert "function = cachedmethod(lambda *args, _value={}, **kwargs: _value)" in found[0].test
+    assert sum(bool(differences) for differences in found) >= 4
+    assert all(d.reproduced for differences in found for d in differences)
+    assert all("function = cachedmethod(lambda *args, _value={}, **kwargs: _value)" in d.test
+               for differences in found for d in differences)
 
 
 def test_the_command_line_switches_the_component_off() -> None:
