@@ -2,8 +2,9 @@
 `action` (a GitHub Actions step) and `app` (the GitHub App's server and workers).
 
 `diff` and `risk` read `[tool.difforacle]` from the repository's pyproject.toml (or `--config
-FILE`); their flags override it. Exit status: 0 no behavioural difference (minor differences at
-most: an exception's wording from outside the project), 1 differences found, 2 usage or setup
+FILE`); their flags override it. Exit status: 0 no behavioural difference (at most minor ones, an
+exception's wording from outside the project, or ones only an input outside the declared types
+shows), 1 differences found, 2 usage or setup
 error (one line on stderr saying what to do, never a traceback) or internal error (one line too;
 the traceback before it with DIFFORACLE_DEBUG=1). A run that fails once exploring has begun still
 writes its partial report, marked as such.
@@ -44,6 +45,7 @@ from .app.model import AppError
 from .config import Config, ConfigError, load_config, load_config_file, run_options
 from .markdown import render_markdown
 from .progress import ProgressFile, ProgressPrinter
+from .report_facts import behavioural
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
 DEMO_BUDGET = 20.0
@@ -202,8 +204,7 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Con
     if printer is not None:
         printer.summary(report)
     _write_outputs(report, args)
-    behavioural = [d for d in report.differences if d.severity != "minor"]  # minor ones exit 0
-    return EXIT_DIFFERENT if behavioural else EXIT_SAME
+    return EXIT_DIFFERENT if behavioural(report_to_json(report)) else EXIT_SAME  # what counts, as the bot
 
 
 def _write_partial(report: Report, args: argparse.Namespace) -> str:

@@ -16,11 +16,20 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
-from .report_facts import checked_lines, coverage_measured, is_minor, is_regression
+from .report_facts import (
+    checked_lines,
+    counts,
+    coverage_measured,
+    is_minor,
+    is_outside_declared_types,
+    is_regression,
+)
 
 VALUE_LIMIT = 200  # characters of a base/head value shown
 MINOR_SECTION = ("### Minor differences\n\nOnly the message of an exception raised by the standard library "
                  "or a dependency differs (`fail-on: regression` ignores these).")
+OUTSIDE_SECTION = ("### Outside the declared types\n\nOnly an input that its operation's declared types rule "
+                   "out (such as `None` for a `str`) shows these; they fail no check.")
 UNCOVERED_CAVEAT = "no difference there means *not tested*, not *unchanged*"
 
 
@@ -35,21 +44,24 @@ def render_markdown(report: dict, *, marker: str = "", inline: Collection[str] =
     differences, with a note saying how many (the table still lists them all).
     """
     differences = report.get("differences", [])
-    major = [d for d in differences if not is_minor(d)]
+    major = [d for d in differences if counts(d)]
     minor = [d for d in differences if is_minor(d)]
+    outside = [d for d in differences if is_outside_declared_types(d) and not is_minor(d)]
     head = [
         marker,
         f"## difforacle: {commit_span(report)}",
         _partial_markdown(report.get("error")),
         verdict(len(major), *checked_lines(report), measured=coverage_measured(report), minor=len(minor),
-                regressions=sum(is_regression(d) for d in major)),
+                regressions=sum(is_regression(d) for d in major), outside=len(outside)),
         _table_markdown(differences, inline),
         _coverage_markdown(report),
         _unreached_markdown(report.get("reach") or []),
     ]
-    details = [_difference_markdown(d, d.get("id") in inline) for d in [*major, *minor]]
-    if minor:  # the section's heading goes with its first difference, so it is never left alone
-        details[len(major)] = f"{MINOR_SECTION}\n\n{details[len(major)]}"
+    details = [_difference_markdown(d, d.get("id") in inline) for d in major]
+    for section, apart in ((MINOR_SECTION, minor), (OUTSIDE_SECTION, outside)):
+        shown = [_difference_markdown(d, d.get("id") in inline) for d in apart]
+        if shown:  # the section's heading goes with its first difference, so it is never left alone
+            details += [f"{section}\n\n{shown[0]}", *shown[1:]]
     tail = [_stats_markdown(report.get("stats", {})), _notes_markdown([*notes, *report.get("notes", [])])]
     return _within(limit, head, details, tail)
 
@@ -94,15 +106,19 @@ def _partial_markdown(error: dict | None) -> str:
 
 
 def verdict(differences: int, changed: int, run: int, *, measured: bool = True, emphasis: bool = True,
-            minor: int = 0, regressions: int = 0) -> str:
+            minor: int = 0, regressions: int = 0, outside: int = 0) -> str:
     """The headline: what was found, and how much of the change the finding speaks for. A clean run
     whose changed lines never ran says "nothing could be checked", never "no difference".
     `regressions`: of the differences, those where head now fails; `minor`: differences only in the
-    message of an exception from outside the project, counted apart."""
+    message of an exception from outside the project, counted apart; `outside`: differences only an
+    input outside the declared types shows, counted apart too."""
     text = _verdict(differences, changed, run, measured=measured, emphasis=emphasis, regressions=regressions)
     if minor:
         noun = "difference" if minor == 1 else "differences"
         text += f" {minor} minor {noun} in exception messages from outside the project."
+    if outside:
+        noun = "difference" if outside == 1 else "differences"
+        text += f" {outside} {noun} only on inputs outside the declared types."
     return text
 
 
@@ -146,7 +162,9 @@ def _table_markdown(differences: list[dict], inline: Collection[str]) -> str:
         where = _location(difference) or ""
         if difference.get("id") in inline:
             where += " (review comment)"
-        kind = difference["kind"] + (" (minor)" if is_minor(difference) else "")
+        apart = ("minor" if is_minor(difference) else
+                 "outside declared types" if is_outside_declared_types(difference) else "")
+        kind = difference["kind"] + (f" ({apart})" if apart else "")
         cells = [difference.get("id", ""), inline_code(difference["target"]), kind,
                  inline_value(difference["base"]), inline_value(difference["head"]), where]
         rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
@@ -191,6 +209,8 @@ def _difference_markdown(difference: dict, inline: bool) -> str:
         parts.append("Also posted as a review comment on the changed line.")
     if difference.get("count", 1) > 1:
         parts.append(f"Seen in {difference['count']} sequences.")
+    if difference.get("evidence"):
+        parts.append(difference["evidence"][:1].upper() + difference["evidence"][1:] + ".")
     if difference.get("reproduced") is False:
         parts.append("**Not reproduced:** pytest did not confirm this test in a fresh process; "
                      "treat with care.")

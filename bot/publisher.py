@@ -195,7 +195,8 @@ class Publisher:
         return published
 
     def _review_comments(self, report: dict) -> dict[str, ReviewComment]:
-        """At most max-comments findings anchored on a line of the diff; the rest stay in the summary."""
+        """At most max-comments findings anchored on a line of the diff; the rest stay in the summary, as
+        do the differences that count for nothing (minor, outside the declared types)."""
         assert self.client is not None
         try:
             anchors = DiffAnchors(self.client.pull_files(self.pull.number))
@@ -206,7 +207,7 @@ class Publisher:
             self._error(exc)
             return {}
         comments: dict[str, ReviewComment] = {}
-        for difference in report.get("differences", []):
+        for difference in behavioural(report):
             if len(comments) >= self.settings.max_comments:
                 break
             side = "LEFT" if difference.get("side") == "base" else "RIGHT"

@@ -1,10 +1,11 @@
 """What the front ends read off the engine's JSON report (`difforacle.report/1`) to judge a run:
-how much of the change was checked, and which differences are regressions or minor. The Markdown,
-the pull request's texts and the check's conclusion all judge by these, so they never disagree."""
+how much of the change was checked, and which differences are regressions, minor or set apart by
+their verdict. The Markdown, the pull request's texts, the check's conclusion and the command
+line's exit status all judge by these, so they never disagree."""
 
 from __future__ import annotations
 
-from difforacle.generator import NOT_MEASURED
+from difforacle.generator import COUNTED, NOT_MEASURED, Verdict
 
 
 def checked_lines(report: dict) -> tuple[int, int]:
@@ -27,10 +28,21 @@ def is_minor(difference: dict) -> bool:
     return difference.get("severity") == "minor"
 
 
+def is_outside_declared_types(difference: dict) -> bool:
+    """Only an input its operation's declared types rule out shows it (`f(None)` for a `str`)."""
+    return difference.get("verdict") == Verdict.OUTSIDE_DECLARED_TYPES
+
+
+def counts(difference: dict) -> bool:
+    """Whether the difference fails a check and sets exit status 1: not minor, and a verdict that
+    leaves it a possible regression (reports without verdicts count every major difference)."""
+    return not is_minor(difference) and difference.get("verdict", Verdict.UNEXPLAINED) in COUNTED
+
+
 def behavioural(report: dict) -> list[dict]:
-    """The differences that are behaviour: all but the minor ones, which fail no check and no exit
-    status (the report still lists them)."""
-    return [difference for difference in report.get("differences", []) if not is_minor(difference)]
+    """The differences that count: all but the minor ones and those outside the declared types,
+    which fail no check and no exit status (the report still lists them, apart)."""
+    return [difference for difference in report.get("differences", []) if counts(difference)]
 
 
 def is_regression(difference: dict) -> bool:
@@ -41,7 +53,7 @@ def is_regression(difference: dict) -> bool:
     """
     if difference.get("kind") == "api":
         return True
-    if is_minor(difference):
-        return False  # only the wording of an exception from the standard library or a dependency
+    if not counts(difference):
+        return False  # minor wording, or an input outside the declared types
     return str(difference.get("head", "")).startswith("raises") and not str(
         difference.get("base", "")).startswith("raises")

@@ -21,7 +21,14 @@ from .markdown import (
     render_markdown,
     verdict,
 )
-from .report_facts import checked_lines, coverage_measured, is_minor, is_regression
+from .report_facts import (
+    behavioural,
+    checked_lines,
+    coverage_measured,
+    is_minor,
+    is_outside_declared_types,
+    is_regression,
+)
 
 SUMMARY_MARKER = "<!-- difforacle:summary -->"
 REVIEW_MARKER = "<!-- difforacle:review -->"
@@ -33,16 +40,18 @@ def headline(report: dict) -> str:
     """One line for the check run's title and the review's body."""
     differences = report.get("differences", [])
     minor = sum(is_minor(d) for d in differences)
-    count = len(differences) - minor
+    outside = sum(is_outside_declared_types(d) and not is_minor(d) for d in differences)
+    count = len(behavioural(report))
     span = commit_span(report)
     if count == 0:
         text = verdict(0, *checked_lines(report), measured=coverage_measured(report), emphasis=False,
-                       minor=minor)
+                       minor=minor, outside=outside)
         return f"difforacle: {text[:1].lower()}{text[1:].rstrip('.')} ({span})"
     regressions = sum(is_regression(d) for d in differences)
     noun = "difference" if count == 1 else "differences"
     extra = f", {regressions} where head now fails" if regressions else ""
     extra += f", {minor} minor" if minor else ""
+    extra += f", {outside} outside the declared types" if outside else ""
     return f"difforacle: {count} behavioural {noun}{extra} ({span})"
 
 

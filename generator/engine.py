@@ -16,6 +16,7 @@ stage is on the right:
     confirm    one representative per group, in fresh processes                     findings
     minimize   each finding's sequence shrunk while it shows the same difference    findings
     render     two pytest tests per finding                                         findings
+    triage     each difference's verdict: unexplained, or why it is there (evidence)  findings
     reproduce  the tests run by pytest on both commits                              findings
     merge      one difference per changed line and values, whatever entry point    findings
     report     the Report, with coverage, allocation and notes                      report
@@ -43,6 +44,7 @@ from .findings.merge import merge_repeats
 from .findings.minimize import minimize_findings
 from .findings.render import import_difference, render_findings
 from .findings.reproduce import reproduce
+from .findings.triage import triage
 from .generation.explore import Exploration, ExploreSettings, explore
 from .generation.reach import assess_reach
 from .generation.replay import Replayer
@@ -322,7 +324,8 @@ def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, c
     confirmation, minimization_notes = _confirm_and_minimize(run, exploration, pool, catalog, worker_options)
     run.report.notes.extend(confirmation.notes)
     run.minimization_notes = minimization_notes
-    run.found += render_findings(confirmation.findings, catalog.by_id, run.options.floats)
+    run.found += triage(render_findings(confirmation.findings, catalog.by_id, run.options.floats),
+                        catalog.by_id)
     run.rendered = True
     return confirmation.ignored
 
@@ -350,7 +353,7 @@ def _confirm_and_minimize(run: _Run, exploration: Exploration, pool: WorkerPool,
     locate = Locator(run.changes, run.base, run.head, catalog.by_id)
     try:
         confirmation = confirm(exploration.candidates, check, run.deadline, locate, floats, run.options.scope,
-                               on_progress=run.progress.confirmed)
+                               catalog.by_id, on_progress=run.progress.confirmed)
         minimization = minimize_findings(confirmation.findings, check, run.deadline, catalog.by_id, locate)
     finally:
         check.close()

@@ -700,10 +700,16 @@ def run_difforacle(
 CHECKOUT_PATH = re.compile(r"difforacle-\w+[/\\](?:base|head)\b")
 
 
+def apart(difference: dict[str, Any]) -> bool:
+    """A difference the report sets apart and counts for nothing: minor (an exception's wording from
+    outside the project), or shown only by an input outside the declared types."""
+    return bool(difference.get("minor") or difference.get("outside_declared_types"))
+
+
 def at_the_change(difference: dict[str, Any], changes: ChangeMap) -> bool:
-    """A difference detects the change: it is no minor one, its target is a changed unit or a direct
-    caller of one, and its values hold no checkout path."""
-    return (not difference.get("minor") and changes.counts(str(difference.get("target", "")))
+    """A difference detects the change: the report does not set it apart, its target is a changed
+    unit or a direct caller of one, and its values hold no checkout path."""
+    return (not apart(difference) and changes.counts(str(difference.get("target", "")))
             and not CHECKOUT_PATH.search(f"{difference.get('base')} {difference.get('head')}"))
 
 
@@ -721,6 +727,7 @@ def summarize_report(report: dict[str, Any], changes: ChangeMap) -> dict[str, An
                 "base": clip(str(difference.get("base"))),
                 "head": clip(str(difference.get("head"))),
                 "minor": difference.get("severity") == "minor",
+                "outside_declared_types": difference.get("verdict") == "outside-declared-types",
             }
         )
         differences[-1]["related"] = at_the_change(differences[-1], changes)
@@ -728,8 +735,8 @@ def summarize_report(report: dict[str, Any], changes: ChangeMap) -> dict[str, An
     return {
         "status": "ok",
         "differences": differences,
-        # a minor difference (only the wording of an exception the project did not raise itself)
-        # is what the report calls no behavioural difference: it neither detects nor alarms
+        # a difference set apart (minor wording, or an input outside the declared types) is what
+        # the report calls no behavioural difference: it neither detects nor alarms
         "related": sum(1 for difference in differences if difference["related"]),
         "coverage": {
             key: coverage.get(key)
@@ -798,7 +805,7 @@ def judge(entry: dict[str, Any], case: Case) -> None:
     if case.label == "change":
         entry["detected"] = entry["related"] > 0
     else:
-        major = [d for d in entry["differences"] if not d.get("minor")]
+        major = [d for d in entry["differences"] if not apart(d)]
         entry["false_alarm"] = bool(major) or (entry["exit"] == 1 and not entry["differences"])
 
 
@@ -1126,14 +1133,16 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
                 f"{first[0]['kind']} at {first[0]['target']}" if first else f"exit {entries[case.id]['exit']}"
             )
             out.append(f"- {case.id}: {len(entries[case.id]['differences'])} differences, first {what}")
-    minor_only = [case for case in cases if _minor_only(entries.get(case.id) or {})]
-    if minor_only:
-        out += ["", "Reports with minor differences only (an exception's wording from outside the project; "
-                "neither a detection nor an alarm):", ""]
-        for case in minor_only:
-            first = entries[case.id]["differences"][0]
-            out.append(f"- {case.id} ({case.label}): {len(entries[case.id]['differences'])} minor, first "
-                       f"{first['kind']} at {first['target']}")
+    apart_only = [case for case in cases if _apart_only(entries.get(case.id) or {})]
+    if apart_only:
+        out += ["", "Reports with only differences set apart (minor: an exception's wording from outside "
+                "the project; or only an input outside the declared types; neither a detection nor an "
+                "alarm):", ""]
+        for case in apart_only:
+            found = entries[case.id]["differences"]
+            minor = sum(1 for d in found if d.get("minor"))
+            out.append(f"- {case.id} ({case.label}): {minor} minor, {len(found) - minor} outside the "
+                       f"declared types, first {found[0]['kind']} at {found[0]['target']}")
     errors = [case for case in cases if (entries.get(case.id) or {}).get("status") == "tool-error"]
     if errors:
         out += ["", "Engine errors (counted as missed, or as quiet on `same` cases):", ""]
@@ -1148,9 +1157,9 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
     return "\n".join(out) + "\n"
 
 
-def _minor_only(entry: dict[str, Any]) -> bool:
+def _apart_only(entry: dict[str, Any]) -> bool:
     differences = entry.get("differences") or []
-    return entry.get("status") == "ok" and bool(differences) and all(d.get("minor") for d in differences)
+    return entry.get("status") == "ok" and bool(differences) and all(map(apart, differences))
 
 
 def _same_runs(results: dict[str, Any], cases: list[Case]) -> str:
@@ -1162,8 +1171,8 @@ def _same_runs(results: dict[str, Any], cases: list[Case]) -> str:
     every = sum(1 for entry in measured
                 if entry["coverage"].get("changed_lines_covered") == entry["coverage"].get("changed_lines"))
     return (f"`same` runs that ran their changed lines: {some} of {len(same)} ran some ({every} every one; "
-            f"{len(same) - len(measured)} not measured); {sum(map(_minor_only, same))} held minor "
-            "differences only.")
+            f"{len(same) - len(measured)} not measured); {sum(map(_apart_only, same))} held only "
+            "differences set apart.")
 
 
 def _reach(entry: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ same changed hunk) become one finding with the sum of their counts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from ..runtime.catalog import Operation
 from ..runtime.sequence import CallSequence
 from ..worker.protocol import OperationKind, statement_of
 from .cases import Case, Finding, Location, Shown
+from .declared_types import outside_declared_types
 from .difference_check import DifferenceCheck
 
 REPRESENTATIVES = 3
@@ -92,9 +93,10 @@ class Locator:
 
 
 def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, locate: Locator,
-            policy: FloatPolicy, scope: Scope,
+            policy: FloatPolicy, scope: Scope, operations: Mapping[str, Operation],
             on_progress: Callable[[int], None] = lambda found: None) -> Confirmation:
-    """Confirm the groups in the order they were found, while the deadline allows."""
+    """Confirm the groups in the order they were found, while the deadline allows; a group's
+    representatives within the declared types of their operations are tried first."""
     confirmation = Confirmation()
     findings: dict[tuple, Finding] = {}
     groups = candidates.groups
@@ -104,7 +106,8 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
                 f"The budget ran out before {remaining} of {len(groups)} groups of candidate "
                 "differences were confirmed; a larger --budget checks them.")
             break
-        members.sort(key=lambda member: (statement_of(member[1].key), repr(member[0].statements)))
+        members.sort(key=lambda member: (outside_declared_types(member[0].statements, operations) is not None,
+                                         statement_of(member[1].key), repr(member[0].statements)))
         failures = []
         tries = [(kept, mismatch, False) for kept, mismatch in members[:REPRESENTATIVES]]
         tries.append((*members[0], True))  # alone it did not show: after what ran before it in replay

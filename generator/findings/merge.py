@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..report.model import Difference
+from ..report.model import COUNTED, Difference
 
 
 def merge_repeats(differences: list[Difference]) -> tuple[list[Difference], list[str]]:
@@ -19,7 +19,11 @@ def merge_repeats(differences: list[Difference]) -> tuple[list[Difference], list
                 difference.base, difference.head)
         first = kept.setdefault(same, difference)
         if first is not difference:
-            first.count += difference.count
+            if difference.verdict in COUNTED and first.verdict not in COUNTED:  # keep the realistic input
+                kept[same], difference.count = difference, difference.count + first.count
+                first, difference = difference, first
+            else:
+                first.count += difference.count
             merged.setdefault(first.target, []).append(difference.target)
     notes = [f"{len(others)} more entry point(s) showed the same difference as {target} at the same "
              f"line and were merged into it: {', '.join(sorted(set(others))[:5])}"

@@ -12,6 +12,9 @@ order, repeated until none makes progress (a fixpoint) or the deadline passes:
 3. simpler values: literals shrink (`simpler_literals`), a reference to an object becomes
    None, optional arguments are dropped.
 
+A case within its operations' declared types is never shrunk to one outside them
+(`declared_types`): a simpler input no caller could pass is not a simpler test.
+
 A long case (more than LONG statements, as one confirmed after the sequences of its replay
 round) gets ddmin first: halving it costs a handful of checks, where dropping its statements
 one at a time would spend the whole bound of a reproducible run.
@@ -35,6 +38,7 @@ from ..runtime.sequence import CallSequence, arguments, dependents, renumbered
 from ..worker.protocol import Arg, OperationKind, Statement
 from ..worker.resolve import CALL
 from .cases import Case, Finding, Location, Shown
+from .declared_types import outside_declared_types
 from .difference_check import DifferenceCheck
 from .render import can_pin
 from .simpler_literals import simpler, weight
@@ -145,6 +149,7 @@ class _Minimizer(Generic[Outcome]):
 
     def run(self, case: Case, outcome: Outcome) -> Minimized[Outcome]:
         self.result = Minimized(case, outcome, complete=True)
+        self.within_types = outside_declared_types(case.statements, self.operations) is None
         passes = self.passes()
         if case.target > LONG:  # a long case (one confirmed after its history): halve it first
             passes = [passes[1], passes[0], *passes[2:]]
@@ -184,7 +189,7 @@ class _Minimizer(Generic[Outcome]):
         limit = cost(self.result.case)
         batch: list[Case] = []
         for candidate in candidates:
-            if cost(candidate) >= limit:
+            if cost(candidate) >= limit or not self._admissible(candidate):
                 continue
             text = _text(candidate)
             if text in self.outcomes:
@@ -202,6 +207,11 @@ class _Minimizer(Generic[Outcome]):
                     return False
                 batch = []
         return bool(batch) and self._run(batch)
+
+    def _admissible(self, candidate: Case) -> bool:
+        """A case within its operations' declared types stays within them (None for an object is
+        simpler, but `f(None)` for `f(text: str)` is not an input a caller would pass)."""
+        return not self.within_types or outside_declared_types(candidate.statements, self.operations) is None
 
     def _run(self, batch: list[Case]) -> bool:
         """Check a batch; adopt its first success. False also when the deadline has passed."""

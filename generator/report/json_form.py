@@ -55,6 +55,8 @@ def _difference_to_json(difference: Difference) -> dict:
         "reproduced": difference.reproduced,
         "minimized": difference.minimized,
         "severity": difference.severity,
+        "verdict": str(difference.verdict),
+        "evidence": difference.evidence,
     }
 
 

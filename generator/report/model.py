@@ -6,6 +6,7 @@ returns these types, so stages can be tested and replaced one at a time.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -52,6 +53,16 @@ class Statement:
 DifferenceKind = Literal["return", "exception", "state", "observer", "api"]
 
 
+class Verdict(enum.StrEnum):
+    """What the run can say about why a difference is there (the triage stage decides)."""
+
+    UNEXPLAINED = "unexplained"  # nothing accounts for it: a possible regression
+    OUTSIDE_DECLARED_TYPES = "outside-declared-types"  # only an input the declared types rule out shows it
+
+
+COUNTED = (Verdict.UNEXPLAINED,)  # the verdicts that fail a check and set exit status 1
+
+
 @dataclass
 class Difference:
     """One behavioural difference, grouped: `count` sequences showed it, `statements` is the shown one."""
@@ -71,9 +82,11 @@ class Difference:
     reproduced: bool | None = None  # pytest reproduced both flavours in fresh processes (None: not checked)
     minimized: bool = True  # False when the minimization time bound cut shrinking short
     side: str | None = None  # "head" or "base": the commit whose file `path`:`line` refers to
-    # "minor": only the message of an exception whose class comes from outside the project (the
-    # standard library or a dependency) differs, e.g. a position inside a `re.error` message
+    # "minor": only the message of an exception differs, and the project's own code did not produce
+    # it on either commit (the interpreter, the standard library or a dependency raised it)
     severity: str = "major"
+    verdict: str = Verdict.UNEXPLAINED
+    evidence: str = ""  # what the verdict rests on, quoted for a reader ("" when unexplained)
 
     @property
     def pin_base(self) -> str:

@@ -540,7 +540,8 @@ def test_rejudge_ignores_minor_differences_as_the_first_pass_does(tmp_path: Path
     change = results["cases"]["tiny-change"]
     assert code == 0 and change["detected"] is False and change["related"] == 0
     table = (tmp_path / "results.md").read_text()
-    assert "- tiny-change (change): 1 minor, first return at tiny:double" in table  # listed apart
+    assert "- tiny-change (change): 1 minor, 0 outside the declared types, first return at tiny:double" \
+        in table
 
 
 def test_a_minor_difference_neither_detects_nor_alarms() -> None:
@@ -556,3 +557,18 @@ def test_a_minor_difference_neither_detects_nor_alarms() -> None:
                                                  _Related())}
     bench.judge(major, bench.Case("c", "o/r", "0" * 40, "same", "note"))
     assert major["false_alarm"] is True
+
+
+def test_a_difference_outside_the_declared_types_neither_detects_nor_alarms() -> None:
+    """Only `f(None)` for `f(text: str)` shows it: the report sets it apart, and so does the judge."""
+    outside = {"kind": "exception", "target": "pkg.m:f", "base": "raises TypeError: a",
+               "head": "raises AttributeError: b", "severity": "major", "verdict": "outside-declared-types"}
+    report = {"differences": [outside], "coverage": {}, "stats": {}, "notes": []}
+    for label, verdict in (("change", "detected"), ("same", "false_alarm")):
+        entry = {"exit": 0, **bench.summarize_report(report, _Related())}
+        bench.judge(entry, bench.Case("c", "o/r", "0" * 40, label, "note"))
+        assert entry[verdict] is False and entry["differences"][0]["outside_declared_types"] is True
+    counted = {"exit": 1, **bench.summarize_report(
+        {**report, "differences": [{**outside, "verdict": "unexplained"}]}, _Related())}
+    bench.judge(counted, bench.Case("c", "o/r", "0" * 40, "change", "note"))
+    assert counted["detected"] is True

@@ -126,6 +126,25 @@ def test_many_findings_batch_annotations_and_cap_review_comments(fake: FakeGitHu
     assert len(comment.body) < 65536 and "| D120 |" in comment.body
 
 
+def test_differences_set_apart_get_no_review_comment_and_fail_nothing(fake: FakeGitHub,
+                                                                      tmp_path: Path) -> None:
+    outside = _difference(1, head="raises AttributeError: x", base="raises TypeError: y",
+                          verdict="outside-declared-types", evidence="only an input outside ...")
+    minor = _difference(2, head="raises TypeError: at 4", base="raises TypeError: at 3", severity="minor")
+    published, _ = _publish(fake, _report([outside, minor]), tmp_path,
+                            settings=PublishSettings(fail_on="difference"))
+    assert fake.violations == [] and fake.reviews_on(OWNER, REPO, NUMBER) == []
+    assert (published.conclusion, published.failed, published.review_comments) == ("success", False, 0)
+    [comment] = fake.comments_on(OWNER, REPO, NUMBER)
+    assert "### Outside the declared types" in comment.body and "### Minor differences" in comment.body
+    counted = _difference(3)
+    published, _ = _publish(fake, _report([outside, counted]), tmp_path,
+                            settings=PublishSettings(fail_on="difference"))
+    assert (published.conclusion, published.failed, published.review_comments) == ("failure", True, 1)
+    [review] = fake.reviews_on(OWNER, REPO, NUMBER)  # the first report had no review at all
+    assert ["def test_parse_3" in c.body for c in review.comments] == [True]
+
+
 def test_fail_on_decides_the_conclusion(fake: FakeGitHub, tmp_path: Path) -> None:
     failing = _difference(1, head="raises ValueError: bad")
     published, _ = _publish(fake, _report([_difference(2)]), tmp_path,

@@ -14,6 +14,7 @@ from difforacle.generator.oracle.compare import Mismatch
 from difforacle.generator.oracle.difference_key import DifferenceKey
 from difforacle.generator.oracle.leaves import EXACT_ENOUGH
 from difforacle.generator.planning.deadline import Deadline
+from difforacle.generator.runtime.catalog import Operation, Parameter
 from difforacle.generator.worker.protocol import SequenceResult, Status, value_key
 
 KEY = value_key(0, 0)
@@ -48,7 +49,7 @@ def test_candidates_that_do_not_confirm_are_said_with_why(tmp_path: Path) -> Non
     other_values = Shown(Mismatch(KEY, ["i", 1], ["i", 3]), "pkg.mod:f", _result(1), _result(3))
     check = _Check([None, other_values])  # the first group: nothing alone; the second: other values
     locate = Locator(changes, checkout, checkout, {})
-    confirmation = confirm(_candidates(2), check, Deadline(60.0, 100), locate, EXACT_ENOUGH, EVERYTHING)
+    confirmation = confirm(_candidates(2), check, Deadline(60.0, 100), locate, EXACT_ENOUGH, EVERYTHING, {})
     assert confirmation.findings == []
     assert confirmation.dropped == {"alone": 1, "values": 1}
     assert confirmation.notes == [
@@ -56,6 +57,44 @@ def test_candidates_that_do_not_confirm_are_said_with_why(tmp_path: Path) -> Non
         "1 showed no difference when run again in fresh processes, alone or after the sequences that ran "
         "before them (timing, or state left by sequences that raised); 1 showed other values when run again "
         "(nondeterministic)."]
+
+
+class _Recorder(_Check):
+    """Shows the difference for whatever case it is given, and keeps the cases."""
+
+    def __init__(self, shown: Shown) -> None:
+        super().__init__([])
+        self.cases: list[Case] = []
+        self.shown_always = shown
+
+    def observe(self, case: object, path: str, lines: bool = False) -> Shown | None:
+        assert isinstance(case, Case)
+        self.cases.append(case)
+        return self.shown_always
+
+
+def test_a_representative_within_the_declared_types_is_tried_first(tmp_path: Path) -> None:
+    # `f(text: str)`: the group's shortest member passes None, the other a text; the text is confirmed
+    checkout = Checkout("main", "a" * 40, tmp_path, (tmp_path,))
+    text = Parameter("text", "POSITIONAL_OR_KEYWORD", False, ("builtins.str",))
+    operations = {"pkg.mod:f": Operation("pkg.mod:f", "function", None, (text,), (), None, None)}
+    none = [{"op": "pkg.mod:f", "args": [{"lit": ["none"]}], "kwargs": {}}]
+    word = [{"op": "pkg.mod:f", "args": [{"lit": ["str", "ab"]}], "kwargs": {}}]
+    mismatch = Mismatch(KEY, ["i", 1], ["i", 2])
+    candidates = Candidates()
+    candidates.groups[DifferenceKey("return", "pkg.mod:f", "result")] = [
+        (KeptSequence(none, _result(1)), mismatch), (KeptSequence(word, _result(1)), mismatch)]
+    check = _Recorder(Shown(mismatch, "pkg.mod:f", _result(1), _result(2)))
+    locate = Locator(ChangeSet("a" * 40, (), ()), checkout, checkout, operations)
+    deadline = Deadline(60.0, 100)
+    confirmation = confirm(candidates, check, deadline, locate, EXACT_ENOUGH, EVERYTHING, operations)
+    [finding] = confirmation.findings
+    assert finding.case.statements == tuple(word) and check.cases == [finding.case]
+    assert finding.count == 2
+    # without declared types, the shortest member (by its text) comes first, as before
+    check.cases.clear()
+    confirm(candidates, check, Deadline(60.0, 100), locate, EXACT_ENOUGH, EVERYTHING, {})
+    assert check.cases[0].statements == tuple(none)
 
 
 def test_without_a_traced_line_a_difference_points_at_its_units_first_changed_line(tmp_path: Path) -> None:

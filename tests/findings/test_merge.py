@@ -4,7 +4,7 @@ line and values."""
 from __future__ import annotations
 
 from difforacle.generator.findings.merge import merge_repeats
-from difforacle.generator.report.model import Difference
+from difforacle.generator.report.model import Difference, Verdict
 
 
 def _difference(target: str, line: int | None = 136, head: str = "raises TypeError: not iterable",
@@ -28,3 +28,13 @@ def test_the_same_values_at_the_same_line_through_other_entry_points_merge_into_
 def test_nothing_to_merge() -> None:
     differences = [_difference("a:f"), _difference("a:g", line=137)]
     assert merge_repeats(differences) == (differences, [])
+
+
+def test_a_realistic_repeat_is_the_one_kept() -> None:
+    outside = _difference("pkg.api:string", count=2)
+    outside.verdict, outside.evidence = Verdict.OUTSIDE_DECLARED_TYPES, "`None` for `text: str`"
+    realistic = _difference("pkg._utils:escape", count=3)
+    kept, notes = merge_repeats([outside, realistic])
+    assert kept == [realistic] and realistic.count == 5 and realistic.verdict == Verdict.UNEXPLAINED
+    assert notes == ["1 more entry point(s) showed the same difference as pkg._utils:escape at the same "
+                     "line and were merged into it: pkg.api:string"]

@@ -174,6 +174,32 @@ def test_optional_arguments_are_dropped_and_references_become_none() -> None:
     assert result.case.statements == (call("m:f", lit(3)),)
 
 
+def test_a_case_within_the_declared_types_is_not_shrunk_outside_them() -> None:
+    # `f(node: Node)` and `g(text: str)`: None is simpler than an object or a text, and the check
+    # would accept it, but no caller passes it; `h(x)` declares nothing, so None may replace it there
+    node = Parameter("node", "POSITIONAL_OR_KEYWORD", False, ("pkg.Node",))
+    text = Parameter("text", "POSITIONAL_OR_KEYWORD", False, ("builtins.str",))
+    untyped = Parameter("x", "POSITIONAL_OR_KEYWORD", False, ())
+    ops = {"m:f": Operation("m:f", "function", None, (node, text), (), None, None),
+           "m:h": Operation("m:h", "function", None, (untyped,), (), None, None)}
+    case = Case((call("new"), call("m:f", ref(0), lit("abc")), call("m:h", ref(0))))
+
+    def anything(cases: Sequence[Case]) -> list[object]:
+        return ["differs" if c.statements and c.statements[-1]["op"] == "m:h" else None for c in cases]
+
+    result = minimize(case, "differs", anything, deadline=float("inf"), operations=ops)
+    assert result.case.statements == (call("m:h", {"lit": ["none"]}),)
+    kept = minimize(Case((call("new"), call("m:f", ref(0), lit("abc")))), "differs",
+                    lambda cases: ["differs" if c.statements[-1]["op"] == "m:f" else None for c in cases],
+                    deadline=float("inf"), operations=ops)
+    assert kept.case.statements == (call("new"), call("m:f", ref(0), lit("")))  # shorter, never None
+    # a case already outside them (only such inputs show its difference) still shrinks freely
+    outside = minimize(Case((call("new"), call("m:f", {"lit": ["none"]}, lit("abc")))), "differs",
+                       lambda cases: ["differs" if c.statements[-1]["op"] == "m:f" else None for c in cases],
+                       deadline=float("inf"), operations=ops)
+    assert outside.case.statements == (call("m:f", {"lit": ["none"]}, lit("")),)
+
+
 def test_the_deadline_cuts_minimization_short_and_says_so() -> None:
     ticks = itertools.count()
     result = minimize(noisy_case(), ("differs", 47), total_at_least(10), deadline=2,

@@ -1,0 +1,85 @@
+"""Triage: a difference only an input outside the declared types shows is set apart with its
+evidence, fails nothing and exits 0; the same change with a difference on a declared input is a
+possible regression, exit 1. The reproduction: an ASCII fast path added at the top of
+`width(text: str) -> int`, whose only difference is `width(None)` (`TypeError` on base,
+`AttributeError` on head)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support.analysis import run_analyze
+from support.command_line import run_cli
+from support.repos import RepoBuilder, make_pr
+
+from difforacle.bot.markdown import render_markdown
+from difforacle.bot.summary import headline
+from difforacle.generator import Verdict, report_to_json, validate_report
+
+WIDTH = '''\
+import unicodedata
+
+
+def width(text: str) -> int:
+    """Columns `text` takes in a terminal: wide East Asian characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+'''
+FAST_PATH = WIDTH.replace("    return sum(",
+                          "    if text.isascii():\n        return len(text)\n    return sum(")
+# the fast path also counts each tab twice: a difference on a declared input
+TABS_TWICE = FAST_PATH.replace("return len(text)\n", "return len(text) + text.count('\\t')\n")
+OPTIONAL = WIDTH.replace("text: str", "text: str | None")
+
+
+def _pr(builder: RepoBuilder, before: str, after: str) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/text.py": before}, {"pkg/text.py": after})
+
+
+def test_a_difference_only_none_shows_for_a_str_is_set_apart(builder: RepoBuilder) -> None:
+    _pr(builder, WIDTH, FAST_PATH)
+    report = run_analyze(builder)
+    [difference] = report.differences
+    assert (difference.kind, difference.severity) == ("exception", "major")  # TypeError -> AttributeError
+    assert "width(None)" in difference.test
+    assert difference.verdict == Verdict.OUTSIDE_DECLARED_TYPES
+    assert difference.evidence == ("only an input outside the declared types shows it: `None` for "
+                                   "`text: str` of `pkg.text:width`")
+    data = report_to_json(report)
+    validate_report(data)
+    assert data["differences"][0]["verdict"] == "outside-declared-types"
+    text = render_markdown(data)
+    assert "No behavioural difference in the 2 changed lines, all of which ran. 1 difference only on " \
+           "inputs outside the declared types." in text
+    assert "### Outside the declared types" in text and "| exception (outside declared types) |" in text
+    assert "Only an input outside the declared types shows it: `None` for `text: str`" in text
+    assert headline(data).startswith("difforacle: no behavioural difference in the 2 changed lines")
+
+
+@pytest.mark.parametrize("after", [TABS_TWICE, OPTIONAL.replace("    return sum(", "    if text is None:\n"
+                                                                 "        return 0\n    return sum(")],
+                         ids=["a-declared-input-differs", "none-is-declared"])
+def test_a_difference_on_a_declared_input_is_unexplained(builder: RepoBuilder, after: str) -> None:
+    _pr(builder, WIDTH if after is TABS_TWICE else OPTIONAL, after)
+    report = run_analyze(builder)
+    counted = [d for d in report.differences if d.verdict == Verdict.UNEXPLAINED]
+    assert counted and not counted[0].evidence
+    if after is TABS_TWICE:
+        assert counted[0].kind == "return" and "\\t" in counted[0].test
+    else:  # `text: str | None`: None is an input a caller may pass
+        assert "width(None)" in counted[0].test
+
+
+def test_the_exit_status_counts_only_declared_inputs(builder: RepoBuilder) -> None:
+    _pr(builder, WIDTH, FAST_PATH)
+    common = ("diff", "--repo", str(builder.root), "--base", "main", "--head", "feature", "--budget", "10",
+              "--max-sequences", "300", "--quiet")
+    quiet = run_cli(*common, "--json", str(builder.root.parent / "apart.json"))
+    assert quiet.returncode == 0, (quiet.stdout, quiet.stderr)
+    data = json.loads((builder.root.parent / "apart.json").read_text())
+    assert [d["verdict"] for d in data["differences"]] == ["outside-declared-types"]
+    builder.switch("feature")
+    builder.commit({"pkg/text.py": TABS_TWICE}, "tabs count twice")
+    builder.switch("main")
+    loud = run_cli(*common)
+    assert loud.returncode == 1, (loud.stdout, loud.stderr)
