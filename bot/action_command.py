@@ -98,7 +98,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         publisher.progress(describe_progress(update))
 
     python = args.python or env.get("DIFFORACLE_PYTHON") or sys.executable
-    options = run_options(config, python=python, pr_title=pull.title, progress=progress)
+    options = run_options(config, python=python, pr_title=pull.title, pr_body=pull.body, progress=progress)
     _check_commits(root, pull)
     report = analyze(root, pull.base_sha, pull.head_sha, options)
     data = report_to_json(report)
@@ -167,7 +167,8 @@ def pull_request_from_event(path: Path, env: Mapping[str, str]) -> PullRequestCo
         head_repo = (head.get("repo") or {}).get("full_name")
         fork = head_repo != base["repo"]["full_name"]
         return PullRequestContext(repository, int(pull["number"]), base["sha"], head["sha"], fork=fork,
-                                  title=pull.get("title") or "", head_ref=head.get("ref") or "")
+                                  title=str(pull.get("title") or ""), head_ref=head.get("ref") or "",
+                                  body=str(pull.get("body") or ""))
     except (KeyError, TypeError, ValueError) as exc:
         raise SetupError(f"the event {path} lacks the pull request's {exc}: "
                          "is it a pull_request event?") from None

@@ -67,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--head", required=True, help="the commit the tests are replayed on")
     _add_settings_options(diff)
     _add_run_options(diff)
+    diff.add_argument("--pr-title", default="", metavar="TEXT",
+                      help="the pull request's title: evidence of what it means to change (with its body, "
+                      "commit messages, changelog lines and changed docstrings)")
+    diff.add_argument("--pr-body", default="", metavar="TEXT",
+                      help="the pull request's description, the same")
     demo = commands.add_parser("demo", help="build a small example repository and run diff on it")
     _add_run_options(demo, budget=DEMO_BUDGET)
     action_command.add_parser(commands)
@@ -189,6 +194,7 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Con
                           minimize_share=args.minimize_share, show_unreproduced=args.show_unreproduced,
                           history_window=args.window,
                           components=Components.without(args.disable, args.enable),
+                          pr_title=getattr(args, "pr_title", ""), pr_body=getattr(args, "pr_body", ""),
                           progress=report_progress)
     stopped: InternalError | None = None
     with printer if printer is not None else nullcontext():

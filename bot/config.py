@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
 TABLE = "[tool.difforacle]"
-FAIL_ON = ("never", "difference", "regression", "unverified")
+FAIL_ON = ("never", "difference", "unexplained", "regression", "unverified")
 
 # The configuration keys the action's inputs can set, and the environment variable action.yml
 # passes each one in (inputs reach the run only through `env:`, never through the script text).

@@ -20,6 +20,7 @@ from .report_facts import (
     checked_lines,
     counts,
     coverage_measured,
+    is_explained,
     is_minor,
     is_outside_declared_types,
     is_regression,
@@ -28,6 +29,9 @@ from .report_facts import (
 VALUE_LIMIT = 200  # characters of a base/head value shown
 MINOR_SECTION = ("### Minor differences\n\nOnly the message of an exception raised by the standard library "
                  "or a dependency differs (`fail-on: regression` ignores these).")
+EXPLAINED_SECTION = ("### Explained by the pull request\n\nThe pull request's own words (its title, body, "
+                     "commit messages, changelog or changed docstrings) name the operation of these: most "
+                     "likely meant. Each is folded, with the line that names it.")
 OUTSIDE_SECTION = ("### Outside the declared types\n\nOnly an input that its operation's declared types rule "
                    "out (such as `None` for a `str`) shows these; they fail no check.")
 UNCOVERED_CAVEAT = "no difference there means *not tested*, not *unchanged*"
@@ -44,22 +48,26 @@ def render_markdown(report: dict, *, marker: str = "", inline: Collection[str] =
     differences, with a note saying how many (the table still lists them all).
     """
     differences = report.get("differences", [])
-    major = [d for d in differences if counts(d)]
+    major = [d for d in differences if counts(d) and not is_explained(d)]
+    explained = [d for d in differences if is_explained(d)]
     minor = [d for d in differences if is_minor(d)]
     outside = [d for d in differences if is_outside_declared_types(d) and not is_minor(d)]
     head = [
         marker,
         f"## difforacle: {commit_span(report)}",
         _partial_markdown(report.get("error")),
-        verdict(len(major), *checked_lines(report), measured=coverage_measured(report), minor=len(minor),
-                regressions=sum(is_regression(d) for d in major), outside=len(outside)),
+        verdict(len(major) + len(explained), *checked_lines(report), measured=coverage_measured(report),
+                minor=len(minor), regressions=sum(is_regression(d) for d in major), outside=len(outside),
+                explained=len(explained)),
         _table_markdown(differences, inline),
         _coverage_markdown(report),
         _unreached_markdown(report.get("reach") or []),
     ]
     details = [_difference_markdown(d, d.get("id") in inline) for d in major]
-    for section, apart in ((MINOR_SECTION, minor), (OUTSIDE_SECTION, outside)):
-        shown = [_difference_markdown(d, d.get("id") in inline) for d in apart]
+    sections = ((EXPLAINED_SECTION, explained), (MINOR_SECTION, minor), (OUTSIDE_SECTION, outside))
+    for section, apart in sections:
+        shown = [_difference_markdown(d, d.get("id") in inline, folded=section is EXPLAINED_SECTION)
+                 for d in apart]
         if shown:  # the section's heading goes with its first difference, so it is never left alone
             details += [f"{section}\n\n{shown[0]}", *shown[1:]]
     tail = [_stats_markdown(report.get("stats", {})), _notes_markdown([*notes, *report.get("notes", [])])]
@@ -106,13 +114,15 @@ def _partial_markdown(error: dict | None) -> str:
 
 
 def verdict(differences: int, changed: int, run: int, *, measured: bool = True, emphasis: bool = True,
-            minor: int = 0, regressions: int = 0, outside: int = 0) -> str:
+            minor: int = 0, regressions: int = 0, outside: int = 0, explained: int = 0) -> str:
     """The headline: what was found, and how much of the change the finding speaks for. A clean run
     whose changed lines never ran says "nothing could be checked", never "no difference".
     `regressions`: of the differences, those where head now fails; `minor`: differences only in the
     message of an exception from outside the project, counted apart; `outside`: differences only an
-    input outside the declared types shows, counted apart too."""
-    text = _verdict(differences, changed, run, measured=measured, emphasis=emphasis, regressions=regressions)
+    input outside the declared types shows, counted apart too; `explained`: of the differences, those
+    the pull request explains (the others lead, as possible regressions)."""
+    text = _verdict(differences, changed, run, measured=measured, emphasis=emphasis, regressions=regressions,
+                    explained=explained)
     if minor:
         noun = "difference" if minor == 1 else "differences"
         text += f" {minor} minor {noun} in exception messages from outside the project."
@@ -123,13 +133,15 @@ def verdict(differences: int, changed: int, run: int, *, measured: bool = True, 
 
 
 def _verdict(differences: int, changed: int, run: int, *, measured: bool, emphasis: bool,
-             regressions: int) -> str:
+             regressions: int, explained: int = 0) -> str:
     unrun = changed - run
     if differences:
         noun = "difference" if differences == 1 else "differences"
         found = f"{differences} behavioural {noun}"
         failing = f", {regressions} where head now fails" if regressions else ""
         text = f"{f'**{found}**' if emphasis else found} in the changed code{failing}."
+        if explained:
+            text += " " + _explained(differences - explained, explained)
         if measured and unrun:
             text += f" Nothing could be checked for {_count_lines(unrun)} of {changed}."
         return text
@@ -144,6 +156,14 @@ def _verdict(differences: int, changed: int, run: int, *, measured: bool, emphas
         return (f"No behavioural difference in the {_count_lines(run)} that ran; "
                 f"nothing could be checked for {_count_lines(unrun)}.")
     return f"No behavioural difference in the {_count_lines(changed)}, all of which ran."
+
+
+def _explained(possible: int, explained: int) -> str:
+    """How the differences split: the possible regressions lead, the explained follow."""
+    if not possible:
+        return "The pull request explains " + ("it." if explained == 1 else f"all {explained}.")
+    return (f"{possible} possible regression{'' if possible == 1 else 's'} (nothing in the pull request "
+            f"explains {'it' if possible == 1 else 'them'}); {explained} the pull request explains.")
 
 
 def _count_lines(count: int) -> str:
@@ -198,19 +218,19 @@ def _unreached_markdown(reach: list[dict]) -> str:
     return "### Changed code that did not run\n\n" + "\n".join(rows) if rows else ""
 
 
-def _difference_markdown(difference: dict, inline: bool) -> str:
+def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -> str:
     """What the table has no room for: where exactly, how often, whether pytest confirmed it, and
-    the two tests."""
+    the two tests; `folded`: all but the title and the evidence in a `<details>` block."""
     title = f"{difference.get('id', '')} {difference['kind']}: {inline_code(difference['target'])}"
     location = _location(difference)
     on_base = " on base" if location and difference.get("side") == "base" else ""  # a line removed
-    parts = [f"### {title.strip()}", f"At {location}{on_base}." if location else "Location unknown."]
+    evidence = difference.get("evidence", "")
+    shown = [f"### {title.strip()}", *([evidence[:1].upper() + evidence[1:] + "."] if evidence else [])]
+    parts = [f"At {location}{on_base}." if location else "Location unknown."]
     if inline:
         parts.append("Also posted as a review comment on the changed line.")
     if difference.get("count", 1) > 1:
         parts.append(f"Seen in {difference['count']} sequences.")
-    if difference.get("evidence"):
-        parts.append(difference["evidence"][:1].upper() + difference["evidence"][1:] + ".")
     if difference.get("reproduced") is False:
         parts.append("**Not reproduced:** pytest did not confirm this test in a fresh process; "
                      "treat with care.")
@@ -222,7 +242,9 @@ def _difference_markdown(difference: dict, inline: bool) -> str:
     if difference.get("pin_head"):
         summary = "<details><summary>If the change is intended: the test to keep (passes on head)</summary>"
         parts.append(f"{summary}\n\n{fenced(difference['pin_head'], 'python')}\n\n</details>")
-    return "\n\n".join(parts)
+    if folded:
+        parts = ["<details><summary>Where, and its tests</summary>", *parts, "</details>"]
+    return "\n\n".join([*shown, *parts])
 
 
 def regression_test(difference: dict) -> str:

@@ -28,7 +28,7 @@ from .github_client import (
     ReadOnlyToken,
     ReviewComment,
 )
-from .report_facts import behavioural, checked_lines, coverage_measured, is_regression
+from .report_facts import behavioural, checked_lines, coverage_measured, is_regression, unexplained
 from .summary import (
     REVIEW_MARKER,
     SUMMARY_LIMIT,
@@ -56,6 +56,7 @@ class PullRequestContext:
     fork: bool = False  # the head is in another repository: the workflow's token is read-only
     title: str = ""
     head_ref: str = ""
+    body: str = ""  # the pull request's description: evidence of what it means to change
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ def wanted_failure(report: dict, fail_on: str, min_reach: float = 0.8) -> bool:
     differences = behavioural(report)  # minor differences fail nothing
     if fail_on == "difference":
         return bool(differences)
+    if fail_on == "unexplained":
+        return bool(unexplained(report))
     if fail_on == "regression":
         return any(is_regression(d) for d in differences)
     if fail_on == "unverified":
@@ -196,7 +199,8 @@ class Publisher:
 
     def _review_comments(self, report: dict) -> dict[str, ReviewComment]:
         """At most max-comments findings anchored on a line of the diff; the rest stay in the summary, as
-        do the differences that count for nothing (minor, outside the declared types)."""
+        do the differences the pull request explains and those that count for nothing (minor, outside the
+        declared types)."""
         assert self.client is not None
         try:
             anchors = DiffAnchors(self.client.pull_files(self.pull.number))
@@ -207,7 +211,7 @@ class Publisher:
             self._error(exc)
             return {}
         comments: dict[str, ReviewComment] = {}
-        for difference in behavioural(report):
+        for difference in unexplained(report):
             if len(comments) >= self.settings.max_comments:
                 break
             side = "LEFT" if difference.get("side") == "base" else "RIGHT"

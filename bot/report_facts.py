@@ -5,7 +5,7 @@ line's exit status all judge by these, so they never disagree."""
 
 from __future__ import annotations
 
-from difforacle.generator import COUNTED, NOT_MEASURED, Verdict
+from difforacle.generator import COUNTED, EXPLAINED, NOT_MEASURED, Verdict
 
 
 def checked_lines(report: dict) -> tuple[int, int]:
@@ -31,6 +31,18 @@ def is_minor(difference: dict) -> bool:
 def is_outside_declared_types(difference: dict) -> bool:
     """Only an input its operation's declared types rule out shows it (`f(None)` for a `str`)."""
     return difference.get("verdict") == Verdict.OUTSIDE_DECLARED_TYPES
+
+
+def is_explained(difference: dict) -> bool:
+    """The pull request accounts for it (its words name the operation): most likely meant. It still
+    counts (a check that fails on every difference fails on it), but comes after the unexplained."""
+    return counts(difference) and difference.get("verdict") in EXPLAINED
+
+
+def unexplained(report: dict) -> list[dict]:
+    """The possible regressions: differences that count and that nothing in the pull request explains
+    (`fail-on: unexplained` fails on these alone; only these get review comments)."""
+    return [difference for difference in behavioural(report) if not is_explained(difference)]
 
 
 def counts(difference: dict) -> bool:

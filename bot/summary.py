@@ -25,6 +25,7 @@ from .report_facts import (
     behavioural,
     checked_lines,
     coverage_measured,
+    is_explained,
     is_minor,
     is_outside_declared_types,
     is_regression,
@@ -51,6 +52,8 @@ def headline(report: dict) -> str:
     noun = "difference" if count == 1 else "differences"
     extra = f", {regressions} where head now fails" if regressions else ""
     extra += f", {minor} minor" if minor else ""
+    explained = sum(is_explained(d) for d in differences)
+    extra += f", {explained} explained by the pull request" if explained else ""
     extra += f", {outside} outside the declared types" if outside else ""
     return f"difforacle: {count} behavioural {noun}{extra} ({span})"
 

@@ -20,11 +20,11 @@ from .planning.defect_scores import WINDOW, RiskTable, UnitRisk
 from .planning.plan import ALLOCATIONS, HistoryOptions, PlannedChange, plan_pull_request, plan_repository
 from .report.files import write_atomic, write_json, write_tests
 from .report.json_form import report_to_json, schema_validator, validate_report
-from .report.model import COUNTED, NOT_MEASURED, Report, Verdict
+from .report.model import COUNTED, EXPLAINED, NOT_MEASURED, Report, Verdict
 
 __all__ = [
-    "ALLOCATIONS", "COMPONENTS", "COUNTED", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "NOT_MEASURED",
-    "OFF_BY_DEFAULT", "READING_HISTORY", "TIER1_SHARE", "WINDOW",
+    "ALLOCATIONS", "COMPONENTS", "COUNTED", "DEMO_DESCRIPTION", "EVERYTHING", "EXACT_ENOUGH", "EXPLAINED",
+    "NOT_MEASURED", "OFF_BY_DEFAULT", "READING_HISTORY", "TIER1_SHARE", "WINDOW",
     "Components", "FloatPolicy", "HistoryOptions", "InternalError", "Options", "PlannedChange", "Progress",
     "Report", "RiskTable", "Scope", "SetupError", "UnitRisk", "Verdict",
     "analyze", "build_demo_repo", "open_repo", "plan_pull_request", "plan_repository", "report_to_json",

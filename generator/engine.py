@@ -16,7 +16,7 @@ stage is on the right:
     confirm    one representative per group, in fresh processes                     findings
     minimize   each finding's sequence shrunk while it shows the same difference    findings
     render     two pytest tests per finding                                         findings
-    triage     each difference's verdict: unexplained, or why it is there (evidence)  findings
+    triage     each difference's verdict: unexplained, or why it is there (evidence)  triage
     reproduce  the tests run by pytest on both commits                              findings
     merge      one difference per changed line and values, whatever entry point    findings
     report     the Report, with coverage, allocation and notes                      report
@@ -44,7 +44,6 @@ from .findings.merge import merge_repeats
 from .findings.minimize import minimize_findings
 from .findings.render import import_difference, render_findings
 from .findings.reproduce import reproduce
-from .findings.triage import triage
 from .generation.explore import Exploration, ExploreSettings, explore
 from .generation.reach import assess_reach
 from .generation.replay import Replayer
@@ -71,6 +70,8 @@ from .planning.plan import HistoryOptions, Plan, plan_change
 from .report.model import NOT_MEASURED, Difference, Report, RunError
 from .runtime.catalog import Catalog
 from .runtime.workers import Worker, WorkerOptions, WorkerPool
+from .triage.pull_request import PullRequestText, read_pull_request
+from .triage.verdicts import triage
 
 __all__ = ["Options", "Progress", "analyze"]
 
@@ -106,7 +107,8 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         plan = plan_change(repo, base_sha, head_sha, head_ref, changes, impact, options.allocation, history,
                            options.scope)
         report.notes.extend(plan.notes)
-        run = _Run(options, deadline, report, progress, base, head, changes, impact, plan, extensions)
+        words = read_pull_request(repo, changes, head_sha, base, head, options.pr_title, options.pr_body)
+        run = _Run(options, deadline, report, progress, base, head, changes, impact, plan, extensions, words)
         try:
             _test_change(run)
             reproduced = reproduce(run.found, base, head, options.python,
@@ -140,6 +142,7 @@ class _Run:
     impact: Impact
     plan: Plan
     extensions: Extensions | None
+    words: PullRequestText  # what the pull request says about itself: the evidence of intent
     found: list[Difference] = field(default_factory=list)  # the differences, before the reproduction check
     minimization_notes: list[str] = field(default_factory=list)
     lines: ChangedLines | None = None  # the changed lines, and which of them ran
@@ -325,7 +328,7 @@ def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, c
     run.report.notes.extend(confirmation.notes)
     run.minimization_notes = minimization_notes
     run.found += triage(render_findings(confirmation.findings, catalog.by_id, run.options.floats),
-                        catalog.by_id)
+                        catalog.by_id, run.words, run.changes.units)
     run.rendered = True
     return confirmation.ignored
 

@@ -40,7 +40,8 @@ class Options:
     show_unreproduced: bool = False  # also report differences whose pytest test did not reproduce
     allocation: str = "defect"  # how focused generation is shared over units: "defect" or "uniform"
     history_window: int = WINDOW  # commits before base read for the defect scores
-    pr_title: str = ""  # a title saying "fix" makes the PR's commits count as fixes
+    pr_title: str = ""  # a title saying "fix" makes the PR's commits count as fixes; its words are evidence
+    pr_body: str = ""  # the pull request's description: evidence of what it means to change
     components: Components = ALL  # generation techniques on (switch one off to measure it)
     floats: FloatPolicy = EXACT_ENOUGH  # when two floats are the same value
     scope: Scope = EVERYTHING  # the files whose changes are tested, the targets whose differences are not

@@ -20,7 +20,7 @@ ENGINE = "difforacle.generator"
 # holds the pipeline (`engine`), the run's options, the bundled demo and the surface (`__init__`);
 # `errors` sits low so that every stage can raise them.
 LAYERS = ("worker", "report", "errors", "changes", "runtime", "oracle", "planning", "generation", "findings",
-          "engine options demo")
+          "triage", "engine options demo")
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

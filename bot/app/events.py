@@ -17,6 +17,7 @@ from .model import PullRequestJob
 RUN_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 RECORDED_EVENTS = ("installation", "installation_repositories")
 RERUN_EVENTS = ("check_run", "check_suite")  # "Re-run" on our check run, "Re-run all checks" on its suite
+MAX_BODY = 20_000  # characters of a pull request's description kept in its job (the engine reads as many)
 SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
@@ -70,6 +71,7 @@ def _pull_request(payload: dict[str, Any], delivery: str) -> Route:
         base_ref=str(pull.get("base", {}).get("ref") or ""),
         head_ref=str(pull.get("head", {}).get("ref") or ""),
         title=str(pull.get("title") or ""),
+        body=str(pull.get("body") or "")[:MAX_BODY],
         head_repository=str(head_repo.get("full_name") or ""),
         draft=bool(pull.get("draft")),
     )

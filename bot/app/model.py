@@ -28,6 +28,7 @@ class PullRequestJob:
     base_ref: str = ""
     head_ref: str = ""
     title: str = ""
+    body: str = ""  # the pull request's description (the engine reads it as evidence of intent)
     head_repository: str = ""  # "owner/name" the head commit lives in (a fork's differs)
     draft: bool = False
 

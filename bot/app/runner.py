@@ -119,7 +119,7 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
         token = github.token_for(job)
         client = github.client(job, token)
         pull = PullRequestContext(job.repository, job.number, job.base_sha, job.head_sha, fork=job.from_fork,
-                                  title=job.title, head_ref=job.head_ref)
+                                  title=job.title, head_ref=job.head_ref, body=job.body)
         publish = PublishSettings(bot_login=github.bot_login(), reuse_check_run=True)
         publisher = Publisher(client, pull, publish, Workflow({}, _LogStream(job)))
         publisher.start()
@@ -285,7 +285,8 @@ def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, settings_dir: P
     argv = [sandbox.python, "-I", "-m", "difforacle.bot", "diff", "--repo", REPO, "--base", job.base_sha,
             "--head", job.head_sha, "--budget", f"{settings.budget:g}",
             "--config", f"{CONFIG}/pyproject.toml", "--json", f"{OUT}/{REPORT_NAME}",
-            "--python", f"{VENV}/bin/python", "--quiet", "--progress-file", f"{OUT}/{PROGRESS_NAME}"]
+            "--python", f"{VENV}/bin/python", "--quiet", "--progress-file", f"{OUT}/{PROGRESS_NAME}",
+            f"--pr-title={job.title}", f"--pr-body={job.body}"]  # `=`: a text starting with "-" is no option
     env = {"PATH": f"{VENV}/bin:{SANDBOX_PATH}", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
            "GIT_CONFIG_NOSYSTEM": "1"}
     result = sandbox.run(SandboxRequest(

@@ -149,8 +149,8 @@ def test_unknown_key_is_reported_before_a_wrong_type(tmp_path: Path) -> None:
     ("float-policy = { rel = -1 }", "'float-policy.rel' must be a number >= 0, not -1"),
     ("float-policy = { abs = 'tiny' }", "'float-policy.abs' must be a number >= 0, not 'tiny'"),
     ("max-comments = -1", "'max-comments' must be an integer >= 0, not -1"),
-    ("fail-on = 'always'", "'fail-on' must be one of 'never', 'difference', 'regression', 'unverified', "
-                           "not 'always'"),
+    ("fail-on = 'always'", "'fail-on' must be one of 'never', 'difference', 'unexplained', 'regression', "
+                           "'unverified', not 'always'"),
     ("min-reach = 1.5",
      "'min-reach' must be a number from 0 to 1 (the share of changed lines that must run), not 1.5"),
     ("allocation = 'random'", "'allocation' must be one of 'defect', 'uniform', not 'random'"),
@@ -224,7 +224,8 @@ def test_integral_seed_text() -> None:
     ({"max_comments": "-1"}, "input 'max-comments': must be an integer >= 0, not '-1'"),
     ({"max_comments": "many"}, "input 'max-comments': must be an integer >= 0, not 'many'"),
     ({"fail_on": "Never"},
-     "input 'fail-on': must be one of 'never', 'difference', 'regression', 'unverified', not 'Never'"),
+     "input 'fail-on': must be one of 'never', 'difference', 'unexplained', 'regression', "
+     "'unverified', not 'Never'"),
     ({"allocation": "x"}, "input 'allocation': must be one of 'defect', 'uniform', not 'x'"),
 ])
 def test_bad_input_is_named(inputs: dict[str, str], expected: str) -> None:

@@ -15,7 +15,8 @@ from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot.markdown import render_markdown
 from difforacle.bot.summary import headline
-from difforacle.generator import Verdict, report_to_json, validate_report
+from difforacle.generator import COUNTED, Verdict, report_to_json, validate_report
+from difforacle.generator.report.model import Difference
 
 WIDTH = '''\
 import unicodedata
@@ -83,3 +84,72 @@ def test_the_exit_status_counts_only_declared_inputs(builder: RepoBuilder) -> No
     builder.switch("main")
     loud = run_cli(*common)
     assert loud.returncode == 1, (loud.stdout, loud.stderr)
+
+
+PRICES = '''\
+def round_price(cents: int) -> int:
+    """The price rounded down to a multiple of 5 cents."""
+    return cents // 5 * 5
+
+
+def discount(total: int) -> int:
+    """The total less 10%."""
+    return total - total // 10
+'''
+NEAREST = PRICES.replace("cents // 5 * 5", "(cents + 2) // 5 * 5")  # meant: what the pull request says
+BOTH = NEAREST.replace("total // 10", "total // 9")  # and a regression nothing mentions
+
+
+def _counted(differences: list[Difference]) -> list[Difference]:
+    """Leave out what the report sets apart (`round_price(None)`: a minor wording, outside the types)."""
+    return [d for d in differences if d.severity == "major" and d.verdict in COUNTED]
+
+
+def test_a_difference_the_pull_request_names_is_explained_the_other_not(builder: RepoBuilder) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES}, {"pkg/prices.py": BOTH})
+    report = run_analyze(builder, pr_title="Make round_price round to the nearest 5 cents")
+    verdicts = {d.target: (d.verdict, d.evidence) for d in _counted(report.differences)}
+    assert verdicts == {
+        "pkg.prices:round_price": (Verdict.NAMED_BY_PR, 'named by the pull request, in the title: "Make '
+                                   'round_price round to the nearest 5 cents"'),
+        "pkg.prices:discount": (Verdict.UNEXPLAINED, "")}
+    data = report_to_json(report)
+    validate_report(data)
+    text = render_markdown(data)
+    assert ("**2 behavioural differences** in the changed code. 1 possible regression (nothing in the pull "
+            "request explains it); 1 the pull request explains.") in text
+    unexplained, explained = text.index("discount`"), text.index("### Explained by the pull request")
+    assert unexplained < explained < text.index("round_price`", explained)
+    assert "<details><summary>Where, and its tests</summary>" in text[explained:]
+    assert headline(data).endswith(", 1 explained by the pull request (" + data["base"][:7] + ".."
+                                   + data["head"][:7] + ")")
+
+
+def test_a_commit_message_or_a_docstring_explains_too(builder: RepoBuilder) -> None:
+    documented = NEAREST.replace("rounded down to a multiple", "rounded to the nearest multiple")
+    base, _ = make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES},
+                      {"pkg/prices.py": documented})
+    [difference] = _counted(run_analyze(builder).differences)
+    assert difference.verdict == Verdict.NAMED_BY_PR
+    assert difference.evidence == ('named by the pull request, in the docstring of pkg.prices:round_price: '
+                                   '"The price rounded to the nearest multiple of 5 cents."')
+    builder.switch("feature")
+    builder.repo.git.reset("-q", "--hard", base)
+    builder.commit({"pkg/prices.py": NEAREST}, "Prices\n\n`round_price` rounds to the nearest 5 cents.")
+    builder.switch("main")
+    [difference] = _counted(run_analyze(builder).differences)
+    assert difference.verdict == Verdict.NAMED_BY_PR and "in commit " in difference.evidence
+    assert difference.evidence.endswith(': "`round_price` rounds to the nearest 5 cents."')
+
+
+def test_the_pull_requests_words_reach_the_command_line(builder: RepoBuilder) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES}, {"pkg/prices.py": NEAREST})
+    common = ("diff", "--repo", str(builder.root), "--base", "main", "--head", "feature", "--budget", "10",
+              "--max-sequences", "300", "--quiet", "--json", str(builder.root.parent / "named.json"))
+    named = run_cli(*common, "--pr-title=Fix round_price", "--pr-body", "- rounds to nearest")
+    assert named.returncode == 1, (named.stdout, named.stderr)  # explained, but a difference all the same
+    differences = json.loads((builder.root.parent / "named.json").read_text())["differences"]
+    [difference] = [d for d in differences if d["severity"] == "major"
+                    and d["verdict"] != "outside-declared-types"]
+    assert difference["verdict"] == "named-by-pr" and '"Fix round_price"' in difference["evidence"]
+    assert "The pull request explains it." in named.stdout

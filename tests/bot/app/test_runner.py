@@ -17,7 +17,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -434,6 +434,25 @@ def test_the_engine_judges_by_the_base_commits_settings_not_the_heads(
     [run] = world.ours()[0]
     assert run.conclusion == "success", run.output["summary"]  # nothing reported: the target is ignored
     assert "targets the project ignores" in run.output["summary"]
+
+
+@pytest.mark.slow
+def test_the_pull_requests_own_words_reach_the_engine_and_explain_its_change(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    """The description names the changed function: its difference is explained, so it is folded in
+    the summary and gets no review comment. A body starting with "-" is a text, never an option."""
+    world = _world(tmp_path, fake, bubblewrap)
+    job = replace(world.job, body="- `discount` takes 10% off now, as the shop asked.")
+
+    outcome = world.run(job)
+
+    assert outcome.status == "published", outcome.detail
+    engine = next(request for request, _ in world.sandbox.calls if "diff" in request.argv)
+    assert f"--pr-body={job.body}" in engine.argv and "--pr-title=Bigger discounts" in engine.argv
+    [run], [comment], reviews = world.ours()
+    assert "### Explained by the pull request" in comment.body and reviews == []
+    assert 'named by the pull request, in the body: "- `discount` takes 10% off now' in comment.body.lower()
+    assert run.conclusion == "neutral"
 
 
 def test_the_job_timeout_bounds_the_sandboxed_steps(tmp_path: Path, fake: FakeGitHub,

@@ -77,8 +77,8 @@ def test_a_signed_pull_request_is_queued_with_202_and_runs_once(client: Any, que
     assert (job.repository, job.number, job.base_sha, job.head_sha, job.installation_id) == (
         OPENED["repository"]["full_name"], pull["number"], pull["base"]["sha"], OPENED_HEAD,
         OPENED["installation"]["id"])
-    assert (job.delivery, job.head_ref, job.base_ref, job.title, job.from_fork) == (
-        "d-1", pull["head"]["ref"], pull["base"]["ref"], pull["title"], False)
+    assert (job.delivery, job.head_ref, job.base_ref, job.title, job.body, job.from_fork) == (
+        "d-1", pull["head"]["ref"], pull["base"]["ref"], pull["title"], pull["body"] or "", False)
     assert queue.state.delivery_status("d-1") == "done"
 
 

@@ -1,0 +1,113 @@
+"""The pull request's own words, read without any network service: its title and body (as the
+front end got them), the messages of its commits, the lines it adds to changelog and news files,
+and the docstrings it changes.
+
+Each is a `Passage`: where it comes from, said for a reader, and its text. A docstring passage
+also names the unit whose docstring changed, since it speaks for that unit wherever its name is.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import git
+
+from ..changes.model import ChangeSet, Checkout, Unit
+
+MAX_COMMITS = 100  # of a pull request, newest first: older ones rarely describe the change under review
+MAX_TEXT = 20_000  # characters kept of one passage (a body or a commit message)
+# changelog and news files by name, and the folders of towncrier-style fragments
+CHANGELOG_NAME = re.compile(r"^(change(s|log)?|history|news|release[-_]?notes?)([-_.].*)?$", re.IGNORECASE)
+FRAGMENT_FOLDERS = frozenset({"changelog.d", "changes", "newsfragments", "news", "changelog"})
+
+
+@dataclass(frozen=True)
+class Passage:
+    source: str  # for a reader: "the title", "commit 1a2b3c4", "CHANGES.rst", "the docstring of pkg.mod:f"
+    text: str
+    unit: str | None = None  # a changed docstring's unit ("pkg.mod:Qual.name")
+
+
+@dataclass
+class PullRequestText:
+    passages: list[Passage] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.passages)
+
+
+def read_pull_request(repo: git.Repo, changes: ChangeSet, head_sha: str, base: Checkout, head: Checkout,
+                      title: str = "", body: str = "") -> PullRequestText:
+    """Everything the pull request says about itself, in the order a reviewer reads it."""
+    given = (("the title", title), ("the body", body))
+    passages = [Passage(source, text[:MAX_TEXT]) for source, text in given if text.strip()]
+    passages += _commit_messages(repo, changes.merge_base, head_sha)
+    passages += _changelog_lines(repo, changes.merge_base, head_sha)
+    passages += _changed_docstrings(changes, base, head)
+    return PullRequestText(passages)
+
+
+def is_changelog(path: str) -> bool:
+    """A changelog or news file, or a fragment in a folder of them (`changelog.d/123.bugfix.md`)."""
+    parts = PurePosixPath(path).parts
+    return bool(parts) and (bool(CHANGELOG_NAME.match(parts[-1]))
+                            or any(part.lower() in FRAGMENT_FOLDERS for part in parts[:-1]))
+
+
+def _commit_messages(repo: git.Repo, merge_base: str, head_sha: str) -> list[Passage]:
+    commits = repo.iter_commits(f"{merge_base}..{head_sha}", max_count=MAX_COMMITS, no_merges=True)
+    return [Passage(f"commit {commit.hexsha[:7]}", str(commit.message)[:MAX_TEXT]) for commit in commits]
+
+
+def _changelog_lines(repo: git.Repo, merge_base: str, head_sha: str) -> list[Passage]:
+    """The lines the pull request adds to changelog and news files, one passage per file."""
+    names = repo.git(c="core.quotepath=off").diff("--no-color", "--name-only", "--no-renames", merge_base,
+                                                  head_sha).splitlines()
+    passages = []
+    for path in filter(is_changelog, names):
+        diff = repo.git(c="core.quotepath=off").diff("--no-color", "--no-ext-diff", "--no-textconv",
+                                                     "--unified=0", merge_base, head_sha, "--", path)
+        added = [line[1:] for line in diff.splitlines()
+                 if line.startswith("+") and not line.startswith("+++")]
+        if any(line.strip() for line in added):
+            passages.append(Passage(path, "\n".join(added)[:MAX_TEXT]))
+    return passages
+
+
+def _changed_docstrings(changes: ChangeSet, base: Checkout, head: Checkout) -> list[Passage]:
+    """The lines a changed function, method or class adds to its docstring (a docstring that says
+    something new about the unit is the pull request documenting a change of its behaviour)."""
+    base_files = {f.head_path: f.base_path for f in changes.files if f.head_path}
+    passages = []
+    for unit in changes.units:
+        if unit.kind not in ("function", "method", "class") or unit.status != "modified":
+            continue
+        new = _docstring(head.root / unit.path, unit)
+        old_path = base_files.get(unit.path)
+        old = _docstring(base.root / old_path, unit) if old_path else None
+        if new and new != old:
+            before = set((old or "").splitlines())
+            added = "\n".join(line for line in new.splitlines() if line not in before and line.strip())
+            passages.append(Passage(f"the docstring of {unit.target}", added[:MAX_TEXT], unit=unit.target))
+    return passages
+
+
+def _docstring(path: Path, unit: Unit) -> str | None:
+    """The docstring of `unit.qualname` in the file at `path` (None: no such definition, or none)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    scope: list[ast.stmt] = list(tree.body)
+    node: ast.AST | None = None
+    for name in unit.qualname.split("."):
+        node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.name == name), None)
+        if node is None:
+            return None
+        scope = list(node.body)
+    return ast.get_docstring(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                        ast.ClassDef)) else None

@@ -1,0 +1,45 @@
+"""Each difference's verdict, with the evidence it rests on, in this order:
+
+1. `outside-declared-types`: only an input its operation's declared types rule out shows it
+   (`findings.declared_types`); listed apart, it fails nothing;
+2. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
+   (`mentions`); an explained difference, listed after the unexplained ones;
+3. `unexplained`: nothing in the pull request accounts for it, a possible regression.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..changes.model import Unit
+from ..findings.declared_types import outside_declared_types
+from ..report.model import Difference, Verdict
+from ..runtime.catalog import Operation
+from .mentions import mention
+from .pull_request import PullRequestText
+
+
+def triage(differences: list[Difference], operations: Mapping[str, Operation],
+           text: PullRequestText | None = None, units: Sequence[Unit] = ()) -> list[Difference]:
+    """Give each difference its verdict and evidence, in place; the same list, for chaining."""
+    for difference in differences:
+        outside = outside_declared_types([s.to_json() for s in difference.statements], operations)
+        if outside is not None:
+            difference.verdict = Verdict.OUTSIDE_DECLARED_TYPES
+            difference.evidence = f"only an input outside the declared types shows it: {outside}"
+            continue
+        targets = [difference.target, *(unit.target for unit in _units_at(difference, units))]
+        named = mention(text, targets) if text else None
+        if named is not None:
+            difference.verdict = Verdict.NAMED_BY_PR
+            difference.evidence = f"named by the pull request, in {named}"
+    return differences
+
+
+def _units_at(difference: Difference, units: Sequence[Unit]) -> list[Unit]:
+    """The changed units whose lines hold the difference's location, on the side it refers to."""
+    if difference.path is None or difference.line is None:
+        return []
+    side, line = difference.side or "head", difference.line
+    return [unit for unit in units if unit.path == difference.path and unit.start <= line <= unit.end
+            and ("base" if unit.status == "removed" else "head") == side]

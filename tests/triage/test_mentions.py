@@ -1,0 +1,82 @@
+"""Where the pull request's words name a difference's operation (`difforacle.generator.triage.mentions`):
+a distinctive name anywhere as a word, a plain lower-case one only where the text marks it as code."""
+
+from __future__ import annotations
+
+import pytest
+
+from difforacle.generator.triage.mentions import Mention, mention, names_of
+from difforacle.generator.triage.pull_request import Passage, PullRequestText
+
+
+@pytest.mark.parametrize(("target", "names"), [
+    ("pkg.mod:parse_duration", ["parse_duration"]),
+    ("pkg.mod:RateMeter.add", ["RateMeter.add", "add", "RateMeter"]),
+    ("pkg.mod:RateMeter.__init__", ["RateMeter.__init__", "RateMeter"]),  # a dunder only through its class
+    ("pkg.cli:main<argv>", ["main"]),  # a form of the unit `main`
+    ("pkg.mod:<module>", []),
+    ("pkg.mod:make.<locals>.inner", ["make.inner", "inner", "make"]),
+])
+def test_the_names_of_an_operation(target: str, names: list[str]) -> None:
+    assert names_of(target) == names
+
+
+def _said(*lines: str, source: str = "the title") -> PullRequestText:
+    return PullRequestText([Passage(source, line) for line in lines])
+
+
+@pytest.mark.parametrize(("text", "target", "named"), [
+    ("Fix parse_duration for negative values", "pkg.mod:parse_duration", True),
+    ("RateMeter: count each sample once", "pkg.mod:RateMeter.add", True),  # its class
+    ("Make `add` count each sample once", "pkg.mod:RateMeter.add", True),  # backticks
+    ("meter.add() now counts each sample once", "pkg.mod:RateMeter.add", True),  # dotted and called
+    ("add(x) counts each sample once", "pkg.mod:RateMeter.add", True),  # called
+    ("Add a rate meter", "pkg.mod:RateMeter.add", False),  # English, and another case
+    ("we add each sample once", "pkg.mod:RateMeter.add", False),  # a plain word, not marked as code
+    ("Fix parse of negative durations", "pkg.mod:parse", False),  # ditto: precision before recall
+    ("Fix `parse` of negative durations", "pkg.mod:parse", True),
+    ("parse_durations is faster", "pkg.mod:parse_duration", False),  # another name, not a prefix
+    ("Speed up reparse_duration", "pkg.mod:parse_duration", False),
+    ("`f` is faster", "pkg.mod:f", False),  # too short to mean anything
+])
+def test_when_a_text_names_an_operation(text: str, target: str, named: bool) -> None:
+    assert (mention(_said(text), [target]) is not None) is named
+
+
+@pytest.mark.parametrize("text", [
+    "Refactor parse_duration", "Simplify the hour conversion, streamline RateMeter.add",
+    "Speed up `parse`", "parse_duration: no functional change", "Rename a local in parse_duration",
+    "Tidy RateMeter", "Clean up parse_duration", "Optimise RateMeter.add", "Typo in parse_duration",
+])
+def test_a_change_that_claims_to_keep_behaviour_explains_nothing(text: str) -> None:
+    assert mention(_said(text), ["pkg.mod:parse_duration", "pkg.mod:RateMeter.add", "pkg.mod:parse"]) is None
+
+
+def test_a_subject_that_claims_to_keep_behaviour_speaks_for_its_message() -> None:
+    message = "Refactor the parser\n\nparse_duration now goes through a table."
+    assert mention(_said(message, source="commit 1a2b3c4"), ["pkg.mod:parse_duration"]) is None
+    claimed = "Read hours\n\nparse_duration is refactored, and other code reads 1h."
+    assert mention(_said(claimed, source="commit 1a2b3c4"), ["pkg.mod:parse_duration"]) is None  # the line
+    assert mention(_said("Read hours\n\nparse_duration now reads 1h.", source="commit 1a2b3c4"),
+                   ["pkg.mod:parse_duration"]) == Mention("commit 1a2b3c4", "parse_duration now reads 1h.")
+
+
+def test_the_first_naming_line_is_quoted_with_its_source() -> None:
+    text = PullRequestText([
+        Passage("the title", "Speed up the meter"),
+        Passage("commit 1a2b3c4", "Meter speed-up\n\nRateMeter.add keeps a running total now.\nMore text."),
+        Passage("CHANGES.rst", "- RateMeter counts faster"),
+    ])
+    found = mention(text, ["pkg.mod:RateMeter.add"])
+    assert found == Mention("commit 1a2b3c4", "RateMeter.add keeps a running total now.")
+    assert str(found) == 'commit 1a2b3c4: "RateMeter.add keeps a running total now."'
+    long = mention(_said("x " * 200 + "parse_duration"), ["pkg.mod:parse_duration"])
+    assert long is not None and len(long.quote) == 160 and long.quote.endswith("…")
+
+
+def test_a_changed_docstring_names_its_unit_only() -> None:
+    text = PullRequestText([Passage("the docstring of pkg.mod:helper", "Rounds half to even now.",
+                                    unit="pkg.mod:helper")])
+    assert mention(text, ["pkg.api:public", "pkg.mod:helper"]) == \
+        Mention("the docstring of pkg.mod:helper", "Rounds half to even now.")
+    assert mention(text, ["pkg.api:public"]) is None  # a docstring's words name nothing else
