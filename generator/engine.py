@@ -143,6 +143,7 @@ class _Run:
     plan: Plan
     extensions: Extensions | None
     words: PullRequestText  # what the pull request says about itself: the evidence of intent
+    broken: dict[str, frozenset[str]] = field(default_factory=dict)  # existing tests head breaks (carving)
     found: list[Difference] = field(default_factory=list)  # the differences, before the reproduction check
     minimization_notes: list[str] = field(default_factory=list)
     lines: ChangedLines | None = None  # the changed lines, and which of them ran
@@ -328,7 +329,7 @@ def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, c
     run.report.notes.extend(confirmation.notes)
     run.minimization_notes = minimization_notes
     run.found += triage(render_findings(confirmation.findings, catalog.by_id, run.options.floats),
-                        catalog.by_id, run.words, run.changes.units)
+                        catalog.by_id, run.words, run.changes.units, run.broken)
     run.rendered = True
     return confirmation.ignored
 
@@ -343,6 +344,12 @@ def _carve(run: _Run) -> Carving:
                     run.deadline.carving_seconds(options.carve_share))
     report.notes.extend(carving.notes)
     report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
+    run.broken = carving.broken
+    if carving.broken:
+        tests = sorted(carving.broken)
+        report.notes.append(f"{len(tests)} existing test(s) that the pull request leaves unchanged pass on "
+                            f"base and fail on head (again when run alone): {', '.join(tests[:5])}"
+                            + (", ..." if len(tests) > 5 else ""))
     return carving
 
 

@@ -57,11 +57,13 @@ class Verdict(enum.StrEnum):
     """What the run can say about why a difference is there (the triage stage decides)."""
 
     UNEXPLAINED = "unexplained"  # nothing accounts for it: a possible regression
+    BREAKS_EXISTING_TEST = "breaks-existing-test"  # an unchanged test calling its operation now fails
     NAMED_BY_PR = "named-by-pr"  # the pull request's words name its operation: meant, most likely
     OUTSIDE_DECLARED_TYPES = "outside-declared-types"  # only an input the declared types rule out shows it
 
 
-COUNTED = (Verdict.UNEXPLAINED, Verdict.NAMED_BY_PR)  # the verdicts that fail a check and set exit status 1
+# the verdicts that fail a check and set exit status 1
+COUNTED = (Verdict.BREAKS_EXISTING_TEST, Verdict.UNEXPLAINED, Verdict.NAMED_BY_PR)
 EXPLAINED = (Verdict.NAMED_BY_PR,)  # accounted for by the pull request: listed after the unexplained ones
 
 

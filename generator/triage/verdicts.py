@@ -1,5 +1,8 @@
 """Each difference's verdict, with the evidence it rests on, in this order:
 
+0. `breaks-existing-test`: a test the pull request leaves unchanged, which calls the difference's
+   operation, passes on base and fails on head (`generation.seeds.carving`); the strongest sign
+   of a regression, whatever the input that shows it;
 1. `outside-declared-types`: only an input its operation's declared types rule out shows it
    (`findings.declared_types`); listed apart, it fails nothing;
 2. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
@@ -20,9 +23,18 @@ from .pull_request import PullRequestText
 
 
 def triage(differences: list[Difference], operations: Mapping[str, Operation],
-           text: PullRequestText | None = None, units: Sequence[Unit] = ()) -> list[Difference]:
-    """Give each difference its verdict and evidence, in place; the same list, for chaining."""
+           text: PullRequestText | None = None, units: Sequence[Unit] = (),
+           broken: Mapping[str, frozenset[str]] | None = None) -> list[Difference]:
+    """Give each difference its verdict and evidence, in place; the same list, for chaining.
+    `broken`: the existing tests that pass on base and fail on head, with the operations they call."""
     for difference in differences:
+        breaking = sorted(test for test, called in (broken or {}).items() if difference.target in called)
+        if breaking:
+            difference.verdict = Verdict.BREAKS_EXISTING_TEST
+            others = f" (and {len(breaking) - 1} more)" if len(breaking) > 1 else ""
+            difference.evidence = (f"the existing test {breaking[0]}{others}, which calls it, passes on base "
+                                   "and fails on head")
+            continue
         outside = outside_declared_types([s.to_json() for s in difference.statements], operations)
         if outside is not None:
             difference.verdict = Verdict.OUTSIDE_DECLARED_TYPES

@@ -9,7 +9,9 @@ makes into one (from the test's own code, not from inside the library) becomes a
 when its receiver and arguments can be rebuilt from code: literals (`literals.encode`, plus
 dates and durations), or objects an earlier recorded statement of the same test returned. One
 test, one sequence; a statement that raised ends a sequence of its own (replay stops at an
-exception) and the test's recording goes on without it. The sequences are plain statements of
+exception) and the test's recording goes on without it. Each test's outcome (passed, failed,
+skipped) and the operations it called are written too: a test that passes on base and fails on
+head is a broken existing test, the strongest sign of a regression. The sequences are plain statements of
 the catalog: the engine replays, compares, minimizes and renders them as generated ones, and a
 rendered test never needs the project's fixtures or test modules. Standard library only.
 """
@@ -65,9 +67,15 @@ class Recorder:
         self.test = _TestRecording()  # fixtures build objects in setup: part of the test's recording
         self.counts["tests"] += 1
 
-    def pytest_runtest_teardown(self, item: object) -> None:
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        """A phase's outcome: a test failed if any phase failed, passed if its call passed."""
+        if report.failed or report.skipped or report.when == "call":
+            self._write({"outcome": [report.nodeid, report.when, report.outcome]})
+
+    def pytest_runtest_teardown(self, item: Any) -> None:
         if self.test is not None:
             self._emit(self.test.statements)
+            self._write({"called": [item.nodeid, sorted(self.test.called)]})
         self.test = None
         if self.out is not None:  # the counts so far: a run stopped by its time limit keeps them
             self.out.write(json.dumps({"counts": self.counts}) + "\n")
@@ -120,6 +128,7 @@ class Recorder:
             test = recorder.test
             if test is None or recorder.depth or threading.get_ident() != recorder.main_thread:
                 return function(*args, **kwargs)
+            test.called.add(op_id)
             recorder.depth += 1
             try:
                 statement = test.statement(op_id, kind, args, kwargs, klass)
@@ -136,6 +145,11 @@ class Recorder:
                 recorder.depth -= 1
 
         return wrapper
+
+    def _write(self, record: dict) -> None:
+        if self.out is not None:
+            self.out.write(json.dumps(record) + "\n")
+            self.out.flush()
 
     def _emit(self, statements: list[dict]) -> None:
         if not statements or self.out is None or self.counts["sequences"] >= MAX_SEQUENCES:
@@ -156,6 +170,7 @@ class _TestRecording:
         self.statements: list[dict] = []
         self.made: dict[int, int] = {}  # id(value) -> index of the statement that returned it
         self.alive: list[Any] = []  # keeps those values alive, so that their ids are not reused
+        self.called: set[str] = set()  # the operations the test called, rebuildable or not
 
     def statement(self, op_id: str, kind: str, args: tuple, kwargs: dict, klass: type | None) -> dict | None:
         """The call as a statement, or None when an argument cannot be rebuilt from code."""

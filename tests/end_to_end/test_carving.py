@@ -133,7 +133,10 @@ def test_objects_and_fixtures_become_statements(builder: RepoBuilder) -> None:
     added = [sequence[1]["args"][1] for sequence, names in zip(sequences, ops, strict=True)
              if names == ["shop.register:Register", "shop.register:Register.add"]]
     assert added == [{"lit": ["str", "x"]}, {"lit": ["str", "plum-victoria"]}]
-    assert carving.tests == 2 and carving.test_files == 1
+    assert carving.tests == 4 and carving.test_files == 1  # its two tests on base, then on head
+    # the change breaks one of them: it passed on base, fails on head, and again when run alone
+    assert carving.broken == {"tests/test_register.py::test_total": frozenset(
+        {"shop.register:Register", "shop.register:Register.add", "shop.register:Register.total"})}
 
 
 def test_the_difference_a_carved_state_shows_is_reported(builder: RepoBuilder) -> None:

@@ -153,3 +153,41 @@ def test_the_pull_requests_words_reach_the_command_line(builder: RepoBuilder) ->
                     and d["verdict"] != "outside-declared-types"]
     assert difference["verdict"] == "named-by-pr" and '"Fix round_price"' in difference["evidence"]
     assert "The pull request explains it." in named.stdout
+
+
+PRICE_TESTS = '''\
+from pkg.prices import discount, round_price
+
+
+def test_discount():
+    assert discount(100) == 90
+
+
+def test_round_price():
+    assert round_price(12) == 10
+'''
+
+
+def test_an_existing_test_the_change_breaks_makes_its_difference_a_regression(builder: RepoBuilder) -> None:
+    # the title names discount, but an unchanged test of it fails on head: the test speaks louder
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES, "tests/test_prices.py": PRICE_TESTS},
+            {"pkg/prices.py": PRICES.replace("total // 10", "total // 9")})
+    report = run_analyze(builder, pr_title="Make discount faithful to the shop's rules")
+    [difference] = _counted(report.differences)
+    assert (difference.target, difference.verdict) == ("pkg.prices:discount", Verdict.BREAKS_EXISTING_TEST)
+    assert difference.evidence == ("the existing test tests/test_prices.py::test_discount, which calls it, "
+                                   "passes on base and fails on head")
+    assert ("1 existing test(s) that the pull request leaves unchanged pass on base and fail on head (again "
+            "when run alone): tests/test_prices.py::test_discount") in report.notes
+    text = render_markdown(report_to_json(report))
+    assert "**1 behavioural difference** in the changed code." in text  # it leads: nothing explains it
+
+
+def test_a_test_the_pull_request_changes_is_not_an_existing_one(builder: RepoBuilder) -> None:
+    updated = PRICE_TESTS.replace("== 90", "== 89")
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES, "tests/test_prices.py": PRICE_TESTS},
+            {"pkg/prices.py": PRICES.replace("total // 10", "total // 9"), "tests/test_prices.py": updated})
+    report = run_analyze(builder)
+    [difference] = _counted(report.differences)
+    assert difference.target == "pkg.prices:discount" and difference.verdict != Verdict.BREAKS_EXISTING_TEST
+    assert not any("existing test" in note for note in report.notes)

@@ -11,6 +11,11 @@ minimized and rendered like generated ones), with the prefixes that end in an ob
 call uses, so that those objects enter the pools. A project without tests, or whose tests do
 not start, costs a note, never the run.
 
+Base's tests of the changed modules also run on head (those the pull request leaves unchanged),
+and each test's outcome on each side is kept: a test that passed on base and fails on head, again
+when run alone on both, is an existing test the change breaks (`Carving.broken`), with the
+operations it called.
+
 pytest collects every file of a run before it runs a test, and a large suite's collection can take
 all of carving's share: the files run in batches, the nearest file (the one named after a changed
 module) alone first. A side whose tests ran no test says why in its note: the error pytest gave
@@ -38,6 +43,7 @@ from ...runtime.sequence import CallSequence, references
 from ...runtime.workers import worker_environment
 
 MAX_TEST_FILES = 200  # per side: the nearest tests of a huge suite are enough
+OUTCOME_ORDER = ("skipped", "passed", "failed")  # a test's outcome is its phases' last in this order
 BATCH_FILES = 4  # test files per pytest run after the first file's own run
 SKIPPED_FOLDERS = frozenset({".git", ".tox", ".nox", "node_modules", "build", "dist", "venv", ".venv",
                              "site-packages", "__pycache__"})
@@ -52,6 +58,9 @@ class Carving:
     test_files: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # existing tests (unchanged by the pull request) that pass on base and fail on head, confirmed
+    # by a second run of each alone: node id -> the operations the test called
+    broken: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, seconds: float,
@@ -60,10 +69,13 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     started = time.monotonic()
     carving = Carving()
     modules = list(changes.modules)
+    existing = importing_test_files(base.root, modules)[:MAX_TEST_FILES]
+    unchanged = [path for path in existing if path not in changes.tests and (head.root / path).is_file()]
     runs = [("head", head, sorted(p for p in changes.tests if (head.root / p).is_file())),
-            ("base", base, importing_test_files(base.root, modules))]
-    for side, checkout, found in runs:
-        files = found[:MAX_TEST_FILES]
+            ("base", base, existing), ("head", head, unchanged)]
+    outcomes: dict[str, dict[str, str]] = {"base": {}, "head": {}}
+    called: dict[str, set[str]] = {}
+    for number, (side, checkout, files) in enumerate(runs):
         left = seconds - (time.monotonic() - started)
         if not files or left <= 1.0:
             continue
@@ -71,18 +83,44 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         if recorded.problem is not None:
             carving.notes.append(recorded.problem)
             continue
-        if not recorded.tests:
+        if not recorded.tests and number < 2:  # the third run's files are the second's: said once
             carving.notes.append(f"None of the {len(files)} test file(s) run on {side} for carving ran a "
                                  f"test ({recorded.why_none()}): nothing was carved from them.")
-        carving.test_files += len(files)
+        carving.test_files += len(files) if number < 2 else 0
         carving.tests += recorded.tests
         carving.sequences += recorded.sequences
+        outcomes[side].update(recorded.outcomes)
+        for test, operations in recorded.called.items():
+            called.setdefault(test, set()).update(operations)
+    carving.broken = _confirmed_broken(outcomes, called, unchanged, base, head, modules, python,
+                                       seconds - (time.monotonic() - started), test_timeout)
     carving.sequences = with_object_prefixes(carving.sequences)
     carving.seconds = time.monotonic() - started
     if not carving.test_files and not carving.notes:
         carving.notes.append("No test of the project uses a changed module: nothing was carved from "
                              "tests.")
     return carving
+
+
+def _confirmed_broken(outcomes: dict[str, dict[str, str]], called: dict[str, set[str]], unchanged: list[str],
+                      base: Checkout, head: Checkout, modules: list[str], python: str, seconds: float,
+                      test_timeout: float) -> dict[str, frozenset[str]]:
+    """The unchanged tests that passed on base and failed on head, and do so again when run alone on
+    each side (a test that fails by chance is no evidence); with the operations they called."""
+    files = set(unchanged)
+    suspects = sorted(test for test, outcome in outcomes["head"].items()
+                      if outcome == "failed" and outcomes["base"].get(test) == "passed"
+                      and test.split("::", 1)[0] in files)
+    if not suspects or seconds <= 2.0:
+        return {}
+    started = time.monotonic()
+    again = {}
+    for side, checkout in (("base", base), ("head", head)):
+        left = (seconds - (time.monotonic() - started)) / (2 if side == "base" else 1)
+        recorded = _record(side, checkout, suspects, modules, python, left, test_timeout, batch=len(suspects))
+        again[side] = recorded.outcomes
+    return {test: frozenset(called.get(test, ())) for test in suspects
+            if again["base"].get(test) == "passed" and again["head"].get(test) == "failed"}
 
 
 def with_object_prefixes(sequences: list[CallSequence]) -> list[CallSequence]:
@@ -141,6 +179,8 @@ class _Recorded:
     collection_error: str | None = None  # pytest's first collection error, as its summary gives it
     collecting_seconds: float | None = None  # a run stopped by the time limit before it ran a test
     problem: str | None = None  # the tests could not run at all
+    outcomes: dict[str, str] = field(default_factory=dict)  # node id -> passed, failed or skipped
+    called: dict[str, set[str]] = field(default_factory=dict)  # node id -> the operations it called
 
     def why_none(self) -> str:
         if self.collection_error:
@@ -151,9 +191,9 @@ class _Recorded:
 
 
 def _record(side: str, checkout: Checkout, files: list[str], modules: list[str], python: str,
-            seconds: float, test_timeout: float) -> _Recorded:
-    """The sequences and counts of the pytest runs of `files` in `checkout`, in batches (the first
-    file alone), until `seconds` have passed."""
+            seconds: float, test_timeout: float, batch: int | None = None) -> _Recorded:
+    """The sequences, counts and outcomes of the pytest runs of `files` (or test ids) in `checkout`,
+    in batches (the first file alone, or `batch` at a time), until `seconds` have passed."""
     started = time.monotonic()
     recorded = _Recorded()
     tmp = Path(tempfile.mkdtemp(prefix=f"difforacle-carve-{side}-")).resolve()
@@ -165,7 +205,7 @@ def _record(side: str, checkout: Checkout, files: list[str], modules: list[str],
         env = {k: v for k, v in worker_environment(checkout, 0, str(scratch)).items()
                if not k.startswith("PYTEST")}
         env.update({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", FALLBACK_VARIABLE: str(fallback)})
-        for number, batch in enumerate(_batches(files)):
+        for number, batch_files in enumerate(_batches(files) if batch is None else _chunks(files, batch)):
             left = seconds - (time.monotonic() - started)
             if left <= 1.0:
                 break
@@ -174,7 +214,7 @@ def _record(side: str, checkout: Checkout, files: list[str], modules: list[str],
                        "carve": {"modules": modules, "out": str(out)}}
             command = [python, str(PYTEST_BOOT), json.dumps(options), "-p", "no:cacheprovider", "-q",
                        "-o", "addopts=", "--rootdir", str(checkout.root), "--continue-on-collection-errors",
-                       "--disable-warnings", "--tb=no", "-p", "no:randomly", *batch]
+                       "--disable-warnings", "--tb=no", "-p", "no:randomly", *batch_files]
             timed_out = False
             try:
                 with log.open("wb") as output:
@@ -193,6 +233,7 @@ def _record(side: str, checkout: Checkout, files: list[str], modules: list[str],
             sequences, counts = _read(out)
             recorded.sequences += sequences
             recorded.tests += counts.get("tests", 0)
+            _read_outcomes(out, recorded)
             if not counts.get("tests"):
                 recorded.collection_error = recorded.collection_error or _collection_error(log, checkout)
                 if timed_out:
@@ -204,8 +245,11 @@ def _record(side: str, checkout: Checkout, files: list[str], modules: list[str],
 
 def _batches(files: list[str]) -> list[list[str]]:
     """The first (nearest) file alone, then the others BATCH_FILES at a time."""
-    rest = files[1:]
-    return [files[:1], *(rest[i:i + BATCH_FILES] for i in range(0, len(rest), BATCH_FILES))]
+    return [files[:1], *_chunks(files[1:], BATCH_FILES)]
+
+
+def _chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 def _last_line(log: Path) -> str:
@@ -231,6 +275,27 @@ def _collection_error(log: Path, checkout: Checkout) -> str | None:
             found = line.removeprefix("ERROR ").replace(str(checkout.root) + os.sep, "")
             return found if len(found) <= 300 else found[:297] + "..."
     return None
+
+
+def _read_outcomes(out: Path, recorded: _Recorded) -> None:
+    """Each test's outcome (failed if any phase failed, else passed if its call passed, else
+    skipped) and the operations it called, from a run's recorder."""
+    try:
+        lines = out.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if "outcome" in record:  # written for a call's outcome, and for any phase that failed or skipped
+            test, _, outcome = record["outcome"]
+            known = recorded.outcomes.get(test, "skipped")
+            recorded.outcomes[test] = max(known, outcome, key=OUTCOME_ORDER.index)
+        elif "called" in record:
+            test, operations = record["called"]
+            recorded.called.setdefault(test, set()).update(operations)
 
 
 def _read(out: Path) -> tuple[list[CallSequence], dict]:
