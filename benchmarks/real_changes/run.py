@@ -728,6 +728,7 @@ def summarize_report(report: dict[str, Any], changes: ChangeMap) -> dict[str, An
                 "head": clip(str(difference.get("head"))),
                 "minor": difference.get("severity") == "minor",
                 "outside_declared_types": difference.get("verdict") == "outside-declared-types",
+                "verdict": difference.get("verdict", "unexplained"),
             }
         )
         differences[-1]["related"] = at_the_change(differences[-1], changes)
@@ -1080,7 +1081,7 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
         "|---|---|---|---|---|",
     ]
     out += [f"| {' | '.join(row)} |" for row in summary_rows(results, cases)]
-    out += ["", _same_runs(results, cases)]
+    out += ["", _same_runs(results, cases), "", _triage(results, cases)]
     out += [
         "",
         "| repository | change detected | false alarms (same) | changed lines covered | median s |",
@@ -1160,6 +1161,32 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
 def _apart_only(entry: dict[str, Any]) -> bool:
     differences = entry.get("differences") or []
     return entry.get("status") == "ok" and bool(differences) and all(map(apart, differences))
+
+
+EXPLAINED_VERDICTS = ("named-by-pr",)  # the report's verdicts that explain a difference
+
+
+def _triage(results: dict[str, Any], cases: list[Case]) -> str:
+    """Per label, of the detected cases: their differences at the change by verdict, and how many
+    cases have every such difference explained (an intended change fully accounted for)."""
+    parts = []
+    for label in dict.fromkeys(case.label for case in cases):
+        detected = [results["cases"][case.id] for case in cases if case.label == label
+                    and (results["cases"].get(case.id) or {}).get("detected")]
+        if not detected:
+            continue
+        verdicts: dict[str, int] = {}
+        for entry in detected:
+            for difference in entry["differences"]:
+                if difference.get("related"):
+                    verdict = difference.get("verdict", "unexplained")
+                    verdicts[verdict] = verdicts.get(verdict, 0) + 1
+        explained = sum(1 for entry in detected if all(
+            d.get("verdict") in EXPLAINED_VERDICTS for d in entry["differences"] if d["related"]))
+        tally = ", ".join(f"{count} {verdict}" for verdict, count in sorted(verdicts.items()))
+        parts.append(f"`{label}` cases detected: {len(detected)}; their differences at the change by "
+                     f"verdict: {tally}; every one explained in {explained} of {len(detected)}.")
+    return "Triage: " + " ".join(parts) if parts else "Triage: no case detected."
 
 
 def _same_runs(results: dict[str, Any], cases: list[Case]) -> str:

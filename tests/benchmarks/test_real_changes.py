@@ -572,3 +572,17 @@ def test_a_difference_outside_the_declared_types_neither_detects_nor_alarms() ->
         {**report, "differences": [{**outside, "verdict": "unexplained"}]}, _Related())}
     bench.judge(counted, bench.Case("c", "o/r", "0" * 40, "change", "note"))
     assert counted["detected"] is True
+
+
+def test_the_triage_line_counts_verdicts_at_the_change_of_detected_cases() -> None:
+    def entry(*verdicts: str, detected: bool = True) -> dict:
+        elsewhere = {"verdict": "unexplained", "related": False}  # not at the change: not counted
+        return {"detected": detected, "differences": [{"verdict": v, "related": True} for v in verdicts]
+                + [elsewhere]}
+
+    results = {"cases": {"a": entry("named-by-pr"), "b": entry("named-by-pr", "unexplained"),
+                         "c": entry("breaks-existing-test"), "d": entry("unexplained", detected=False)}}
+    cases = [bench.Case(name, "o/r", "0" * 40, "change", "note") for name in "abcd"]
+    assert bench._triage(results, cases) == (
+        "Triage: `change` cases detected: 3; their differences at the change by verdict: "
+        "1 breaks-existing-test, 2 named-by-pr, 1 unexplained; every one explained in 1 of 3.")
