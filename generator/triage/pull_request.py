@@ -41,11 +41,15 @@ class PullRequestText:
 
 def read_pull_request(repo: git.Repo, changes: ChangeSet, head_sha: str, base: Checkout, head: Checkout,
                       title: str = "", body: str = "") -> PullRequestText:
-    """Everything the pull request says about itself, in the order a reviewer reads it."""
+    """Everything the pull request says about itself, in the order a reviewer reads it. Evidence is
+    never worth a run: a source git cannot read (a history cut short) is left out."""
     given = (("the title", title), ("the body", body))
     passages = [Passage(source, text[:MAX_TEXT]) for source, text in given if text.strip()]
-    passages += _commit_messages(repo, changes.merge_base, head_sha)
-    passages += _changelog_lines(repo, changes.merge_base, head_sha)
+    for read in (_commit_messages, _changelog_lines):
+        try:
+            passages += read(repo, changes.merge_base, head_sha)
+        except git.GitCommandError:
+            continue
     passages += _changed_docstrings(changes, base, head)
     return PullRequestText(passages)
 
@@ -64,17 +68,21 @@ def _commit_messages(repo: git.Repo, merge_base: str, head_sha: str) -> list[Pas
 
 def _changelog_lines(repo: git.Repo, merge_base: str, head_sha: str) -> list[Passage]:
     """The lines the pull request adds to changelog and news files, one passage per file."""
-    names = repo.git(c="core.quotepath=off").diff("--no-color", "--name-only", "--no-renames", merge_base,
-                                                  head_sha).splitlines()
+    names = _text(repo, "--name-only", "--no-renames", merge_base, head_sha).splitlines()
     passages = []
     for path in filter(is_changelog, names):
-        diff = repo.git(c="core.quotepath=off").diff("--no-color", "--no-ext-diff", "--no-textconv",
-                                                     "--unified=0", merge_base, head_sha, "--", path)
+        diff = _text(repo, "--no-ext-diff", "--no-textconv", "--unified=0", merge_base, head_sha, "--", path)
         added = [line[1:] for line in diff.splitlines()
                  if line.startswith("+") and not line.startswith("+++")]
         if any(line.strip() for line in added):
             passages.append(Passage(path, "\n".join(added)[:MAX_TEXT]))
     return passages
+
+
+def _text(repo: git.Repo, *args: str) -> str:
+    """`git diff ARGS` as text, whatever the files' encoding (what is not UTF-8 is replaced)."""
+    raw = repo.git(c="core.quotepath=off").diff("--no-color", *args, stdout_as_string=False)
+    return raw.decode("utf-8", errors="replace")
 
 
 def _changed_docstrings(changes: ChangeSet, base: Checkout, head: Checkout) -> list[Passage]:

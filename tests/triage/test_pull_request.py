@@ -4,6 +4,7 @@ changed function adds to its docstring."""
 
 from __future__ import annotations
 
+import git
 import pytest
 from support.repos import RepoBuilder
 
@@ -75,3 +76,28 @@ def test_a_changed_docstring_is_a_passage_of_its_unit(builder: RepoBuilder) -> N
 ])
 def test_which_files_are_changelogs(path: str, changelog: bool) -> None:
     assert is_changelog(path) is changelog
+
+
+def test_a_changelog_in_another_encoding_is_read_with_replacements(builder: RepoBuilder) -> None:
+    builder.commit({"pkg/__init__.py": "", "pkg/mod.py": MOD}, "base")
+    builder.branch("feature")
+    builder.commit({"pkg/mod.py": HOURS}, "hours")
+    (builder.root / "NEWS").write_bytes("- `parse` lit les heures, été\n".encode("latin-1"))
+    builder.commit({}, "news in latin-1")
+    builder.switch("main")
+    [news] = [p for p in _read(builder) if p.source == "NEWS"]
+    assert news.text == "- `parse` lit les heures, \ufffdt\ufffd"
+
+
+def test_a_source_git_cannot_read_is_left_out(builder: RepoBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    builder.commit({"pkg/__init__.py": "", "pkg/mod.py": MOD}, "base")
+    builder.branch("feature")
+    builder.commit({"pkg/mod.py": HOURS}, "hours")
+    builder.switch("main")
+
+    def cut_short(*args: object, **kwargs: object) -> None:
+        raise git.GitCommandError(["git", "log"], 128, b"fatal: bad object")
+
+    monkeypatch.setattr(builder.repo.__class__, "iter_commits", cut_short)
+    sources = [p.source for p in _read(builder, title="Read hours")]
+    assert sources == ["the title", "the docstring of pkg.mod:parse"]
