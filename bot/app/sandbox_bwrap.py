@@ -63,6 +63,8 @@ log = logging.getLogger("difforacle.app")
 MB = 1024 * 1024
 SLIRP_DNS = "10.0.2.3"  # slirp4netns's resolver inside the sandbox, forwarding to the host's
 NETWORK_SETUP_SECONDS = 10.0
+SETUP_FAILURE = "bwrap: loopback: "  # bwrap's own message when it cannot bring up the sandbox's loopback
+SETUP_RETRIES = 2
 # how a process says it could not get memory (RLIMIT_AS makes allocations fail instead of OOM kills)
 OUT_OF_MEMORY = re.compile(rb"MemoryError|Cannot allocate memory|std::bad_alloc|[Oo]ut of memory")
 
@@ -106,6 +108,18 @@ class BubblewrapSandbox:
         return False
 
     def run(self, request: SandboxRequest) -> SandboxResult:
+        """Run the request; once more when bwrap itself failed to set the sandbox up (its loopback
+        device, under load: the command never started, so running it again repeats nothing)."""
+        result = self._run_once(request)
+        for attempt in range(SETUP_RETRIES):
+            if not (result.exit_code == 1 and result.stderr.startswith(SETUP_FAILURE)):
+                break
+            log.warning("bwrap could not set the sandbox up (%s); trying again", result.stderr.strip())
+            time.sleep(0.2 * (attempt + 1))
+            result = self._run_once(request)
+        return result
+
+    def _run_once(self, request: SandboxRequest) -> SandboxResult:
         slirp = request.network and self.private_network
         files = _etc_files(*sandbox_ids(), resolver=SLIRP_DNS if slirp else None)
         info_read, info_write = os.pipe()  # bwrap writes the sandbox's pid 1 there

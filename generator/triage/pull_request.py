@@ -12,10 +12,12 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-
-import git
+from typing import TYPE_CHECKING
 
 from ..changes.model import ChangeSet, Checkout, Unit
+
+if TYPE_CHECKING:  # GitPython, slow to import, loads when a run reads the pull request
+    import git
 
 MAX_COMMITS = 100  # of a pull request, newest first: older ones rarely describe the change under review
 MAX_TEXT = 20_000  # characters kept of one passage (a body or a commit message)
@@ -43,6 +45,8 @@ def read_pull_request(repo: git.Repo, changes: ChangeSet, head_sha: str, base: C
                       title: str = "", body: str = "") -> PullRequestText:
     """Everything the pull request says about itself, in the order a reviewer reads it. Evidence is
     never worth a run: a source git cannot read (a history cut short) is left out."""
+    import git
+
     given = (("the title", title), ("the body", body))
     passages = [Passage(source, text[:MAX_TEXT]) for source, text in given if text.strip()]
     for read in (_commit_messages, _changelog_lines):

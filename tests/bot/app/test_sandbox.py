@@ -42,6 +42,7 @@ from difforacle.bot.app.sandbox import (
     SandboxResult,
     SandboxUnavailable,
 )
+from difforacle.bot.app.sandbox_bwrap import BubblewrapSandbox
 from difforacle.bot.app.sandbox_choice import select_sandbox
 
 SANDBOXES = ("docker", "bubblewrap")
@@ -490,3 +491,18 @@ def test_the_image_runs_as_a_non_root_user_with_a_healthcheck(sandbox_image: str
     probe = ["python", "-c", "import sys; print(sys.version_info[:2])"]
     version = docker_client.containers.run(sandbox_image, probe, remove=True, network_mode="none")
     assert version.decode().strip() == "(3, 11)"
+
+
+def test_bubblewrap_sets_a_sandbox_up_again_when_its_loopback_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bwrap's own setup failure (seen under load) is tried again; the command's own failure is not."""
+    monkeypatch.setattr("difforacle.bot.app.sandbox_bwrap.time.sleep", lambda seconds: None)
+    failed = SandboxResult("bubblewrap", 1, "", "bwrap: loopback: Failed RTM_NEWADDR: No child processes\n")
+    ran = SandboxResult("bubblewrap", 0, "ok\n", "")
+    own = SandboxResult("bubblewrap", 1, "", "Traceback (most recent call last): ...\n")
+    request = SandboxRequest(argv=["true"], workdir="/")
+    for results, expected, calls in (([failed, ran], ran, 2), ([failed, failed, failed], failed, 3),
+                                     ([own, ran], own, 1)):
+        sandbox, queue = object.__new__(BubblewrapSandbox), list(results)
+        monkeypatch.setattr(sandbox, "_run_once", lambda request, queue=queue: queue.pop(0))
+        assert sandbox.run(request) is expected
+        assert len(results) - len(queue) == calls
