@@ -1,13 +1,13 @@
-"""Each difference's verdict, with the evidence it rests on, in this order:
+"""Each difference's verdict, with the evidence it rests on: the first of these that applies.
 
-0. `breaks-existing-test`: a test the pull request leaves unchanged, which calls the difference's
+1. `breaks-existing-test`: a test the pull request leaves unchanged, which calls the difference's
    operation, passes on base and fails on head (`generation.seeds.carving`); the strongest sign
    of a regression, whatever the input that shows it;
-1. `outside-declared-types`: only an input its operation's declared types rule out shows it
+2. `outside-declared-types`: only an input its operation's declared types rule out shows it
    (`findings.declared_types`); listed apart, it fails nothing;
-2. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
+3. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
    (`mentions`); an explained difference, listed after the unexplained ones;
-3. `unexplained`: nothing in the pull request accounts for it, a possible regression.
+4. `unexplained`: nothing in the pull request accounts for it, a possible regression.
 """
 
 from __future__ import annotations
