@@ -46,6 +46,12 @@ def test_event_errors_are_one_line_setup_errors(tmp_path: Path) -> None:
     assert fork.fork and fork.number == 2
 
 
+def test_the_events_title_and_body_are_the_pull_requests_words() -> None:
+    event = json.loads((WEBHOOKS / "pull_request.opened.fork.json").read_text())
+    pull = pull_request_from_event(WEBHOOKS / "pull_request.opened.fork.json", {})
+    assert (pull.title, pull.body) == (event["pull_request"]["title"], event["pull_request"]["body"] or "")
+
+
 def test_missing_base_commit_and_bad_inputs_exit_2(demo: tuple, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
