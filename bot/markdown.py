@@ -18,9 +18,8 @@ from collections.abc import Collection, Iterable
 
 from .report_facts import (
     checked_lines,
-    counts,
     coverage_measured,
-    is_explained,
+    groups,
     is_minor,
     is_outside_declared_types,
     is_regression,
@@ -47,24 +46,22 @@ def render_markdown(report: dict, *, marker: str = "", inline: Collection[str] =
     report's, and the text stays within `limit` characters by leaving out the details of the last
     differences, with a note saying how many (the table still lists them all).
     """
-    differences = report.get("differences", [])
-    major = [d for d in differences if counts(d) and not is_explained(d)]
-    explained = [d for d in differences if is_explained(d)]
-    minor = [d for d in differences if is_minor(d)]
-    outside = [d for d in differences if is_outside_declared_types(d) and not is_minor(d)]
+    found = groups(report)
     head = [
         marker,
         f"## difforacle: {commit_span(report)}",
         _partial_markdown(report.get("error")),
-        verdict(len(major) + len(explained), *checked_lines(report), measured=coverage_measured(report),
-                minor=len(minor), regressions=sum(is_regression(d) for d in major), outside=len(outside),
-                explained=len(explained)),
-        _table_markdown(differences, inline),
+        verdict(len(found.unexplained) + len(found.explained), *checked_lines(report),
+                measured=coverage_measured(report), minor=len(found.minor),
+                regressions=sum(is_regression(d) for d in found.unexplained), outside=len(found.outside),
+                explained=len(found.explained)),
+        _table_markdown(report.get("differences", []), inline),
         _coverage_markdown(report),
         _unreached_markdown(report.get("reach") or []),
     ]
-    details = [_difference_markdown(d, d.get("id") in inline) for d in major]
-    sections = ((EXPLAINED_SECTION, explained), (MINOR_SECTION, minor), (OUTSIDE_SECTION, outside))
+    details = [_difference_markdown(d, d.get("id") in inline) for d in found.unexplained]
+    sections = ((EXPLAINED_SECTION, found.explained), (MINOR_SECTION, found.minor),
+                (OUTSIDE_SECTION, found.outside))
     for section, apart in sections:
         shown = [_difference_markdown(d, d.get("id") in inline, folded=section is EXPLAINED_SECTION)
                  for d in apart]

@@ -5,6 +5,8 @@ line's exit status all judge by these, so they never disagree."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from difforacle.generator import COUNTED, EXPLAINED, NOT_MEASURED, Verdict
 
 
@@ -39,10 +41,28 @@ def is_explained(difference: dict) -> bool:
     return counts(difference) and difference.get("verdict") in EXPLAINED
 
 
+@dataclass(frozen=True)
+class Groups:
+    """The report's differences in the order the front ends show them: the possible regressions, then
+    those the pull request explains, then those set apart (minor, and outside the declared types)."""
+
+    unexplained: list[dict]  # `fail-on: unexplained` fails on these alone; only these get review comments
+    explained: list[dict]
+    minor: list[dict]
+    outside: list[dict]  # (a minor one is in `minor` only)
+
+
+def groups(report: dict) -> Groups:
+    differences = report.get("differences", [])
+    return Groups([d for d in differences if counts(d) and not is_explained(d)],
+                  [d for d in differences if is_explained(d)],
+                  [d for d in differences if is_minor(d)],
+                  [d for d in differences if is_outside_declared_types(d) and not is_minor(d)])
+
+
 def unexplained(report: dict) -> list[dict]:
-    """The possible regressions: differences that count and that nothing in the pull request explains
-    (`fail-on: unexplained` fails on these alone; only these get review comments)."""
-    return [difference for difference in behavioural(report) if not is_explained(difference)]
+    """The possible regressions: differences that count and that nothing in the pull request explains."""
+    return groups(report).unexplained
 
 
 def counts(difference: dict) -> bool:

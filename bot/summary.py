@@ -21,15 +21,7 @@ from .markdown import (
     render_markdown,
     verdict,
 )
-from .report_facts import (
-    behavioural,
-    checked_lines,
-    coverage_measured,
-    is_explained,
-    is_minor,
-    is_outside_declared_types,
-    is_regression,
-)
+from .report_facts import checked_lines, coverage_measured, groups, is_regression
 
 SUMMARY_MARKER = "<!-- difforacle:summary -->"
 REVIEW_MARKER = "<!-- difforacle:review -->"
@@ -39,20 +31,18 @@ SUMMARY_LIMIT = COMMENT_LIMIT - 1_000  # room for the truncation note
 
 def headline(report: dict) -> str:
     """One line for the check run's title and the review's body."""
-    differences = report.get("differences", [])
-    minor = sum(is_minor(d) for d in differences)
-    outside = sum(is_outside_declared_types(d) and not is_minor(d) for d in differences)
-    count = len(behavioural(report))
+    found = groups(report)
+    minor, outside, explained = len(found.minor), len(found.outside), len(found.explained)
+    count = len(found.unexplained) + explained
     span = commit_span(report)
     if count == 0:
         text = verdict(0, *checked_lines(report), measured=coverage_measured(report), emphasis=False,
                        minor=minor, outside=outside)
         return f"difforacle: {text[:1].lower()}{text[1:].rstrip('.')} ({span})"
-    regressions = sum(is_regression(d) for d in differences)
+    regressions = sum(is_regression(d) for d in report.get("differences", []))
     noun = "difference" if count == 1 else "differences"
     extra = f", {regressions} where head now fails" if regressions else ""
     extra += f", {minor} minor" if minor else ""
-    explained = sum(is_explained(d) for d in differences)
     extra += f", {explained} explained by the pull request" if explained else ""
     extra += f", {outside} outside the declared types" if outside else ""
     return f"difforacle: {count} behavioural {noun}{extra} ({span})"

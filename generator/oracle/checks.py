@@ -90,7 +90,12 @@ def _escape(text: str) -> str:
 
 def _masked(text: str) -> bool:
     """The observer masked something in `text`: an address, or one of the run's folders."""
-    return "0x?" in text or any(placeholder in text for placeholder in FOLDER_PLACEHOLDERS)
+    return "0x?" in text or _has_folder(text)
+
+
+def _has_folder(text: str) -> bool:
+    """`text` holds one of the run's folders, masked (a path under the checkout or the temporary folder)."""
+    return any(placeholder in text for placeholder in FOLDER_PLACEHOLDERS)
 
 
 def _sample(message: str) -> str:
@@ -168,7 +173,7 @@ def _check(x: str, leaf: list, other: list | None, last: Step | None, imports: I
                 f"hashlib.sha1(repr({x}).encode('utf-8', 'surrogatepass')).hexdigest()[:16] == {leaf[3]!r}")
     if tag == Tag.BOOL:
         return f"{x} is {leaf[1]}"
-    if tag == Tag.STR and any(placeholder in leaf[1] for placeholder in FOLDER_PLACEHOLDERS):
+    if tag == Tag.STR and _has_folder(leaf[1]):
         return _pattern_check(x, leaf[1], imports)  # a path under one of the run's folders
     if tag in (Tag.INT, Tag.STR):
         return f"{x} == {leaf[1]!r}"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from ..changes.model import ChangeSet, Checkout, Unit
+from ..changes.model import ChangeSet, Checkout
 
 if TYPE_CHECKING:  # GitPython, slow to import, loads when a run reads the pull request
     import git
@@ -23,6 +23,7 @@ MAX_COMMITS = 100  # of a pull request, newest first: older ones rarely describe
 MAX_TEXT = 20_000  # characters kept of one passage (a body or a commit message)
 # changelog and news files by name, and the folders of towncrier-style fragments
 CHANGELOG_NAME = re.compile(r"^(change(s|log)?|history|news|release[-_]?notes?)([-_.].*)?$", re.IGNORECASE)
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # what has a docstring and a name
 FRAGMENT_FOLDERS = frozenset({"changelog.d", "changes", "newsfragments", "news", "changelog"})
 
 
@@ -93,13 +94,14 @@ def _changed_docstrings(changes: ChangeSet, base: Checkout, head: Checkout) -> l
     """The lines a changed function, method or class adds to its docstring (a docstring that says
     something new about the unit is the pull request documenting a change of its behaviour)."""
     base_files = {f.head_path: f.base_path for f in changes.files if f.head_path}
+    trees: dict[Path, ast.Module | None] = {}  # each file parsed once, however many of its units changed
     passages = []
     for unit in changes.units:
         if unit.kind not in ("function", "method", "class") or unit.status != "modified":
             continue
-        new = _docstring(head.root / unit.path, unit)
+        new = _docstring(_tree(head.root / unit.path, trees), unit.qualname)
         old_path = base_files.get(unit.path)
-        old = _docstring(base.root / old_path, unit) if old_path else None
+        old = _docstring(_tree(base.root / old_path, trees), unit.qualname) if old_path else None
         if new and new != old:
             before = set((old or "").splitlines())
             added = "\n".join(line for line in new.splitlines() if line not in before and line.strip())
@@ -107,19 +109,22 @@ def _changed_docstrings(changes: ChangeSet, base: Checkout, head: Checkout) -> l
     return passages
 
 
-def _docstring(path: Path, unit: Unit) -> str | None:
-    """The docstring of `unit.qualname` in the file at `path` (None: no such definition, or none)."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
-        return None
-    scope: list[ast.stmt] = list(tree.body)
-    node: ast.AST | None = None
-    for name in unit.qualname.split("."):
-        node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                     and n.name == name), None)
-        if node is None:
+def _tree(path: Path, trees: dict[Path, ast.Module | None]) -> ast.Module | None:
+    if path not in trees:
+        try:
+            trees[path] = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            trees[path] = None
+    return trees[path]
+
+
+def _docstring(tree: ast.Module | None, qualname: str) -> str | None:
+    """The docstring of the definition `qualname` names in `tree` (None: no such definition, or none)."""
+    body = tree.body if tree is not None else []
+    definition = None
+    for name in qualname.split("."):
+        definition = next((n for n in body if isinstance(n, DEFINITIONS) and n.name == name), None)
+        if definition is None:
             return None
-        scope = list(node.body)
-    return ast.get_docstring(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                        ast.ClassDef)) else None
+        body = definition.body
+    return ast.get_docstring(definition) if definition is not None else None

@@ -77,13 +77,11 @@ class Recorder:
             self._emit(self.test.statements)
             self._write({"called": [item.nodeid, sorted(self.test.called)]})
         self.test = None
-        if self.out is not None:  # the counts so far: a run stopped by its time limit keeps them
-            self.out.write(json.dumps({"counts": self.counts}) + "\n")
-            self.out.flush()
+        self._write({"counts": self.counts})  # the counts so far: a run stopped by its time limit keeps them
 
     def pytest_sessionfinish(self, session: object) -> None:
         if self.out is not None:
-            self.out.write(json.dumps({"counts": self.counts}) + "\n")
+            self._write({"counts": self.counts})
             self.out.close()
             self.out = None
 

@@ -71,11 +71,13 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     modules = list(changes.modules)
     existing = importing_test_files(base.root, modules)[:MAX_TEST_FILES]
     unchanged = [path for path in existing if path not in changes.tests and (head.root / path).is_file()]
-    runs = [("head", head, sorted(p for p in changes.tests if (head.root / p).is_file())),
-            ("base", base, existing), ("head", head, unchanged)]
+    # (side, checkout, files, whether they are new to carving: the last run's files are the second's,
+    # run again on head for their outcomes, and neither counted nor said twice)
+    runs = [("head", head, sorted(p for p in changes.tests if (head.root / p).is_file()), True),
+            ("base", base, existing, True), ("head", head, unchanged, False)]
     outcomes: dict[str, dict[str, str]] = {"base": {}, "head": {}}
     called: dict[str, set[str]] = {}
-    for number, (side, checkout, files) in enumerate(runs):
+    for side, checkout, files, new in runs:
         left = seconds - (time.monotonic() - started)
         if not files or left <= 1.0:
             continue
@@ -83,10 +85,10 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         if recorded.problem is not None:
             carving.notes.append(recorded.problem)
             continue
-        if not recorded.tests and number < 2:  # the third run's files are the second's: said once
+        if not recorded.tests and new:
             carving.notes.append(f"None of the {len(files)} test file(s) run on {side} for carving ran a "
                                  f"test ({recorded.why_none()}): nothing was carved from them.")
-        carving.test_files += len(files) if number < 2 else 0
+        carving.test_files += len(files) if new else 0
         carving.tests += recorded.tests
         carving.sequences += recorded.sequences
         outcomes[side].update(recorded.outcomes)
@@ -230,11 +232,7 @@ def _record(side: str, checkout: Checkout, files: list[str], modules: list[str],
                 recorded.problem = (f"The project's tests did not start on {side} ({_last_line(log)}): "
                                     "nothing was carved from them.")
                 return recorded
-            sequences, counts = _read(out)
-            recorded.sequences += sequences
-            recorded.tests += counts.get("tests", 0)
-            _read_outcomes(out, recorded)
-            if not counts.get("tests"):
+            if not _read(out, recorded):
                 recorded.collection_error = recorded.collection_error or _collection_error(log, checkout)
                 if timed_out:
                     recorded.collecting_seconds = left
@@ -277,40 +275,30 @@ def _collection_error(log: Path, checkout: Checkout) -> str | None:
     return None
 
 
-def _read_outcomes(out: Path, recorded: _Recorded) -> None:
-    """Each test's outcome (failed if any phase failed, else passed if its call passed, else
-    skipped) and the operations it called, from a run's recorder."""
+def _read(out: Path, recorded: _Recorded) -> int:
+    """Add what a run's recorder wrote to `recorded`: its sequences, each test's outcome (failed if
+    any phase failed, else passed if its call passed, else skipped) and the operations it called;
+    the number of tests it ran (0 when it never started)."""
     try:
         lines = out.read_text(encoding="utf-8").splitlines()
     except OSError:
-        return
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if "outcome" in record:  # written for a call's outcome, and for any phase that failed or skipped
-            test, _, outcome = record["outcome"]
-            known = recorded.outcomes.get(test, "skipped")
-            recorded.outcomes[test] = max(known, outcome, key=OUTCOME_ORDER.index)
-        elif "called" in record:
-            test, operations = record["called"]
-            recorded.called.setdefault(test, set()).update(operations)
-
-
-def _read(out: Path) -> tuple[list[CallSequence], dict]:
-    """The sequences and the counts a run's recorder wrote (none when it never started)."""
-    try:
-        lines = out.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return [], {}
-    sequences, counts = [], {}
+        return 0
+    counts: dict = {}
     for line in lines:
         try:
             record = json.loads(line)
         except ValueError:
             continue  # a line cut short by the time limit
         if "sequence" in record:
-            sequences.append(record["sequence"])
+            recorded.sequences.append(record["sequence"])
+        elif "outcome" in record:  # written for a call's outcome, and for any phase that failed or skipped
+            test, _, outcome = record["outcome"]
+            known = recorded.outcomes.get(test, "skipped")
+            recorded.outcomes[test] = max(known, outcome, key=OUTCOME_ORDER.index)
+        elif "called" in record:
+            test, operations = record["called"]
+            recorded.called.setdefault(test, set()).update(operations)
         counts = record.get("counts", counts)
-    return sequences, counts
+    tests = counts.get("tests", 0)
+    recorded.tests += tests
+    return tests
