@@ -31,14 +31,17 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 MANIFEST_SCHEMA = "difforacle.real-changes/1"
 RESULTS_SCHEMA = "difforacle.real-changes-results/1"
-LABELS = ("change", "same")
+LABELS = ("change", "same", "unintended", "mixed")
+# `change` cases are the `intended` label of the triage figures; `unintended` cases put a real fix
+# back (a regression), `mixed` ones hold a change and a reverted fix in one pull request
+WITNESSED = ("change", "unintended")  # labels whose case has its own witness, needs and category
 CATEGORIES = (
     "structured-string",
     "stateful-sequence",
@@ -77,14 +80,20 @@ class Repository:
 class Case:
     id: str
     repository: str
-    commit: str
+    commit: str  # mixed cases: the change case's commit
     label: str
     note: str
-    category: str = ""  # change cases only
-    needs: str = ""  # change cases: the input or state that shows the change, in a few words
-    witness: str = ""  # change cases: prints a value (or an exception) that differs
+    category: str = ""  # change and unintended cases
+    needs: str = ""  # change, unintended: the input or state that shows the change, in a few words
+    witness: str = ""  # change, unintended: prints something that differs; mixed: the change case's
     dependencies: tuple[str, ...] = ()  # added to the repository's, replacing the same project's
     test_command: str = ""  # same cases: overrides the repository's
+    title: str = ""  # unintended cases: the neutral pull request title
+    change: str = ""  # mixed cases: id of the change case
+    fix: str = ""  # mixed cases: id of the unintended case
+    fix_commit: str = ""  # unintended: = commit; mixed: the fix case's commit
+    fix_witness: str = ""  # mixed cases: the fix case's witness
+    same_module: bool | None = None  # mixed cases, informational
 
 
 @dataclass(frozen=True)
@@ -145,34 +154,81 @@ def load_manifest(path: Path) -> Manifest:
         seen.add(case_id)
         label = _require(table, "label", str, where)
         if label not in LABELS:
-            raise BenchError(f"{where}: unknown label {label!r} (use {' or '.join(LABELS)})")
+            raise BenchError(
+                f"{where}: unknown label {label!r} (use {', '.join(LABELS[:-1])} or {LABELS[-1]})"
+            )
         repository = _require(table, "repository", str, where)
         if repository not in repositories:
             raise BenchError(f"{where}: repository {repository!r} has no [repositories] entry")
-        commit = _require(table, "commit", str, where)
-        if not COMMIT_RE.fullmatch(commit):
-            raise BenchError(f"{where}: commit must be a full 40-hex commit id")
+        if label == "mixed":  # its commits and witnesses are its two cases': resolved below
+            commit = ""
+            for key in ("change", "fix"):
+                _require(table, key, str, where)
+            if not isinstance(table.get("same_module", False), bool):
+                raise BenchError(f"{where}: field 'same_module' must be a bool")
+        else:
+            commit = _require(table, "commit", str, where)
+            if not COMMIT_RE.fullmatch(commit):
+                raise BenchError(f"{where}: commit must be a full 40-hex commit id")
         case = Case(
             id=case_id,
             repository=repository,
             commit=commit,
             label=label,
-            note=_require(table, "note", str, where),
+            note=_require(table, "note", str, where) if label != "mixed" else table.get("note", ""),
             category=table.get("category", ""),
             needs=table.get("needs", ""),
             witness=table.get("witness", ""),
             dependencies=_strings(table, "dependencies", where),
             test_command=table.get("test_command", ""),
+            title=table.get("title", ""),
+            change=table.get("change", ""),
+            fix=table.get("fix", ""),
+            fix_commit=commit if label == "unintended" else "",
+            same_module=table.get("same_module"),
         )
-        if label == "change":
+        if label in WITNESSED:
             _require(table, "witness", str, where)
             _require(table, "needs", str, where)
             if _require(table, "category", str, where) not in CATEGORIES:
                 raise BenchError(
                     f"{where}: unknown category {case.category!r} (use one of {', '.join(CATEGORIES)})"
                 )
+        if label == "unintended" and not _require(table, "title", str, where).strip():
+            raise BenchError(f"{where}: field 'title' must not be empty")
         cases.append(case)
+    cases = [_resolve_mixed(case, cases) if case.label == "mixed" else case for case in cases]
     return Manifest(repositories, cases, hashlib.sha256(raw).hexdigest()[:16])
+
+
+def _resolve_mixed(case: Case, cases: list[Case]) -> Case:
+    """A mixed case takes its commits, witnesses and dependencies from the two cases it names."""
+    by_id = {other.id: other for other in cases}
+    parts: dict[str, Case] = {}
+    for key, label in (("change", "change"), ("fix", "unintended")):
+        named = getattr(case, key)
+        other = by_id.get(named)
+        if other is None:
+            raise BenchError(f"case {case.id}: field {key!r} names no case {named!r}")
+        if other.label != label:
+            raise BenchError(
+                f"case {case.id}: field {key!r} must name a {label!r} case, not a {other.label!r} one"
+            )
+        if other.repository != case.repository:
+            raise BenchError(
+                f"case {case.id}: field {key!r} names a case of {other.repository}, not {case.repository}"
+            )
+        parts[key] = other
+    change, fix = parts["change"], parts["fix"]
+    return replace(
+        case,
+        commit=change.commit,
+        witness=change.witness,
+        fix_commit=fix.commit,
+        fix_witness=fix.witness,
+        dependencies=merge_dependencies(merge_dependencies(change.dependencies, fix.dependencies),
+                                        case.dependencies),
+    )
 
 
 # ---------------------------------------------------------------- processes and git
@@ -217,9 +273,16 @@ def run(
     )
 
 
-def git(repo: Path, *args: str) -> str:
-    """Output of one git command in `repo`; a failure is a BenchError with git's last line."""
-    result = run(["git", "-C", repo, *args], timeout=300)
+def git(repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
+    """Output of one git command in `repo`; a failure is a BenchError with git's last line.
+
+    `env`: added to this process's environment (a temporary index, a fixed identity)."""
+    result = run(
+        ["git", "-C", repo, *args],
+        timeout=300,
+        env={**os.environ, **env} if env else None,
+        stdin=stdin.encode() if stdin is not None else None,
+    )
     if result.returncode != 0:
         raise BenchError(f"git {' '.join(args[:2])} failed: {tail(result.stderr)}")
     return result.stdout
@@ -274,6 +337,155 @@ def export_tree(repo: Path, commit: str, target: Path) -> Path:
     return target
 
 
+# ---------------------------------------------------------------- synthetic pull requests
+
+# The synthetic commits' identity and dates are fixed, so a rerun (or another clone) makes the same ids.
+SYNTHETIC_IDENTITY = {
+    **{f"GIT_{who}_NAME": "difforacle real-changes benchmark" for who in ("AUTHOR", "COMMITTER")},
+    **{f"GIT_{who}_EMAIL": "bench@difforacle.invalid" for who in ("AUTHOR", "COMMITTER")},
+    **{f"GIT_{who}_DATE": "2000-01-01T00:00:00+0000" for who in ("AUTHOR", "COMMITTER")},
+}
+TEST_PART = re.compile(r"^(tests?|testing)$|^test_.*\.py$|_tests?\.py$|^conftest\.py$")
+
+
+class LabelError(BenchError):
+    """The case's pull request cannot be made as its label says: the case is broken, not the input."""
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """The commits difforacle compares, and the pull request's words (`--pr-title`, `--pr-body`)."""
+
+    base: str
+    head: str
+    title: str
+    body: str
+
+
+def is_source(path: str, repo: Repository) -> bool:
+    """A module of the listed packages that is not a test (tests shipped inside a package are not
+    what a fix puts right: they go with its other non-source changes)."""
+    return module_of(path, repo) is not None and not any(
+        TEST_PART.search(part) for part in PurePosixPath(path).parts
+    )
+
+
+def parent_of(clone: Path, commit: str) -> str:
+    """The only parent of `commit`; a merge or a root commit cannot stand for one change."""
+    parents = git(clone, "rev-list", "--parents", "-n", "1", commit).split()[1:]
+    if len(parents) != 1:
+        raise LabelError(f"commit {commit[:12]} has {len(parents)} parents, not one")
+    return parents[0]
+
+
+def split_message(message: str) -> tuple[str, str]:
+    """A commit message as a pull request's title (its subject line) and body (the rest)."""
+    subject, _, rest = message.strip().partition("\n")
+    return subject.strip(), rest.strip()
+
+
+def commit_message(clone: Path, commit: str) -> str:
+    """The raw message of a commit, as git stored it."""
+    return git(clone, "cat-file", "commit", commit).partition("\n\n")[2]
+
+
+def _synthetic_commit(clone: Path, tree: str, parent: str, message: str) -> str:
+    return git(
+        clone, "commit-tree", "--no-gpg-sign", tree, "-p", parent, "-F", "-",
+        env=SYNTHETIC_IDENTITY, stdin=message,
+    ).strip()
+
+
+def _tree_with(clone: Path, start: str, edit: Any) -> str:
+    """The tree of `start` after `edit(env)` changed a temporary index (GIT_INDEX_FILE in env)."""
+    with tempfile.TemporaryDirectory(prefix="index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(clone, "read-tree", start, env=env)
+        edit(env)
+        return git(clone, "write-tree", env=env).strip()
+
+
+def _reverse_apply(clone: Path, fix: str, paths: Sequence[str], env: dict[str, str]) -> None:
+    """`git apply -R --3way` of the fix's diff (only `paths`) to the index; a conflict breaks the case."""
+    if not paths:
+        return
+    patch = git(clone, "diff", "--binary", "--full-index", "--no-renames", f"{fix}^", fix, "--", *paths)
+    result = run(
+        ["git", "-C", clone, "apply", "--cached", "-R", "--3way", "-"],
+        env={**os.environ, **env},
+        stdin=patch.encode(),
+        timeout=300,
+    )
+    if result.returncode != 0:
+        raise LabelError(f"the fix {fix[:12]} does not reverse-apply: {tail(result.stderr)}")
+
+
+def fix_paths(clone: Path, fix: str, repo: Repository) -> tuple[list[str], list[str]]:
+    """The fix's changed paths: (source files of the packages, everything else: tests, changelog, docs)."""
+    names = git(clone, "diff", "--name-only", "--no-renames", f"{fix}^", fix).split("\n")
+    names = [name for name in names if name]
+    source = [name for name in names if is_source(name, repo)]
+    if not source:
+        raise LabelError(f"the fix changes no source file of {', '.join(repo.packages)}")
+    return source, [name for name in names if name not in source]
+
+
+def unintended_pr(clone: Path, case: Case, repo: Repository) -> PullRequest:
+    """A pull request that puts a fixed bug back: base = the fix's parent plus the fix's source
+    changes, head = the fix's parent (the fix's tests, changelog and docs are on neither side)."""
+    parent = parent_of(clone, case.fix_commit)
+    source, _ = fix_paths(clone, case.fix_commit, repo)
+
+    def take_fixed_sources(env: dict[str, str]) -> None:  # ls-tree lines are --index-info lines
+        fixed = {line.partition("\t")[2]: line for line in
+                 git(clone, "ls-tree", "--full-tree", case.fix_commit, "--", *source).splitlines()}
+        lines = [fixed.get(path, f"0 {'0' * 40}\t{path}") for path in source]  # mode 0: the fix removed it
+        git(clone, "update-index", "--index-info", env=env, stdin="".join(line + "\n" for line in lines))
+
+    base = _synthetic_commit(
+        clone, _tree_with(clone, parent, take_fixed_sources), parent,
+        f"Base of {case.id}: {parent[:12]} with the source changes of {case.fix_commit[:12]}\n",
+    )
+    head = _synthetic_commit(clone, git(clone, "rev-parse", f"{parent}^{{tree}}").strip(), base,
+                             case.title.strip() + "\n")
+    return PullRequest(base, head, case.title.strip(), "")
+
+
+def mixed_pr(clone: Path, case: Case, repo: Repository) -> PullRequest:
+    """A pull request holding a change C and a reverted fix F: base = C's parent without F's
+    non-source changes, head = C without any of F's changes; its words are C's message."""
+    change_parent = parent_of(clone, case.commit)
+    parent_of(clone, case.fix_commit)
+    ancestor = run(["git", "-C", clone, "merge-base", "--is-ancestor", case.fix_commit, change_parent])
+    if ancestor.returncode != 0:
+        raise LabelError(f"the fix {case.fix_commit[:12]} is not an ancestor of the change's parent")
+    source, other = fix_paths(clone, case.fix_commit, repo)
+    base_tree = _tree_with(clone, change_parent,
+                           lambda env: _reverse_apply(clone, case.fix_commit, other, env))
+    head_tree = _tree_with(clone, case.commit,
+                           lambda env: _reverse_apply(clone, case.fix_commit, [*source, *other], env))
+    base = _synthetic_commit(
+        clone, base_tree, change_parent,
+        f"Base of {case.id}: {change_parent[:12]} without the tests of {case.fix_commit[:12]}\n",
+    )
+    message = commit_message(clone, case.commit)
+    head = _synthetic_commit(clone, head_tree, base, message)
+    return PullRequest(base, head, *split_message(message))
+
+
+def pull_request(clone: Path, case: Case, repo: Repository) -> PullRequest:
+    """The commits a case compares and its pull request's words: a change case is its commit
+    against its parent, with its message; the others are synthetic commits kept under
+    refs/difforacle-bench/<id>/ (so that no garbage collection drops them)."""
+    if case.label in ("change", "same"):
+        return PullRequest(parent_of(clone, case.commit), case.commit,
+                           *split_message(commit_message(clone, case.commit)))
+    made = (unintended_pr if case.label == "unintended" else mixed_pr)(clone, case, repo)
+    for side in ("base", "head"):
+        git(clone, "update-ref", f"refs/difforacle-bench/{case.id}/{side}", getattr(made, side))
+    return made
+
+
 # ---------------------------------------------------------------- environments
 
 
@@ -323,31 +535,46 @@ def code_env(interpreter: Path, import_root: Path) -> dict[str, str]:
 
 
 def check_label(case: Case, repo: Repository, clone: Path, interpreter: Path, work: Path) -> dict[str, Any]:
-    """Is the label true? `ok` with evidence, or `ok: False` with the reason the case is broken."""
-    parents = git(clone, "rev-list", "--parents", "-n", "1", case.commit).split()[1:]
-    if len(parents) != 1:
-        return {"ok": False, "reason": f"commit has {len(parents)} parents, not one"}
-    if not changed_python_files(clone, parents[0], case.commit, repo):
+    """Is the label true? `ok` with evidence, or `ok: False` with the reason the case is broken.
+
+    A synthetic pull request (unintended, mixed) is made first: a fix that does not reverse-apply,
+    or is no ancestor of the change, breaks the case; a mixed case needs both witnesses to differ."""
+    try:
+        made = pull_request(clone, case, repo)
+    except LabelError as error:
+        return {"ok": False, "reason": str(error)}
+    if not changed_python_files(clone, made.base, made.head, repo):
         return {"ok": False, "reason": f"commit changes no Python file of {', '.join(repo.packages)}"}
+    names = ("parent", "commit") if case.label in ("change", "same") else ("base", "head")
     with tempfile.TemporaryDirectory(prefix="label-", dir=work) as tmp:
         sides = {
             side: export_tree(clone, commit, Path(tmp) / side)
-            for side, commit in (("parent", parents[0]), ("commit", case.commit))
+            for side, commit in zip(names, (made.base, made.head), strict=True)
         }
+        if case.label == "same":
+            return _check_tests(case, repo, sides, interpreter)
         if case.label == "change":
-            return _check_witness(case, repo, sides, interpreter, Path(tmp))
-        return _check_tests(case, repo, sides, interpreter)
+            return _check_witness(case.witness, repo, sides, interpreter, Path(tmp))
+        shas = {"commits": {"base": made.base, "head": made.head}}
+        if case.label == "unintended":
+            return _check_witness(case.witness, repo, sides, interpreter, Path(tmp)) | shas
+        checks = {part: _check_witness(witness, repo, sides, interpreter, Path(tmp))
+                  for part, witness in (("change", case.witness), ("fix", case.fix_witness))}
+        for part, check in checks.items():
+            if not check["ok"]:
+                return {"ok": False, "reason": f"the {part}'s {check['reason']}"}
+        return {"ok": True, **checks, **shas}
 
 
 def _check_witness(
-    case: Case, repo: Repository, sides: dict[str, Path], interpreter: Path, tmp: Path
+    witness: str, repo: Repository, sides: dict[str, Path], interpreter: Path, tmp: Path
 ) -> dict[str, Any]:
+    """The witness must exit 0 on both sides (named by `sides`' keys) and print differently."""
     outputs: dict[str, str] = {}
-    empty = tmp / "cwd"  # nothing importable in the witness's working directory
-    empty.mkdir()
+    empty = Path(tempfile.mkdtemp(prefix="cwd-", dir=tmp))  # nothing importable in its working directory
     for side, root in sides.items():
         result = run(
-            [interpreter, "-c", case.witness],
+            [interpreter, "-c", witness],
             cwd=empty,
             env=code_env(interpreter, root / repo.source),
             timeout=WITNESS_TIMEOUT_S,
@@ -358,13 +585,14 @@ def _check_witness(
             )
             return {"ok": False, "reason": f"witness fails on {side} ({why})"}
         outputs[side] = result.stdout
-    if outputs["parent"] == outputs["commit"]:
+    first, second = sides
+    if outputs[first] == outputs[second]:
         return {
             "ok": False,
-            "reason": "witness prints the same on parent and commit",
-            "parent": clip(outputs["parent"]),
+            "reason": f"witness prints the same on {first} and {second}",
+            first: clip(outputs[first]),
         }
-    return {"ok": True, "parent": clip(outputs["parent"]), "commit": clip(outputs["commit"])}
+    return {"ok": True, **{side: clip(output) for side, output in outputs.items()}}
 
 
 def _check_tests(case: Case, repo: Repository, sides: dict[str, Path], interpreter: Path) -> dict[str, Any]:
@@ -651,10 +879,12 @@ def run_difforacle(
     seed: int,
     changes: ChangeMap,
     keep: Path | None = None,
+    words: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """One `difforacle diff` run, judged: detected only by a difference at a changed unit or a caller.
 
-    `keep`: where to copy the full report (the results keep a summary of it).
+    `keep`: where to copy the full report (the results keep a summary of it). `words`: the pull
+    request's title and body (`--pr-title`, `--pr-body`), the evidence a reviewer would have.
     """
     with tempfile.TemporaryDirectory(prefix="difforacle-report-") as tmp:
         report_path = Path(tmp) / "report.json"
@@ -677,6 +907,7 @@ def run_difforacle(
                 "--python",
                 interpreter,
                 "--quiet",
+                *(["--pr-title", words[0], "--pr-body", words[1]] if words else []),
             ],
             cwd=clone,
             timeout=2 * budget + 300,
@@ -748,6 +979,43 @@ def summarize_report(report: dict[str, Any], changes: ChangeMap) -> dict[str, An
     }
 
 
+def change_maps(clone: Path, case: Case, repo: Repository) -> dict[str, ChangeMap]:
+    """What a difference may be attributed to: the change (C^..C), the fix (F^..F), as the case has them."""
+    maps: dict[str, ChangeMap] = {}
+    if case.label != "unintended":
+        maps["change"] = change_map(clone, parent_of(clone, case.commit), case.commit, repo)
+    if case.fix_commit:
+        maps["fix"] = change_map(clone, parent_of(clone, case.fix_commit), case.fix_commit, repo)
+    return maps
+
+
+def attribute(difference: dict[str, Any], maps: dict[str, ChangeMap]) -> str | None:
+    """The part (`change`, `fix`) a difference counts for, `both`, or None (elsewhere, or set apart).
+
+    A difference at both (a unit one part changed and the other's caller, or a caller of both) goes
+    to the part whose changed unit it is, when only one is; else it is `both`."""
+    at = [part for part, changes in maps.items() if at_the_change(difference, changes)]
+    if len(at) > 1:
+        closer = [part for part in at if at_the_change(difference, _changed_only(maps[part]))]
+        at = closer if len(closer) == 1 else at
+    return at[0] if len(at) == 1 else ("both" if at else None)
+
+
+def _changed_only(changes: ChangeMap) -> ChangeMap:
+    """The same change without its callers: a unit it changed is closer to it than a caller is."""
+    return ChangeMap(changes.changed, set(changes.changed), changes.bases, changes.lines)
+
+
+def mark(entry: dict[str, Any], maps: dict[str, ChangeMap]) -> None:
+    """Attribute every kept difference to the case's parts (first pass and --rejudge alike)."""
+    for difference in entry.get("differences", []):
+        difference["at"] = attribute(difference, maps)
+        difference["related"] = difference["at"] is not None
+    entry["related"] = sum(1 for difference in entry.get("differences", []) if difference["related"])
+    parts = {part: changes.to_json() for part, changes in maps.items()}
+    entry["changed"] = parts["change"] if set(parts) == {"change"} else parts  # a change case: as before
+
+
 # ---------------------------------------------------------------- results
 
 
@@ -783,27 +1051,37 @@ def save_results(path: Path, results: dict[str, Any]) -> None:
     partial.replace(path)
 
 
+def same_commits(entry: dict[str, Any], case: Case) -> bool:
+    """The entry was made for the case's commits and label (a mended case is run again)."""
+    return (entry.get("commit") == case.commit and entry.get("label") == case.label
+            and entry.get("fix_commit", "") == case.fix_commit)
+
+
 def is_done(entry: dict[str, Any] | None, case: Case) -> bool:
-    """A case is not run again once judged (or found broken) at the same commit and label."""
-    return (
-        bool(entry)
-        and entry.get("commit") == case.commit
-        and entry.get("label") == case.label
-        and entry.get("status") in (*JUDGED, "broken")
-    )
+    """A case is not run again once judged (or found broken) at the same commits and label."""
+    return bool(entry) and same_commits(entry, case) and entry.get("status") in (*JUDGED, "broken")
+
+
+REGRESSION_PARTS = ("fix", "both")  # a difference at both parts of a mixed case must not be explained away
 
 
 def judge(entry: dict[str, Any], case: Case) -> None:
-    """Detected (change) or false alarm (same), from the judged differences.
+    """Detected (change, unintended; mixed: its regression, and `detected_change` its intended
+    change) or false alarm (same), from the judged differences.
 
     An engine error or time-out is what a user gets instead of a report: a miss, not an alarm.
     """
     if entry.get("status") == "tool-error":
-        entry["detected" if case.label == "change" else "false_alarm"] = False
+        entry["false_alarm" if case.label == "same" else "detected"] = False
+        if case.label == "mixed":
+            entry["detected_change"] = False
         return
     if entry.get("status") != "ok":
         return
-    if case.label == "change":
+    if case.label == "mixed":
+        entry["detected"] = any(d.get("at") in REGRESSION_PARTS for d in entry["differences"])
+        entry["detected_change"] = any(d.get("at") == "change" for d in entry["differences"])
+    elif case.label != "same":
         entry["detected"] = entry["related"] > 0
     else:
         major = [d for d in entry["differences"] if not apart(d)]
@@ -877,7 +1155,7 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
         interpreters: dict[str, Path] = {}
         for case in todo:  # every label first: a broken case is reported before any run
             entry = results["cases"].get(case.id) or {}
-            if entry.get("commit") != case.commit or entry.get("label") != case.label:
+            if not same_commits(entry, case):
                 entry = {}
             results["cases"][case.id] = entry | _entry(case)
             _check_case(settings, results["cases"][case.id], case, repo, clone, interpreters)
@@ -889,24 +1167,25 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
             if entry.get("status") in ("broken", "setup-error"):
                 continue
             try:
-                base = git(clone, "rev-parse", f"{case.commit}^").strip()
-                changes = change_map(clone, base, case.commit, repo)
+                made = pull_request(clone, case, repo)  # the same commits as the label check's
+                maps = change_maps(clone, case, repo)
                 say(f"{case.id}: difforacle, budget {settings.budget:g} s")
                 entry.update(
-                    changed=changes.to_json(),
                     load=round(os.getloadavg()[0], 2),
                     **run_difforacle(
                         settings.difforacle,
                         clone,
-                        base,
-                        case.commit,
+                        made.base,
+                        made.head,
                         interpreters[case.id],
                         settings.budget,
                         settings.seed,
-                        changes,
+                        maps.get("change") or maps["fix"],
                         settings.reports / f"{case.id}.json" if settings.reports else None,
+                        (made.title, made.body),
                     ),
                 )
+                mark(entry, maps)
                 judge(entry, case)
                 say(f"{case.id}: {_verdict(entry)}")
             except BenchError as error:
@@ -921,7 +1200,7 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
     for case in manifest.cases:
         entry = results["cases"].get(case.id)
         if (settings.only and case.id not in settings.only and case.repository not in settings.only) or (
-            not entry or entry.get("status") not in JUDGED or entry.get("commit") != case.commit
+            not entry or entry.get("status") not in JUDGED or not same_commits(entry, case)
         ):
             continue
         if entry["status"] == "tool-error":
@@ -932,14 +1211,11 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
             print(f"skip {case.id}: no mirror of {case.repository} under {settings.mirrors}", flush=True)
             continue
         clone = clone_mirror(mirror, settings.work / "repos" / case.repository.replace("/", "+"))
-        base = git(clone, "rev-parse", f"{case.commit}^").strip()
-        changes = change_map(clone, base, case.commit, manifest.repositories[case.repository])
+        maps = change_maps(clone, case, manifest.repositories[case.repository])
         kept = settings.reports / f"{case.id}.json" if settings.reports else None
         if kept is not None and kept.is_file():  # the full report: summarize it again
-            entry.update(summarize_report(json.loads(kept.read_text()), changes))
-        for difference in entry["differences"]:
-            difference["related"] = at_the_change(difference, changes)
-        entry.update(changed=changes.to_json(), related=sum(d["related"] for d in entry["differences"]))
+            entry.update(summarize_report(json.loads(kept.read_text()), maps.get("change") or maps["fix"]))
+        mark(entry, maps)
         judge(entry, case)
     save_results(settings.out, results)
     return results
@@ -976,8 +1252,9 @@ def _entry(case: Case, **extra: Any) -> dict[str, Any]:
     return {
         "repository": case.repository,
         "commit": case.commit,
+        **({"fix_commit": case.fix_commit} if case.fix_commit else {}),
         "label": case.label,
-        "category": case.category if case.label == "change" else "same",
+        "category": case.category or case.label,  # same and mixed cases have none: their label
         **extra,
     }
 
@@ -997,14 +1274,20 @@ def _verdict(entry: dict[str, Any]) -> str:
     if entry.get("status") != "ok":
         return f"{entry.get('status')} ({entry.get('reason', '')})"
     lines = f"lines {_lines(entry)}"
-    if entry["label"] == "change":
-        word = "detected" if entry["detected"] else "missed"
-    else:
-        word = "FALSE ALARM" if entry["false_alarm"] else "quiet"
     return (
-        f"{word}, {len(entry['differences'])} differences ({entry['related']} at the change), "
+        f"{_result_word(entry)}, {len(entry['differences'])} differences ({entry['related']} at the change), "
         f"{lines}, {entry['seconds']:.0f} s"
     )
+
+
+def _result_word(entry: dict[str, Any]) -> str:
+    """A judged case's result in a word or two (a mixed case's for each part)."""
+    if entry["label"] == "same":
+        return "false alarm" if entry["false_alarm"] else "quiet"
+    word = "detected" if entry["detected"] else "missed"
+    if entry["label"] == "mixed":
+        return f"regression {word}, change {'detected' if entry['detected_change'] else 'missed'}"
+    return word
 
 
 # ---------------------------------------------------------------- tables
@@ -1080,15 +1363,16 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
         "| category | change detected | false alarms (same) | changed lines covered | median s |",
         "|---|---|---|---|---|",
     ]
-    out += [f"| {' | '.join(row)} |" for row in summary_rows(results, cases)]
-    out += ["", _same_runs(results, cases), "", _triage(results, cases)]
+    plain = [case for case in cases if case.label in ("change", "same")]  # the tables before triage
+    out += [f"| {' | '.join(row)} |" for row in summary_rows(results, plain)]
+    out += ["", _same_runs(results, cases), "", *_triage(results, cases)]
     out += [
         "",
         "| repository | change detected | false alarms (same) | changed lines covered | median s |",
         "|---|---|---|---|---|",
     ]
-    for name in dict.fromkeys(case.repository for case in cases):
-        rows = summary_rows(results, [case for case in cases if case.repository == name])
+    for name in dict.fromkeys(case.repository for case in plain):
+        rows = summary_rows(results, [case for case in plain if case.repository == name])
         out.append(f"| {name} | {' | '.join(rows[-1][1:])} |")
     out += [
         "",
@@ -1098,16 +1382,12 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
     for case in cases:
         entry = entries.get(case.id) or {}
         if entry.get("status") in JUDGED:
-            result = (
-                ("detected" if entry["detected"] else "missed")
-                if case.label == "change"
-                else ("false alarm" if entry["false_alarm"] else "quiet")
-            )
+            result = _result_word(entry)
             if entry["status"] == "tool-error":
                 result += " (engine error)"
             out.append(
                 f"| {case.id} | {case.label} | {case.category or '-'} | {result} | "
-                f"{len(entry.get('differences', []))} ({entry.get('related', 0)}) | "
+                f"{len(entry.get('differences', []))} ({_at_parts(entry, case)}) | "
                 f"{_lines(entry)} | "
                 f"{entry['seconds']:.0f} |"
             )
@@ -1116,15 +1396,32 @@ def render_markdown(results: dict[str, Any], manifest: Manifest, only: set[str])
                 f"| {case.id} | {case.label} | {case.category or '-'} | "
                 f"{entry.get('status', 'not run')} | - | - | - |"
             )
-    missed = [case for case in cases if (entries.get(case.id) or {}).get("detected") is False]
+    missed = [case for case in cases if (entries.get(case.id) or {}).get("detected") is False
+              and case.label in WITNESSED]
     if missed:
         out += [
             "",
-            "Missed `change` cases: what they needed, and whether the changed lines were reached.",
+            "Missed `change` and `unintended` cases: what they needed, and whether the changed lines "
+            "were reached.",
             "",
         ]
         for case in missed:
             out.append(f"- {case.id} ({case.category}): needs {case.needs}; {_reach(entries[case.id])}")
+    mixed = [case for case in cases
+             if case.label == "mixed" and (entries.get(case.id) or {}).get("status") in JUDGED
+             and not (entries[case.id]["detected"] and entries[case.id]["detected_change"])]
+    if mixed:
+        out += ["", "Mixed cases with a part missed:", ""]
+        out += [f"- {case.id} ({case.fix} in {case.change}): {_result_word(entries[case.id])}; "
+                f"{_reach(entries[case.id])}" for case in mixed]
+    elsewhere = [case for case in cases
+                 if case.label in ("unintended", "mixed") and _elsewhere(entries.get(case.id))]
+    if elsewhere:
+        out += ["", "Differences elsewhere (at neither the fix nor the change, not set apart):", ""]
+        for case in elsewhere:
+            found = _elsewhere(entries[case.id])
+            out.append(f"- {case.id}: {len(found)}, first {found[0]['kind']} at {found[0]['target']} "
+                       f"({found[0].get('verdict', 'unexplained')})")
     alarms = [case for case in cases if (entries.get(case.id) or {}).get("false_alarm")]
     if alarms:
         out += ["", "False alarms on `same` cases:", ""]
@@ -1163,30 +1460,174 @@ def _apart_only(entry: dict[str, Any]) -> bool:
     return entry.get("status") == "ok" and bool(differences) and all(map(apart, differences))
 
 
-EXPLAINED_VERDICTS = ("named-by-pr",)  # the report's verdicts that explain a difference
+def _at_parts(entry: dict[str, Any], case: Case) -> str:
+    """How many differences count, for the every-case table (a mixed case's per part)."""
+    if case.label != "mixed":
+        return str(entry.get("related", 0))
+    found = [d.get("at") for d in entry.get("differences", [])]
+    return ", ".join(f"{part} {found.count(part)}" for part in ("fix", "change", "both"))
 
 
-def _triage(results: dict[str, Any], cases: list[Case]) -> str:
-    """Per label, of the detected cases: their differences at the change by verdict, and how many
-    cases have every such difference explained (an intended change fully accounted for)."""
-    parts = []
-    for label in dict.fromkeys(case.label for case in cases):
-        detected = [results["cases"][case.id] for case in cases if case.label == label
-                    and (results["cases"].get(case.id) or {}).get("detected")]
-        if not detected:
+def _elsewhere(entry: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A judged case's differences that count for no part and that the report does not set apart."""
+    if not entry or entry.get("status") != "ok":
+        return []
+    return [d for d in entry["differences"] if not d.get("related") and not apart(d)]
+
+
+# The report's verdicts: those that explain a difference (the pull request meant it), and those that
+# keep it a possible regression. A regression must stay in the second; an intended change in the first.
+EXPLAINED_VERDICTS = ("asserted-by-pr", "named-by-pr")
+REGRESSION_VERDICTS = ("unexplained", "breaks-existing-test")
+VERDICT_COLUMNS = ("breaks-existing-test", "unexplained", "asserted-by-pr", "named-by-pr")
+# (label, part, row name, part of the case counted): intended = the change cases
+TRIAGE_PARTS = (
+    ("change", "intended", "intended (`change`)"),
+    ("unintended", "regression", "`unintended`"),
+    ("mixed", "regression", "`mixed`: the reverted fix"),
+    ("mixed", "intended", "`mixed`: the change"),
+)
+TARGETS = {"unintended": 0.95, "intended": 0.75, "mixed": 0.80}  # the issue's figures
+
+
+def part_differences(entry: dict[str, Any], part: str) -> list[dict[str, Any]]:
+    """The counted differences of one part of a judged case: `intended` (the change) or `regression`
+    (the reverted fix). A mixed case's difference at both parts is the regression's: it must not be
+    explained away."""
+    differences = entry.get("differences") or []
+    if entry["label"] == "mixed":
+        wanted = REGRESSION_PARTS if part == "regression" else ("change",)
+        return [d for d in differences if d.get("at") in wanted]
+    return [d for d in differences if d.get("related")]
+
+
+def part_detected(entry: dict[str, Any], part: str) -> bool:
+    """The judge's word on one part: a mixed case's change is `detected_change`, anything else `detected`."""
+    mixed_change = entry["label"] == "mixed" and part == "intended"
+    return bool(entry.get("detected_change" if mixed_change else "detected"))
+
+
+def _verdict_of(difference: dict[str, Any]) -> str:
+    return str(difference.get("verdict", "unexplained"))
+
+
+def _all_in(differences: list[dict[str, Any]], verdicts: tuple[str, ...]) -> bool:
+    return all(_verdict_of(d) in verdicts for d in differences)
+
+
+def _share(part: int, whole: int) -> dict[str, Any]:
+    return {"count": part, "of": whole, "share": round(part / whole, 3) if whole else None}
+
+
+def triage_summary(results: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
+    """Per label and part: detected / measured, the detected cases' counted differences by verdict,
+    those elsewhere and set apart; then the issue's three figures (kept in the results JSON)."""
+    entries = results["cases"]
+
+    def judged(label: str) -> list[dict[str, Any]]:
+        return [entries[case.id] for case in cases
+                if case.label == label and (entries.get(case.id) or {}).get("status") in JUDGED]
+
+    rows = []
+    for label, part, name in TRIAGE_PARTS:
+        measured = judged(label)
+        if not measured:
             continue
+        detected = [entry for entry in measured if part_detected(entry, part)]
         verdicts: dict[str, int] = {}
         for entry in detected:
-            for difference in entry["differences"]:
-                if difference.get("related"):
-                    verdict = difference.get("verdict", "unexplained")
-                    verdicts[verdict] = verdicts.get(verdict, 0) + 1
-        explained = sum(1 for entry in detected if all(
-            d.get("verdict") in EXPLAINED_VERDICTS for d in entry["differences"] if d["related"]))
-        tally = ", ".join(f"{count} {verdict}" for verdict, count in sorted(verdicts.items()))
-        parts.append(f"`{label}` cases detected: {len(detected)}; their differences at the change by "
-                     f"verdict: {tally}; every one explained in {explained} of {len(detected)}.")
-    return "Triage: " + " ".join(parts) if parts else "Triage: no case detected."
+            for difference in part_differences(entry, part):
+                verdicts[_verdict_of(difference)] = verdicts.get(_verdict_of(difference), 0) + 1
+        rows.append({
+            "label": label, "part": part, "name": name, "measured": len(measured), "detected": len(detected),
+            "differences": sum(verdicts.values()), "verdicts": dict(sorted(verdicts.items())),
+            "elsewhere": sum(len(_elsewhere(entry)) for entry in measured),
+            "set_apart": sum(1 for entry in measured for d in entry.get("differences") or [] if apart(d)),
+        })
+    figures: dict[str, Any] = {}
+    regressions = [entry for entry in judged("unintended") if entry.get("detected")]
+    if judged("unintended"):
+        found = [d for entry in regressions for d in part_differences(entry, "regression")]
+        figures["unintended"] = {
+            "cases": _share(sum(_all_in(part_differences(e, "regression"), REGRESSION_VERDICTS)
+                                for e in regressions), len(regressions)),
+            "differences": _share(sum(_verdict_of(d) in REGRESSION_VERDICTS for d in found), len(found)),
+            "target": TARGETS["unintended"],
+        }
+    intended = [entry for entry in judged("change") if entry.get("detected")]
+    if judged("change"):
+        found = [d for entry in intended for d in part_differences(entry, "intended")]
+        figures["intended"] = {
+            "cases": _share(sum(_all_in(part_differences(e, "intended"), EXPLAINED_VERDICTS)
+                                for e in intended), len(intended)),
+            "differences": _share(sum(_verdict_of(d) in EXPLAINED_VERDICTS for d in found), len(found)),
+            "target": TARGETS["intended"],
+        }
+    mixed = judged("mixed")
+    if mixed:
+        def kept(entry: dict[str, Any]) -> bool:  # the regression found and never explained away
+            found = part_differences(entry, "regression")
+            return bool(found) and _all_in(found, REGRESSION_VERDICTS)
+
+        def explained(entry: dict[str, Any]) -> bool:  # vacuous when the change showed nothing
+            return _all_in(part_differences(entry, "intended"), EXPLAINED_VERDICTS)
+
+        both = [entry for entry in mixed if entry.get("detected") and entry.get("detected_change")]
+        good = [entry for entry in mixed if kept(entry) and explained(entry)]
+        figures["mixed"] = {
+            "of_all": _share(len(good), len(mixed)),
+            "of_both_detected": _share(sum(kept(e) and explained(e) for e in both), len(both)),
+            "regression_detected": sum(bool(entry.get("detected")) for entry in mixed),
+            "change_detected": sum(bool(entry.get("detected_change")) for entry in mixed),
+            "of_all_with_change_missed": sum(not entry.get("detected_change") for entry in good),
+            "target": TARGETS["mixed"],
+        }
+    return {"rows": rows, "figures": figures}
+
+
+def _pct(share: dict[str, Any]) -> str:
+    return _ratio(share["count"], share["of"])
+
+
+def _triage(results: dict[str, Any], cases: list[Case]) -> list[str]:
+    """The triage table per label and part, then the issue's figures, in words."""
+    summary = triage_summary(results, cases)
+    if not summary["rows"]:
+        return ["Triage: no `change`, `unintended` or `mixed` case judged."]
+    out = [
+        "Triage per label: detected / measured; of the detected, their counted differences by verdict; "
+        "differences elsewhere (counted for no part) and set apart (minor, or outside the declared types: "
+        "never a detection) over every measured case.",
+        "",
+        f"| label | detected | differences | {' | '.join(VERDICT_COLUMNS)} | other | elsewhere | set apart |",
+        "|---|---|---|" + "---|" * len(VERDICT_COLUMNS) + "---|---|---|",
+    ]
+    for row in summary["rows"]:
+        other = row["differences"] - sum(row["verdicts"].get(v, 0) for v in VERDICT_COLUMNS)
+        out.append(f"| {row['name']} | {_ratio(row['detected'], row['measured'])} | {row['differences']} | "
+                   + " | ".join(str(row["verdicts"].get(v, 0)) for v in VERDICT_COLUMNS)
+                   + f" | {other} | {row['elsewhere']} | {row['set_apart']} |")
+    figures = summary["figures"]
+    out.append("")
+    if "unintended" in figures:
+        figure = figures["unintended"]
+        out.append(f"- `unintended`: detected regressions whose every difference is unexplained or breaks an "
+                   f"existing test: {_pct(figure['cases'])}; differences: {_pct(figure['differences'])} "
+                   f"(target >= {figure['target']:.0%}).")
+    if "intended" in figures:
+        figure = figures["intended"]
+        out.append(f"- intended (`change`): detected changes with every counted difference explained "
+                   f"({' or '.join(EXPLAINED_VERDICTS)}): {_pct(figure['cases'])}; differences: "
+                   f"{_pct(figure['differences'])} (target >= {figure['target']:.0%}).")
+    if "mixed" in figures:
+        figure = figures["mixed"]
+        out.append(f"- `mixed`: regression detected with every difference of it unexplained or breaking a "
+                   f"test, and every counted difference of the change explained: {_pct(figure['of_all'])} of "
+                   f"all (a change that showed no counted difference has nothing explained away: "
+                   f"{figure['of_all_with_change_missed']} of them), {_pct(figure['of_both_detected'])} of "
+                   f"those with both parts detected (target >= {figure['target']:.0%}); regression detected "
+                   f"in {figure['regression_detected']}, change in {figure['change_detected']}.")
+    return out
 
 
 def _same_runs(results: dict[str, Any], cases: list[Case]) -> str:
@@ -1242,7 +1683,7 @@ def render_comparison(old: dict[str, Any], new: dict[str, Any]) -> str:
         # an engine error judged by an older runner has no verdict: it was no detection, no alarm
         detected = bool(before.get("detected")), bool(after.get("detected"))
         alarmed = bool(before.get("false_alarm")), bool(after.get("false_alarm"))
-        if after["label"] == "change" and detected[0] != detected[1]:
+        if after["label"] in ("change", "unintended", "mixed") and detected[0] != detected[1]:
             (gained if detected[1] else lost).append(f"{case_id}: {'detected' if detected[1] else 'missed'}")
         if after["label"] == "same" and alarmed[0] != alarmed[1]:
             (lost if alarmed[1] else gained).append(f"{case_id}: {'false alarm' if alarmed[1] else 'quiet'}")
@@ -1349,6 +1790,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.rejudge
                 else run_benchmark(settings, manifest)
             )
+            results["triage"] = triage_summary(results, manifest.cases)  # the figures, over every case
+            save_results(out, results)
         elif not out.exists():
             raise BenchError(f"--report-only: no results at {out}")
         else:

@@ -50,12 +50,47 @@ VERSIONS = {  # commit message -> tiny/__init__.py, each commit on top of the pr
     "same": BASE.replace("return x * 2", "return x * 2 + 1").replace("return x\n", "return (x)\n"),
     "comment": BASE.replace("return x * 2", "return x * 2 + 1").replace("return (x)\n", "return x  # same\n"),
 }
+TEXT = """\
+def shout(text):
+    return text.upper()
+
+
+def whisper(text):
+    return text.lower()
+"""
+TESTS = """\
+from tiny.text import shout, whisper
+
+
+def test_whisper():
+    assert whisper("A") == "a"
+
+
+def test_types():
+    assert isinstance(shout("a"), str)
+    assert isinstance(whisper("a"), str)
+"""
+SHOUT_TEST = '\n\ndef test_shout():\n    assert shout("a") == "A!"\n'
+FIXED = TEXT.replace("text.upper()", 'text.upper() + "!"')
+# then, on top of the commits above: message -> files (None: unchanged); a fix with its test and
+# changelog line, a feature with its test, and a commit that rewrites the fixed line
+LATER = {
+    "text": {"tiny/text.py": TEXT, "tests/test_text.py": TESTS, "CHANGES.md": "# Changes\n"},
+    "fix": {"tiny/text.py": FIXED, "tests/test_text.py": TESTS + SHOUT_TEST,
+            "CHANGES.md": "# Changes\n\n- shout() ends with an exclamation mark\n"},
+    "Whisper trails off\n\nwhisper() now ends with an ellipsis.": {
+        "tiny/text.py": FIXED.replace("text.lower()", 'text.lower() + "..."'),
+        "tests/test_text.py": (TESTS + SHOUT_TEST).replace('== "a"', '== "a..."'),
+    },
+    "louder": {"tiny/text.py": FIXED.replace('"!"', '"!!"').replace("text.lower()", 'text.lower() + "..."')},
+}
 FAKE_DIFFORACLE = """\
 import json, os, sys
 args = sys.argv[1:]
 head = args[args.index("--head") + 1]
+title = args[args.index("--pr-title") + 1] if "--pr-title" in args else None
 with open(os.environ["FAKE_LOG"], "a") as log:
-    log.write(head + "\\n")
+    log.write(head + " " + repr(title) + "\\n")
 differences = json.load(open(os.environ["FAKE_REPORTS"])).get(head, [])
 report = {"schema": "difforacle.report/1", "differences": differences,
           "coverage": {"changed_lines": 1, "changed_lines_covered": 1 if differences else 0,
@@ -85,6 +120,13 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         _git(work, "add", "-A")
         _git(work, "commit", "-q", "-m", message)
         commits[message] = _git(work, "rev-parse", "HEAD")
+    for message, files in LATER.items():
+        for path, text in files.items():
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_text(text)
+        _git(work, "add", "-A")
+        _git(work, "commit", "-q", "-m", message)
+        commits[message.split("\n")[0]] = _git(work, "rev-parse", "HEAD")
     mirrors = root / "mirrors"
     _git(root, "clone", "-q", "--bare", str(work), str(mirrors / "owner+tiny" / "repo"))
     fake = root / "fake_difforacle"
@@ -464,7 +506,10 @@ def test_compare_shows_gains_and_losses(
     ("edit", "message"),
     [
         (('note = "parentheses"\n', ""), "case tiny-same: missing field 'note'"),
-        (('label = "same"', 'label = "maybe"'), "case tiny-same: unknown label 'maybe' (use change or same)"),
+        (
+            ('label = "same"', 'label = "maybe"'),
+            "case tiny-same: unknown label 'maybe' (use change, same, unintended or mixed)",
+        ),
         (('category = "plain-value"', 'category = "odd"'), "case tiny-change: unknown category 'odd'"),
         (
             ('witness = "import tiny; print(tiny.double(1))"\n', ""),
@@ -574,15 +619,280 @@ def test_a_difference_outside_the_declared_types_neither_detects_nor_alarms() ->
     assert counted["detected"] is True
 
 
-def test_the_triage_line_counts_verdicts_at_the_change_of_detected_cases() -> None:
-    def entry(*verdicts: str, detected: bool = True) -> dict:
-        elsewhere = {"verdict": "unexplained", "related": False}  # not at the change: not counted
-        return {"detected": detected, "differences": [{"verdict": v, "related": True} for v in verdicts]
-                + [elsewhere]}
+# ---------------------------------------------------------------- labels of triage: unintended, mixed
 
-    results = {"cases": {"a": entry("named-by-pr"), "b": entry("named-by-pr", "unexplained"),
-                         "c": entry("breaks-existing-test"), "d": entry("unexplained", detected=False)}}
-    cases = [bench.Case(name, "o/r", "0" * 40, "change", "note") for name in "abcd"]
-    assert bench._triage(results, cases) == (
-        "Triage: `change` cases detected: 3; their differences at the change by verdict: "
-        "1 breaks-existing-test, 2 named-by-pr, 1 unexplained; every one explained in 1 of 3.")
+NEW_CASES = """
+[[case]]
+id = "tiny-feature"
+repository = "owner/tiny"
+commit = "{feature}"
+label = "change"
+category = "plain-value"
+needs = "whisper('A')"
+note = "whisper trails off"
+witness = "from tiny.text import whisper; print(whisper('A'))"
+
+[[case]]
+id = "tiny-fix"
+repository = "owner/tiny"
+commit = "{fix}"
+label = "unintended"
+category = "plain-value"
+needs = "shout('a')"
+note = "shout loses its exclamation mark again"
+title = "Tidy the text helpers"
+witness = "from tiny.text import shout; print(shout('a'))"
+
+[[case]]
+id = "tiny-mixed"
+repository = "owner/tiny"
+label = "mixed"
+change = "tiny-feature"
+fix = "tiny-fix"
+same_module = true
+"""
+REPO = bench.Repository("owner/tiny", ".", ("tiny",), (), "true")
+
+
+def _new_manifest(tmp_path: Path, tiny: dict, text: str = NEW_CASES) -> Path:
+    commits = tiny["commits"]
+    return _manifest(tmp_path / "manifest.toml", commits,
+                     text.format(feature=commits["Whisper trails off"], fix=commits["fix"]))
+
+
+def _clone(tiny: dict, target: Path) -> Path:
+    mirror = tiny["mirrors"] / "owner+tiny" / "repo"
+    _git(target.parent, "clone", "-q", "--no-checkout", str(mirror), str(target))
+    return target
+
+
+def _cases(tmp_path: Path, tiny: dict) -> dict[str, object]:
+    return {case.id: case for case in bench.load_manifest(_new_manifest(tmp_path, tiny)).cases}
+
+
+def _show(clone: Path, spec: str) -> str:
+    return _git(clone, "show", spec)
+
+
+def test_an_unintended_case_puts_the_fixed_source_back_and_leaves_its_tests_out(tmp_path: Path,
+                                                                                tiny: dict) -> None:
+    clone = _clone(tiny, tmp_path / "clone")
+    fix = tiny["commits"]["fix"]
+    made = bench.pull_request(clone, _cases(tmp_path, tiny)["tiny-fix"], REPO)
+    assert _git(clone, "rev-parse", f"{made.head}^{{tree}}") == _git(clone, "rev-parse", f"{fix}^^{{tree}}")
+    assert _git(clone, "rev-parse", f"{made.base}^") == _git(clone, "rev-parse", f"{fix}^")
+    assert _git(clone, "rev-parse", f"{made.head}^") == made.base
+    assert _git(clone, "diff", "--name-only", f"{fix}^", made.base) == "tiny/text.py"  # the source only
+    assert _show(clone, f"{made.base}:tiny/text.py") == _show(clone, f"{fix}:tiny/text.py")
+    assert "test_shout" not in _show(clone, f"{made.base}:tests/test_text.py")
+    assert _git(clone, "log", "-1", "--format=%B", made.head) == "Tidy the text helpers"
+    assert (made.title, made.body) == ("Tidy the text helpers", "")
+    assert _git(clone, "rev-parse", "refs/difforacle-bench/tiny-fix/head") == made.head
+    again = bench.pull_request(_clone(tiny, tmp_path / "other"), _cases(tmp_path, tiny)["tiny-fix"], REPO)
+    assert again == made  # fixed identity and dates: another clone makes the same commits
+
+
+def test_a_mixed_case_holds_the_change_and_the_reverted_fix(tmp_path: Path, tiny: dict) -> None:
+    clone = _clone(tiny, tmp_path / "clone")
+    commits = tiny["commits"]
+    feature = commits["Whisper trails off"]
+    made = bench.pull_request(clone, _cases(tmp_path, tiny)["tiny-mixed"], REPO)
+    assert _git(clone, "rev-parse", f"{made.base}^") == commits["fix"]  # the change's parent
+    assert _git(clone, "rev-parse", f"{made.head}^") == made.base
+    # base: the change's parent without the fix's test and changelog line, its source fixed
+    assert _show(clone, f"{made.base}:tiny/text.py") == FIXED.rstrip("\n")
+    assert _show(clone, f"{made.base}:tests/test_text.py") == TESTS.rstrip("\n")
+    assert _show(clone, f"{made.base}:CHANGES.md") == "# Changes"
+    # head: the change without any of the fix
+    assert _show(clone, f"{made.head}:tiny/text.py") == TEXT.replace("lower()", 'lower() + "..."').rstrip()
+    assert _show(clone, f"{made.head}:tests/test_text.py") == TESTS.replace('== "a"', '== "a..."').rstrip()
+    assert _show(clone, f"{made.head}:CHANGES.md") == "# Changes"
+    message = _git(clone, "log", "-1", "--format=%B", feature)
+    assert _git(clone, "log", "-1", "--format=%B", made.head) == message
+    assert (made.title, made.body) == ("Whisper trails off", "whisper() now ends with an ellipsis.")
+    assert bench.pull_request(clone, _cases(tmp_path, tiny)["tiny-mixed"], REPO) == made  # reruns: same ids
+
+
+def test_a_mixed_case_that_cannot_be_made_is_broken(tmp_path: Path, tiny: dict) -> None:
+    clone = _clone(tiny, tmp_path / "clone")
+    case = _cases(tmp_path, tiny)["tiny-mixed"]
+    louder = bench.replace(case, commit=tiny["commits"]["louder"])  # rewrites the fixed line
+    with pytest.raises(bench.LabelError, match="does not reverse-apply"):
+        bench.pull_request(clone, louder, REPO)
+    before = bench.replace(case, commit=tiny["commits"]["change"])  # a change older than the fix
+    with pytest.raises(bench.LabelError, match="is not an ancestor of the change's parent"):
+        bench.pull_request(clone, before, REPO)
+
+
+def _synthetic_heads(tmp_path: Path, tiny: dict) -> dict[str, str]:
+    clone = _clone(tiny, tmp_path / "heads")
+    return {name: bench.pull_request(clone, case, REPO).head for name, case in _cases(tmp_path, tiny).items()}
+
+
+def _verdict(target: str, verdict: str) -> dict:
+    return {**_difference(target), "path": "tiny/text.py", "verdict": verdict}
+
+
+def test_unintended_and_mixed_cases_run_judge_and_tally(tmp_path: Path, tiny: dict) -> None:
+    heads = _synthetic_heads(tmp_path, tiny)
+    reports = {
+        heads["tiny-feature"]: [_verdict("tiny.text:whisper", "named-by-pr")],
+        heads["tiny-fix"]: [_verdict("tiny.text:shout", "unexplained"),
+                            _verdict("tiny:double", "unexplained")],
+        heads["tiny-mixed"]: [_verdict("tiny.text:shout", "breaks-existing-test"),
+                              _verdict("tiny.text:whisper", "named-by-pr")],
+    }
+    only = ("--only", "tiny-feature,tiny-fix,tiny-mixed")
+    code, results = _run(tmp_path, tiny, reports, *only, manifest=_new_manifest(tmp_path, tiny))
+    assert code == 0
+    fix, mixed, feature = (results["cases"][name] for name in ("tiny-fix", "tiny-mixed", "tiny-feature"))
+    assert fix["label_check"] == {"ok": True, "base": "A!\n", "head": "A\n",
+                                  "commits": {"base": fix["label_check"]["commits"]["base"],
+                                              "head": heads["tiny-fix"]}}
+    assert mixed["label_check"]["change"]["head"] == "a...\n" and mixed["label_check"]["fix"]["head"] == "A\n"
+    assert fix["detected"] is True and [d["at"] for d in fix["differences"]] == ["fix", None]
+    assert mixed["detected"] is True and mixed["detected_change"] is True
+    assert [d["at"] for d in mixed["differences"]] == ["fix", "change"]
+    assert feature["detected"] is True
+    calls = (tmp_path / "calls.log").read_text()
+    assert f"{heads['tiny-fix']} 'Tidy the text helpers'" in calls  # the neutral title, as --pr-title
+    assert f"{heads['tiny-mixed']} 'Whisper trails off'" in calls  # the change's message
+    assert f"{heads['tiny-feature']} 'Whisper trails off'" in calls
+    figures = results["triage"]["figures"]
+    assert figures["unintended"]["cases"] == {"count": 1, "of": 1, "share": 1.0}
+    assert figures["intended"]["cases"] == {"count": 1, "of": 1, "share": 1.0}
+    assert figures["mixed"]["of_all"] == figures["mixed"]["of_both_detected"] == {"count": 1, "of": 1,
+                                                                                   "share": 1.0}
+    table = (tmp_path / "results.md").read_text()
+    assert "| `unintended` | 1/1 (100%) | 1 | 0 | 1 | 0 | 0 | 0 | 1 | 0 |" in table
+    assert "| `mixed`: the reverted fix | 1/1 (100%) | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 |" in table
+    assert "| `mixed`: the change | 1/1 (100%) | 1 | 0 | 0 | 0 | 1 | 0 | 0 | 0 |" in table
+    assert "| tiny-mixed | mixed | - | regression detected, change detected | 2 (fix 1, change 1, both 0) |" \
+        in table
+    assert "- tiny-fix: 1, first return at tiny:double (unexplained)" in table  # elsewhere
+    # judged again: the same verdicts, with the engine not run again
+    runs = calls.count("\n")
+    code, again = _run(tmp_path, tiny, {}, *only, "--rejudge", manifest=_new_manifest(tmp_path, tiny))
+    assert code == 0 and again["triage"] == results["triage"]
+    assert (tmp_path / "calls.log").read_text().count("\n") == runs
+
+
+def test_labels_only_checks_the_new_labels_and_a_silent_witness_breaks_the_case(tmp_path: Path,
+                                                                               tiny: dict) -> None:
+    text = NEW_CASES.replace("print(shout('a'))", "print(callable(shout))")  # the same on both sides
+    manifest = _new_manifest(tmp_path, tiny, text)
+    code, results = _run(tmp_path, tiny, {}, "--labels-only", "--only", "tiny-fix,tiny-mixed",
+                         manifest=manifest)
+    assert code == 0 and not (tmp_path / "calls.log").exists()
+    assert results["cases"]["tiny-fix"]["reason"] == "witness prints the same on base and head"
+    assert results["cases"]["tiny-mixed"]["reason"] == "the fix's witness prints the same on base and head"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (('title = "Tidy the text helpers"\n', ""), "case tiny-fix: missing field 'title'"),
+        (('title = "Tidy the text helpers"', 'title = " "'),
+         "case tiny-fix: field 'title' must not be empty"),
+        (('commit = "{fix}"', 'commit = "abc1234"'), "case tiny-fix: commit must be a full 40-hex commit id"),
+        (('change = "tiny-feature"', 'change = "nothing"'), "case tiny-mixed: field 'change' names no case"),
+        (('change = "tiny-feature"', 'change = "tiny-same"'),
+         "case tiny-mixed: field 'change' must name a 'change' case, not a 'same' one"),
+        (('fix = "tiny-fix"', 'fix = "tiny-change"'),
+         "case tiny-mixed: field 'fix' must name a 'unintended' case, not a 'change' one"),
+        (('fix = "tiny-fix"\n', ""), "case tiny-mixed: missing field 'fix'"),
+        (("same_module = true", 'same_module = "yes"'),
+         "case tiny-mixed: field 'same_module' must be a bool"),
+        (('needs = "shout(\'a\')"\n', ""), "case tiny-fix: missing field 'needs'"),
+    ],
+)
+def test_bad_new_labels_are_one_line_and_exit_2(
+    tmp_path: Path, tiny: dict, capsys: pytest.CaptureFixture[str], edit: tuple[str, str], message: str
+) -> None:
+    assert edit[0] in NEW_CASES
+    manifest = _new_manifest(tmp_path, tiny, NEW_CASES.replace(*edit))
+    code = bench.main(["--manifest", str(manifest), "--report-only", "--out", str(tmp_path / "none.json")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"run.py: {message}") and err.count("\n") == 1
+
+
+def test_a_mixed_case_of_another_repository_is_refused(tmp_path: Path, tiny: dict,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    other = '\n[repositories."owner/other"]\nsource = "."\npackages = ["other"]\ntest_command = "true"\n'
+    manifest = _new_manifest(tmp_path, tiny, other + NEW_CASES.replace(
+        'repository = "owner/tiny"\nlabel = "mixed"', 'repository = "owner/other"\nlabel = "mixed"'))
+    assert bench.main(["--manifest", str(manifest), "--report-only", "--out", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert "case tiny-mixed: field 'change' names a case of owner/tiny, not owner/other" in err
+
+
+def _judged(label: str, *differences: tuple[str | None, str], **extra: object) -> dict:
+    """A judged entry: (part it counts for, verdict) per difference; None: elsewhere."""
+    found = [{"at": at, "related": at is not None, "verdict": verdict, "kind": "return", "target": "p:f"}
+             for at, verdict in differences]
+    entry = {"label": label, "status": "ok", "differences": found,
+             "related": sum(d["related"] for d in found)}
+    bench.judge(entry, bench.Case("x", "o/r", "0" * 40, label, "note"))
+    return {**entry, **extra}
+
+
+def test_triage_tallies_per_label_and_the_figures() -> None:
+    entries = {
+        # intended: one explained, one with an unexplained difference, one missed
+        "c1": _judged("change", ("change", "named-by-pr"), ("change", "asserted-by-pr"),
+                      (None, "unexplained")),
+        "c2": _judged("change", ("change", "named-by-pr"), ("change", "unexplained")),
+        "c3": _judged("change", (None, "unexplained")),
+        # unintended: one kept a regression, one explained away, one missed (only a minor difference)
+        "u1": _judged("unintended", ("fix", "unexplained"), ("fix", "breaks-existing-test")),
+        "u2": _judged("unintended", ("fix", "named-by-pr"), ("fix", "unexplained")),
+        "u3": {**_judged("unintended"), "differences": [{"at": None, "related": False, "minor": True,
+                                                         "verdict": "unexplained"}]},
+        # mixed: both right; the change missed (nothing explained away); a difference at both parts
+        # explained (the trap); the regression missed
+        "m1": _judged("mixed", ("fix", "unexplained"), ("change", "named-by-pr")),
+        "m2": _judged("mixed", ("fix", "breaks-existing-test")),
+        "m3": _judged("mixed", ("both", "named-by-pr"), ("change", "named-by-pr")),
+        "m4": _judged("mixed", ("change", "named-by-pr")),
+        "broken": {"label": "mixed", "status": "broken"},
+    }
+    cases = [bench.Case(name, "o/r", "0" * 40, entry["label"], "note") for name, entry in entries.items()]
+    summary = bench.triage_summary({"cases": entries}, cases)
+    rows = {row["name"]: row for row in summary["rows"]}
+    assert rows["intended (`change`)"] | {"verdicts": None} == {
+        "label": "change", "part": "intended", "name": "intended (`change`)", "measured": 3, "detected": 2,
+        "differences": 4, "verdicts": None, "elsewhere": 2, "set_apart": 0}
+    assert rows["intended (`change`)"]["verdicts"] == {"asserted-by-pr": 1, "named-by-pr": 2,
+                                                       "unexplained": 1}
+    assert (rows["`unintended`"]["detected"], rows["`unintended`"]["set_apart"]) == (2, 1)
+    assert rows["`mixed`: the reverted fix"]["verdicts"] == {"breaks-existing-test": 1, "named-by-pr": 1,
+                                                             "unexplained": 1}
+    assert (rows["`mixed`: the reverted fix"]["measured"], rows["`mixed`: the change"]["detected"]) == (4, 3)
+    figures = summary["figures"]
+    assert figures["intended"]["cases"] == {"count": 1, "of": 2, "share": 0.5}
+    assert figures["intended"]["differences"] == {"count": 3, "of": 4, "share": 0.75}
+    assert figures["unintended"]["cases"] == {"count": 1, "of": 2, "share": 0.5}
+    assert figures["unintended"]["differences"] == {"count": 3, "of": 4, "share": 0.75}
+    mixed = figures["mixed"]
+    assert mixed["of_all"] == {"count": 2, "of": 4, "share": 0.5}  # m1, and m2 (its change showed nothing)
+    assert mixed["of_all_with_change_missed"] == 1
+    assert mixed["of_both_detected"] == {"count": 1, "of": 2, "share": 0.5}  # m1 of m1, m3
+    assert (mixed["regression_detected"], mixed["change_detected"]) == (3, 3)
+    lines = bench._triage({"cases": entries}, cases)
+    assert "| `mixed`: the change | 3/4 (75%) | 3 | 0 | 0 | 0 | 3 | 0 | 0 | 0 |" in lines
+    assert any(line.startswith("- `mixed`: regression detected") and "2/4 (50%) of all" in line
+               and "1/2 (50%) of those with both parts detected (target >= 80%)" in line for line in lines)
+
+
+def test_a_difference_at_both_parts_goes_to_the_one_whose_unit_it_is() -> None:
+    """`shout` changed by the fix and calling the changed `whisper`: the fix's (its own changed unit);
+    a caller of both stays `both`."""
+    fix = bench.ChangeMap({("p", "shout")}, {("p", "shout"), ("p", "both")}, {}, {})
+    change = bench.ChangeMap({("p", "whisper")}, {("p", "whisper"), ("p", "shout"), ("p", "both")}, {}, {})
+    maps = {"change": change, "fix": fix}
+    assert bench.attribute(_difference("p:shout"), maps) == "fix"
+    assert bench.attribute(_difference("p:whisper"), maps) == "change"
+    assert bench.attribute(_difference("p:both"), maps) == "both"
+    assert bench.attribute(_difference("p:other"), maps) is None
+    assert bench.attribute({**_difference("p:shout"), "severity": "minor", "minor": True}, maps) is None
