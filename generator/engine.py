@@ -144,6 +144,8 @@ class _Run:
     extensions: Extensions | None
     words: PullRequestText  # what the pull request says about itself: the evidence of intent
     broken: dict[str, frozenset[str]] = field(default_factory=dict)  # existing tests head breaks (carving)
+    asserting: dict[str, frozenset[str]] = field(default_factory=dict)  # the PR's tests of new behaviour
+    carved: dict[str, frozenset[str]] = field(default_factory=dict)  # carved sequence -> its tests
     found: list[Difference] = field(default_factory=list)  # the differences, before the reproduction check
     minimization_notes: list[str] = field(default_factory=list)
     lines: ChangedLines | None = None  # the changed lines, and which of them ran
@@ -329,7 +331,7 @@ def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, c
     run.report.notes.extend(confirmation.notes)
     run.minimization_notes = minimization_notes
     run.found += triage(render_findings(confirmation.findings, catalog.by_id, run.options.floats),
-                        catalog.by_id, run.words, run.changes.units, run.broken)
+                        catalog.by_id, run.words, run.changes.units, run.broken, run.asserting)
     run.rendered = True
     return confirmation.ignored
 
@@ -344,11 +346,16 @@ def _carve(run: _Run) -> Carving:
                     run.deadline.carving_seconds(options.carve_share))
     report.notes.extend(carving.notes)
     report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
-    run.broken = carving.broken
+    run.broken, run.asserting, run.carved = carving.broken, carving.asserting, carving.sources
     if carving.broken:
         tests = sorted(carving.broken)
         report.notes.append(f"{len(tests)} existing test(s) that the pull request leaves unchanged pass on "
                             f"base and fail on head (again when run alone): {', '.join(tests[:5])}"
+                            + (", ..." if len(tests) > 5 else ""))
+    if carving.asserting:
+        tests = sorted(carving.asserting)
+        report.notes.append(f"{len(tests)} test(s) the pull request adds or changes fail on base and pass on "
+                            f"head (they state the new behaviour): {', '.join(tests[:5])}"
                             + (", ..." if len(tests) > 5 else ""))
     return carving
 
@@ -363,7 +370,7 @@ def _confirm_and_minimize(run: _Run, exploration: Exploration, pool: WorkerPool,
     locate = Locator(run.changes, run.base, run.head, catalog.by_id)
     try:
         confirmation = confirm(exploration.candidates, check, run.deadline, locate, floats, run.options.scope,
-                               catalog.by_id, on_progress=run.progress.confirmed)
+                               catalog.by_id, on_progress=run.progress.confirmed, carved=run.carved)
         minimization = minimize_findings(confirmation.findings, check, run.deadline, catalog.by_id, locate)
     finally:
         check.close()

@@ -97,6 +97,9 @@ class Finding:
     location: Location
     count: int = 1  # candidate sequences that showed it
     minimized: bool = True  # False when minimization stopped at its bound
+    carved: bool = False  # the case was cut from a sequence carved from the project's tests
+    # the tests whose carved sequences showed this difference (any of the group's members)
+    carved_by: frozenset[str] = frozenset()
 
     @property
     def identity(self) -> tuple[DifferenceKey, str | None, int | None]:

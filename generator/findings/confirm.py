@@ -23,7 +23,7 @@ from ..oracle.difference_key import observed_path
 from ..oracle.leaves import FloatPolicy, reproduces
 from ..planning.deadline import Deadline
 from ..runtime.catalog import Operation
-from ..runtime.sequence import CallSequence
+from ..runtime.sequence import CallSequence, sequence_key
 from ..worker.protocol import OperationKind, statement_of
 from .cases import Case, Finding, Location, Shown
 from .declared_types import outside_declared_types
@@ -94,9 +94,13 @@ class Locator:
 
 def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, locate: Locator,
             policy: FloatPolicy, scope: Scope, operations: Mapping[str, Operation],
-            on_progress: Callable[[int], None] = lambda found: None) -> Confirmation:
+            on_progress: Callable[[int], None] = lambda found: None,
+            carved: Mapping[str, frozenset[str]] | None = None) -> Confirmation:
     """Confirm the groups in the order they were found, while the deadline allows; a group's
-    representatives within the declared types of their operations are tried first."""
+    representatives within the declared types of their operations are tried first, and of those
+    the ones carved from the project's tests (`carved`: `sequence_key` -> the tests that made it):
+    the inputs a maintainer knows."""
+    carved = carved or {}
     confirmation = Confirmation()
     findings: dict[tuple, Finding] = {}
     groups = candidates.groups
@@ -107,7 +111,10 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
                 "differences were confirmed; a larger --budget checks them.")
             break
         members.sort(key=lambda member: (outside_declared_types(member[0].statements, operations) is not None,
+                                         sequence_key(member[0].statements) not in carved,
                                          statement_of(member[1].key), repr(member[0].statements)))
+        carved_by = frozenset().union(*(carved.get(sequence_key(kept.statements), frozenset())
+                                        for kept, _ in members))
         failures = []
         tries = [(kept, mismatch, False) for kept, mismatch in members[:REPRESENTATIVES]]
         tries.append((*members[0], True))  # alone it did not show: after what ran before it in replay
@@ -121,10 +128,12 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
             if scope.ignores(finding.shown.target):
                 confirmation.ignored += len(members)
                 break
+            finding.carved = sequence_key(kept.statements) in carved
             if finding.identity in findings:
                 findings[finding.identity].count += len(members)
+                findings[finding.identity].carved_by |= carved_by
             else:
-                finding.count = len(members)
+                finding.count, finding.carved_by = len(members), carved_by
                 findings[finding.identity] = finding
             on_progress(len(findings))
             break

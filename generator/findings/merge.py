@@ -24,6 +24,7 @@ def merge_repeats(differences: list[Difference]) -> tuple[list[Difference], list
                 first, difference = difference, first
             else:
                 first.count += difference.count
+            first.carved_by = sorted({*first.carved_by, *difference.carved_by})
             merged.setdefault(first.target, []).append(difference.target)
     notes = [f"{len(others)} more entry point(s) showed the same difference as {target} at the same "
              f"line and were merged into it: {', '.join(sorted(set(others))[:5])}"

@@ -36,7 +36,7 @@ from ..changes.model import ChangeSet
 from ..oracle.checks import Unpinnable, check, raises
 from ..oracle.compare import Mismatch, kind_of
 from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy, describe, is_lost, is_raised, leaf_text
-from ..report.model import Difference, Statement
+from ..report.model import Difference, InputOrigin, Statement
 from ..runtime.catalog import Operation
 from ..runtime.sequence import CallSequence, called, references
 from ..worker.command_line import command_target, run_command_line
@@ -45,6 +45,7 @@ from ..worker.literals import source as literal_source
 from ..worker.protocol import ObservationKey, OperationKind, Step, Tag
 from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target
 from .cases import Finding
+from .declared_types import outside_declared_types
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
 
 __all__ = ["UNPINNABLE", "Pin", "Unpinnable", "can_pin", "import_difference", "render_findings",
@@ -112,7 +113,17 @@ def _difference(finding: Finding, operations: dict[str, Operation], floats: Floa
         base=leaf_text(mismatch.base, mismatch.head), head=leaf_text(mismatch.head, mismatch.base),
         test=tests["base"] or UNPINNABLE, key=mismatch.key,
         statements=[Statement.from_json(s) for s in statements], count=finding.count,
-        pin_head=tests["head"], minimized=finding.minimized, severity=severity(mismatch))
+        pin_head=tests["head"], minimized=finding.minimized, severity=severity(mismatch),
+        origin=input_origin(finding, operations), carved_by=sorted(finding.carved_by))
+
+
+def input_origin(finding: Finding, operations: dict[str, Operation]) -> InputOrigin:
+    """Carved when the case was cut from a project test's calls, else whether its input keeps
+    within its operations' declared types."""
+    if finding.carved:
+        return InputOrigin.CARVED
+    outside = outside_declared_types(list(finding.case.statements), operations)
+    return InputOrigin.WITHIN_DECLARED_TYPES if outside is None else InputOrigin.OUTSIDE_DECLARED_TYPES
 
 
 def import_difference(module: str, error: str, changes: ChangeSet) -> Difference:

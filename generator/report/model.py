@@ -58,13 +58,23 @@ class Verdict(enum.StrEnum):
 
     UNEXPLAINED = "unexplained"  # nothing accounts for it: a possible regression
     BREAKS_EXISTING_TEST = "breaks-existing-test"  # an unchanged test calling its operation now fails
+    ASSERTED_BY_PR = "asserted-by-pr"  # a test the pull request adds or changes shows it on its own input
     NAMED_BY_PR = "named-by-pr"  # the pull request's words name its operation: meant, most likely
     OUTSIDE_DECLARED_TYPES = "outside-declared-types"  # only an input the declared types rule out shows it
 
 
 # the verdicts that fail a check and set exit status 1
-COUNTED = (Verdict.BREAKS_EXISTING_TEST, Verdict.UNEXPLAINED, Verdict.NAMED_BY_PR)
-EXPLAINED = (Verdict.NAMED_BY_PR,)  # accounted for by the pull request: listed after the unexplained ones
+COUNTED = (Verdict.BREAKS_EXISTING_TEST, Verdict.UNEXPLAINED, Verdict.ASSERTED_BY_PR, Verdict.NAMED_BY_PR)
+# accounted for by the pull request: listed after the unexplained ones
+EXPLAINED = (Verdict.ASSERTED_BY_PR, Verdict.NAMED_BY_PR)
+
+
+class InputOrigin(enum.StrEnum):
+    """How the input that shows a difference was obtained: what a maintainer weighs it by."""
+
+    CARVED = "carved"  # cut from a call the project's own tests make
+    WITHIN_DECLARED_TYPES = "within-declared-types"  # generated, within its operations' declared types
+    OUTSIDE_DECLARED_TYPES = "outside-declared-types"  # generated, of a type its operation rules out
 
 
 @dataclass
@@ -91,6 +101,8 @@ class Difference:
     severity: str = "major"
     verdict: str = Verdict.UNEXPLAINED
     evidence: str = ""  # what the verdict rests on, quoted for a reader ("" when unexplained)
+    origin: str = InputOrigin.WITHIN_DECLARED_TYPES
+    carved_by: list[str] = field(default_factory=list)  # the project's tests whose own calls showed it
 
     @property
     def pin_base(self) -> str:

@@ -9,12 +9,18 @@ spliced, dropped or followed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 
 from ..worker.protocol import Arg, Statement
 from ..worker.resolve import CALL
 
 CallSequence = list[Statement]
+
+
+def sequence_key(statements: Sequence[Statement]) -> str:
+    """The one text two equal sequences share: where a sequence is looked up or counted once."""
+    return json.dumps(list(statements), sort_keys=True)
 
 
 def arguments(statement: Statement) -> Iterator[tuple[int | str, Arg]]:

@@ -3,11 +3,17 @@
 1. `breaks-existing-test`: a test the pull request leaves unchanged, which calls the difference's
    operation, passes on base and fails on head (`generation.seeds.carving`); the strongest sign
    of a regression, whatever the input that shows it;
-2. `outside-declared-types`: only an input its operation's declared types rule out shows it
+2. `asserted-by-pr`: a test the pull request adds or changes, which fails on base and passes on
+   head (it states the new behaviour), showed this difference through its own calls: its carved
+   sequences fell in the difference's group, which is one operation, one kind and one observed
+   path. A regression elsewhere (another operation, or another kind of change at the same one)
+   is not explained by it; one at the same operation that shows the same kind of change on other
+   inputs is (the group cannot tell them apart);
+3. `outside-declared-types`: only an input its operation's declared types rule out shows it
    (`findings.declared_types`); listed apart, it fails nothing;
-3. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
+4. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
    (`mentions`); an explained difference, listed after the unexplained ones;
-4. `unexplained`: nothing in the pull request accounts for it, a possible regression.
+5. `unexplained`: nothing in the pull request accounts for it, a possible regression.
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ from .pull_request import PullRequestText
 
 def triage(differences: list[Difference], operations: Mapping[str, Operation],
            text: PullRequestText | None = None, units: Sequence[Unit] = (),
-           broken: Mapping[str, frozenset[str]] | None = None) -> list[Difference]:
+           broken: Mapping[str, frozenset[str]] | None = None,
+           asserting: Mapping[str, frozenset[str]] | None = None) -> list[Difference]:
     """Give each difference its verdict and evidence, in place; the same list, for chaining.
-    `broken`: the existing tests that pass on base and fail on head, with the operations they call."""
+    `broken`: the existing tests that pass on base and fail on head, with the operations they call;
+    `asserting`: the pull request's tests that fail on base and pass on head, likewise."""
     for difference in differences:
         breaking = sorted(test for test, called in (broken or {}).items() if difference.target in called)
         if breaking:
@@ -34,6 +42,13 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             others = f" (and {len(breaking) - 1} more)" if len(breaking) > 1 else ""
             difference.evidence = (f"the existing test {breaking[0]}{others}, which calls it, passes on base "
                                    "and fails on head")
+            continue
+        asserted = sorted(test for test in difference.carved_by if test in (asserting or {}))
+        if asserted:
+            difference.verdict = Verdict.ASSERTED_BY_PR
+            others = f" (and {len(asserted) - 1} more)" if len(asserted) > 1 else ""
+            difference.evidence = (f"the pull request's test {asserted[0]}{others}, which fails on base and "
+                                   "passes on head, shows it through its own calls")
             continue
         outside = outside_declared_types([s.to_json() for s in difference.statements], operations)
         if outside is not None:

@@ -63,8 +63,8 @@ class Recorder:
             except Exception:  # an operation that cannot be wrapped is not recorded, nothing more
                 continue
 
-    def pytest_runtest_setup(self, item: object) -> None:
-        self.test = _TestRecording()  # fixtures build objects in setup: part of the test's recording
+    def pytest_runtest_setup(self, item: Any) -> None:
+        self.test = _TestRecording(item.nodeid)  # fixtures build objects in setup: the test records them
         self.counts["tests"] += 1
 
     def pytest_runtest_logreport(self, report: Any) -> None:
@@ -74,7 +74,7 @@ class Recorder:
 
     def pytest_runtest_teardown(self, item: Any) -> None:
         if self.test is not None:
-            self._emit(self.test.statements)
+            self._emit(self.test.statements, self.test.nodeid)
             self._write({"called": [item.nodeid, sorted(self.test.called)]})
         self.test = None
         self._write({"counts": self.counts})  # the counts so far: a run stopped by its time limit keeps them
@@ -134,7 +134,7 @@ class Recorder:
                     value = function(*args, **kwargs)
                 except BaseException:
                     if statement is not None:
-                        recorder._emit([*test.statements, statement])  # replay stops at the exception
+                        recorder._emit([*test.statements, statement], test.nodeid)  # replay stops here
                     raise
                 if statement is not None:
                     test.add(statement, args[0] if kind == OperationKind.CONSTRUCTOR else value)
@@ -149,22 +149,23 @@ class Recorder:
             self.out.write(json.dumps(record) + "\n")
             self.out.flush()
 
-    def _emit(self, statements: list[dict]) -> None:
+    def _emit(self, statements: list[dict], test: str) -> None:
+        """One sequence and the test that made it (a sequence two tests make is written once)."""
         if not statements or self.out is None or self.counts["sequences"] >= MAX_SEQUENCES:
             return
-        text = json.dumps({"sequence": statements})
+        text = json.dumps(statements)
         if text in self.seen:
             return
         self.seen.add(text)
         self.counts["sequences"] += 1
-        self.out.write(text + "\n")
-        self.out.flush()
+        self._write({"sequence": statements, "test": test})
 
 
 class _TestRecording:
     """One test's statements, and which statement made each object they return (by identity)."""
 
-    def __init__(self) -> None:
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid = nodeid
         self.statements: list[dict] = []
         self.made: dict[int, int] = {}  # id(value) -> index of the statement that returned it
         self.alive: list[Any] = []  # keeps those values alive, so that their ids are not reused

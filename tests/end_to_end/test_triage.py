@@ -191,3 +191,47 @@ def test_a_test_the_pull_request_changes_is_not_an_existing_one(builder: RepoBui
     [difference] = _counted(report.differences)
     assert difference.target == "pkg.prices:discount" and difference.verdict != Verdict.BREAKS_EXISTING_TEST
     assert not any("existing test" in note for note in report.notes)
+
+
+NEW_ROUNDING_TEST = '''\
+from pkg.prices import round_price
+
+
+def test_round_price_rounds_to_the_nearest():
+    assert round_price(13) == 15
+'''
+
+
+def test_a_test_the_pull_request_adds_asserts_its_change_not_another(builder: RepoBuilder) -> None:
+    # the added test fails on base (10) and passes on head (15): round_price's change is asserted by it;
+    # discount's change is in no test and no word of the pull request
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES},
+            {"pkg/prices.py": BOTH, "tests/test_rounding.py": NEW_ROUNDING_TEST})
+    report = run_analyze(builder)
+    test_id = "tests/test_rounding.py::test_round_price_rounds_to_the_nearest"
+    assert ("1 test(s) the pull request adds or changes fail on base and pass on head (they state the new "
+            f"behaviour): {test_id}") in report.notes
+    verdicts = {d.target: (d.verdict, d.evidence) for d in _counted(report.differences)}
+    assert verdicts == {
+        "pkg.prices:round_price": (Verdict.ASSERTED_BY_PR, f"the pull request's test {test_id}, which "
+                                   "fails on base and passes on head, shows it through its own calls"),
+        "pkg.prices:discount": (Verdict.UNEXPLAINED, "")}
+    [asserted] = [d for d in report.differences if d.verdict == Verdict.ASSERTED_BY_PR]
+    assert asserted.origin == "carved" and asserted.carved_by == [test_id]
+    assert "round_price(13)" in asserted.test  # the test's own input, preferred to a generated one
+    data = report_to_json(report)
+    validate_report(data)
+    assert {d["verdict"] for d in data["differences"]} >= {"asserted-by-pr", "unexplained"}
+    text = render_markdown(data)
+    assert ("1 possible regression (nothing in the pull request explains it); 1 the pull request "
+            "explains.") in text
+
+
+def test_a_pull_request_test_that_passes_on_base_asserts_nothing(builder: RepoBuilder) -> None:
+    # round_price(10) is 10 on both sides: the test holds on base too, so it states no change
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES},
+            {"pkg/prices.py": NEAREST, "tests/test_rounding.py": NEW_ROUNDING_TEST.replace(
+                "round_price(13) == 15", "round_price(10) == 10")})
+    report = run_analyze(builder)
+    assert not any("state the new behaviour" in note for note in report.notes)
+    assert [d.verdict for d in _counted(report.differences)] == [Verdict.UNEXPLAINED]

@@ -42,7 +42,7 @@ from ...planning.deadline import (
 from ...planning.impact import Impact
 from ...runtime.catalog import Operation
 from ...runtime.packages import link_packages
-from ...runtime.sequence import CallSequence
+from ...runtime.sequence import CallSequence, sequence_key
 from ...runtime.workers import BOOT, worker_environment
 from ...worker.literals import encode
 from ...worker.protocol import OperationKind
@@ -177,7 +177,7 @@ class Solver:
 
     def track(self, sequences: list[CallSequence]) -> None:
         """Remember the seeds made of the solver's inputs, to credit what their replays cover."""
-        self._seeds.update(json.dumps(statements, sort_keys=True) for statements in sequences)
+        self._seeds.update(sequence_key(statements) for statements in sequences)
 
     def credit(self, replayed: list[KeptSequence]) -> None:
         """Credit the changed lines and branches, uncovered when asked, that a replay round of the
@@ -185,7 +185,7 @@ class Solver:
         the inputs rounds of their own)."""
         if self.lines is None or not replayed:
             return
-        keys = [json.dumps(kept.statements, sort_keys=True) for kept in replayed]
+        keys = [sequence_key(kept.statements) for kept in replayed]
         if not all(key in self._seeds for key in keys):
             return
         ran: set[Target] = set()

@@ -39,7 +39,7 @@ from ...changes.model import ChangeSet, Checkout
 from ...changes.units import is_test_file_name
 from ...planning.deadline import CARVE_TEST_TIMEOUT
 from ...runtime.packages import FALLBACK_VARIABLE, PYTEST_BOOT, link_pytest
-from ...runtime.sequence import CallSequence, references
+from ...runtime.sequence import CallSequence, references, sequence_key
 from ...runtime.workers import worker_environment
 
 MAX_TEST_FILES = 200  # per side: the nearest tests of a huge suite are enough
@@ -61,6 +61,11 @@ class Carving:
     # existing tests (unchanged by the pull request) that pass on base and fail on head, confirmed
     # by a second run of each alone: node id -> the operations the test called
     broken: dict[str, frozenset[str]] = field(default_factory=dict)
+    # the pull request's tests that fail on base (run there with head's copy of their files) and
+    # pass on head: they state the new behaviour. node id -> the operations the test called
+    asserting: dict[str, frozenset[str]] = field(default_factory=dict)
+    # `sequence_key` of each carved sequence (and prefix) -> the tests whose recording it is
+    sources: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, seconds: float,
@@ -77,7 +82,9 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
             ("base", base, existing, True), ("head", head, unchanged, False)]
     outcomes: dict[str, dict[str, str]] = {"base": {}, "head": {}}
     called: dict[str, set[str]] = {}
-    for side, checkout, files, new in runs:
+    sources: dict[str, str] = {}
+    pull_tests: dict[str, str] = {}  # the pull request's tests' outcomes on head
+    for number, (side, checkout, files, new) in enumerate(runs):
         left = seconds - (time.monotonic() - started)
         if not files or left <= 1.0:
             continue
@@ -91,11 +98,18 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         carving.test_files += len(files) if new else 0
         carving.tests += recorded.tests
         carving.sequences += recorded.sequences
+        sources.update(recorded.sources)
         outcomes[side].update(recorded.outcomes)
+        if number == 0:
+            pull_tests = dict(recorded.outcomes)
         for test, operations in recorded.called.items():
             called.setdefault(test, set()).update(operations)
     carving.broken = _confirmed_broken(outcomes, called, unchanged, base, head, modules, python,
                                        seconds - (time.monotonic() - started), test_timeout)
+    if pull_tests:
+        carving.asserting = _asserting(pull_tests, called, changes, base, head, modules, python,
+                                       seconds - (time.monotonic() - started), test_timeout)
+    carving.sources = _sources(carving.sequences, sources)
     carving.sequences = with_object_prefixes(carving.sequences)
     carving.seconds = time.monotonic() - started
     if not carving.test_files and not carving.notes:
@@ -125,6 +139,47 @@ def _confirmed_broken(outcomes: dict[str, dict[str, str]], called: dict[str, set
             if again["base"].get(test) == "passed" and again["head"].get(test) == "failed"}
 
 
+def _asserting(on_head: dict[str, str], called: dict[str, set[str]], changes: ChangeSet, base: Checkout,
+               head: Checkout, modules: list[str], python: str, seconds: float,
+               test_timeout: float) -> dict[str, frozenset[str]]:
+    """The pull request's tests that pass on head and fail on base, run there with head's copy of
+    their files (a test that cannot run on base at all, its file failing to import a new name,
+    fails there too); with the operations they called. Base's files are put back afterwards."""
+    passed = sorted(test for test, outcome in on_head.items() if outcome == "passed")
+    if not passed or seconds <= 2.0:
+        return {}
+    files = sorted({test.split("::", 1)[0] for test in passed})
+    kept: dict[Path, bytes | None] = {}
+    try:
+        for path in files:
+            target = base.root / path
+            kept[target] = target.read_bytes() if target.is_file() else None
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(head.root / path, target)
+        recorded = _record("base", base, files, modules, python, seconds, test_timeout)
+    finally:
+        for target, content in kept.items():
+            if content is None:
+                target.unlink(missing_ok=True)
+            else:
+                target.write_bytes(content)
+    if recorded.problem is not None or not recorded.finished:
+        return {}  # an outcome base never got to is no evidence
+    return {test: frozenset(called.get(test, ())) for test in passed
+            if recorded.outcomes.get(test, "failed") == "failed"}
+
+
+def _sources(sequences: list[CallSequence], made_by: dict[str, str]) -> dict[str, frozenset[str]]:
+    """For each sequence and each of its prefixes, the tests whose recordings they come from."""
+    sources: dict[str, set[str]] = {}
+    for statements in sequences:
+        test = made_by.get(sequence_key(statements))
+        if test is not None:
+            for end in range(1, len(statements) + 1):
+                sources.setdefault(sequence_key(statements[:end]), set()).add(test)
+    return {key: frozenset(tests) for key, tests in sources.items()}
+
+
 def with_object_prefixes(sequences: list[CallSequence]) -> list[CallSequence]:
     """Each sequence, after the prefixes that end in an object a later statement uses: exploration
     pools the last value of a sequence, and those objects are what the tests built with care."""
@@ -134,7 +189,7 @@ def with_object_prefixes(sequences: list[CallSequence]) -> list[CallSequence]:
         used = {ref for statement in statements for ref in references(statement)}
         for end in [*sorted(used), len(statements) - 1]:
             prefix = statements[: end + 1]
-            text = json.dumps(prefix, sort_keys=True)
+            text = sequence_key(prefix)
             if text not in seen:
                 seen.add(text)
                 out.append(prefix)
@@ -183,6 +238,8 @@ class _Recorded:
     problem: str | None = None  # the tests could not run at all
     outcomes: dict[str, str] = field(default_factory=dict)  # node id -> passed, failed or skipped
     called: dict[str, set[str]] = field(default_factory=dict)  # node id -> the operations it called
+    sources: dict[str, str] = field(default_factory=dict)  # sequence_key -> the test that made it
+    finished: bool = False  # every batch ran (none was cut by the time limit)
 
     def why_none(self) -> str:
         if self.collection_error:
@@ -207,7 +264,8 @@ def _record(side: str, checkout: Checkout, files: list[str], modules: list[str],
         env = {k: v for k, v in worker_environment(checkout, 0, str(scratch)).items()
                if not k.startswith("PYTEST")}
         env.update({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", FALLBACK_VARIABLE: str(fallback)})
-        for number, batch_files in enumerate(_batches(files) if batch is None else _chunks(files, batch)):
+        batches = _batches(files) if batch is None else _chunks(files, batch)
+        for number, batch_files in enumerate(batches):
             left = seconds - (time.monotonic() - started)
             if left <= 1.0:
                 break
@@ -236,6 +294,7 @@ def _record(side: str, checkout: Checkout, files: list[str], modules: list[str],
                 recorded.collection_error = recorded.collection_error or _collection_error(log, checkout)
                 if timed_out:
                     recorded.collecting_seconds = left
+            recorded.finished = not timed_out and number == len(batches) - 1
         return recorded
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -291,6 +350,8 @@ def _read(out: Path, recorded: _Recorded) -> int:
             continue  # a line cut short by the time limit
         if "sequence" in record:
             recorded.sequences.append(record["sequence"])
+            if "test" in record:
+                recorded.sources[sequence_key(record["sequence"])] = record["test"]
         elif "outcome" in record:  # written for a call's outcome, and for any phase that failed or skipped
             test, _, outcome = record["outcome"]
             known = recorded.outcomes.get(test, "skipped")
