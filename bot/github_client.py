@@ -80,6 +80,20 @@ class PullFile:
 
 
 @dataclass(frozen=True)
+class PullDetails:
+    """What a command on a pull request needs of it (an `issue_comment` event has no commits)."""
+
+    number: int
+    base_sha: str
+    head_sha: str
+    title: str
+    body: str
+    head_ref: str
+    head_repository: str  # "owner/name"; another than the base's for a fork
+    state: str  # open | closed
+
+
+@dataclass(frozen=True)
 class Review:
     id: int
     login: str
@@ -179,6 +193,16 @@ class GitHubClient:
 
     def pull_head_sha(self, number: int) -> str:
         return self._call("read the pull request", lambda: self._repo.get_pull(number).head.sha)
+
+    def pull_request(self, number: int) -> PullDetails:
+        pull = self._call("read the pull request", lambda: self._repo.get_pull(number))
+        head_repo = pull.head.repo.full_name if pull.head.repo is not None else ""
+        return PullDetails(pull.number, pull.base.sha, pull.head.sha, pull.title or "", pull.body or "",
+                           pull.head.ref or "", head_repo, pull.state or "open")
+
+    def permission(self, login: str) -> str:
+        """`login`'s permission on the repository: admin, write (maintain too), read or none."""
+        return self._call(f"read {login}'s permission", lambda: self._repo.get_collaborator_permission(login))
 
     def pull_files(self, number: int) -> list[PullFile]:
         files = self._call("list the pull request's files",

@@ -20,6 +20,7 @@ from .report_facts import (
     checked_lines,
     coverage_measured,
     groups,
+    is_accepted,
     is_minor,
     is_outside_declared_types,
     is_regression,
@@ -33,6 +34,9 @@ EXPLAINED_SECTION = ("### Explained by the pull request\n\nThe pull request's ow
                      "likely meant. Each is folded, with the line that names it.")
 OUTSIDE_SECTION = ("### Outside the declared types\n\nOnly an input that its operation's declared types rule "
                    "out (such as `None` for a `str`) shows these; they fail no check.")
+ACCEPTED_SECTION = ("### Accepted on the pull request\n\nA maintainer accepted these with `/difforacle "
+                    "accept`: they fail no check and get no review comment, on this push and on later ones "
+                    "that show the same difference (same operation, kind and input).")
 UNCOVERED_CAVEAT = "no difference there means *not tested*, not *unchanged*"
 
 
@@ -54,17 +58,17 @@ def render_markdown(report: dict, *, marker: str = "", inline: Collection[str] =
         verdict(len(found.unexplained) + len(found.explained), *checked_lines(report),
                 measured=coverage_measured(report), minor=len(found.minor),
                 regressions=sum(is_regression(d) for d in found.unexplained), outside=len(found.outside),
-                explained=len(found.explained)),
+                explained=len(found.explained), accepted=len(found.accepted)),
         _table_markdown(report.get("differences", []), inline),
         _coverage_markdown(report),
         _unreached_markdown(report.get("reach") or []),
     ]
     details = [_difference_markdown(d, d.get("id") in inline) for d in found.unexplained]
-    sections = ((EXPLAINED_SECTION, found.explained), (MINOR_SECTION, found.minor),
-                (OUTSIDE_SECTION, found.outside))
+    sections = ((EXPLAINED_SECTION, found.explained), (ACCEPTED_SECTION, found.accepted),
+                (MINOR_SECTION, found.minor), (OUTSIDE_SECTION, found.outside))
     for section, apart in sections:
-        shown = [_difference_markdown(d, d.get("id") in inline, folded=section is EXPLAINED_SECTION)
-                 for d in apart]
+        folded = section in (EXPLAINED_SECTION, ACCEPTED_SECTION)
+        shown = [_difference_markdown(d, d.get("id") in inline, folded=folded) for d in apart]
         if shown:  # the section's heading goes with its first difference, so it is never left alone
             details += [f"{section}\n\n{shown[0]}", *shown[1:]]
     tail = [_stats_markdown(report.get("stats", {})), _notes_markdown([*notes, *report.get("notes", [])])]
@@ -111,13 +115,15 @@ def _partial_markdown(error: dict | None) -> str:
 
 
 def verdict(differences: int, changed: int, run: int, *, measured: bool = True, emphasis: bool = True,
-            minor: int = 0, regressions: int = 0, outside: int = 0, explained: int = 0) -> str:
+            minor: int = 0, regressions: int = 0, outside: int = 0, explained: int = 0,
+            accepted: int = 0) -> str:
     """The headline: what was found, and how much of the change the finding speaks for. A clean run
     whose changed lines never ran says "nothing could be checked", never "no difference".
     `regressions`: of the differences, those where head now fails; `minor`: differences only in the
     message of an exception from outside the project, counted apart; `outside`: differences only an
     input outside the declared types shows, counted apart too; `explained`: of the differences, those
-    the pull request explains (the others lead, as possible regressions)."""
+    the pull request explains (the others lead, as possible regressions); `accepted`: differences a
+    maintainer accepted on the pull request, counted apart."""
     text = _verdict(differences, changed, run, measured=measured, emphasis=emphasis, regressions=regressions,
                     explained=explained)
     if minor:
@@ -126,6 +132,9 @@ def verdict(differences: int, changed: int, run: int, *, measured: bool = True, 
     if outside:
         noun = "difference" if outside == 1 else "differences"
         text += f" {outside} {noun} only on inputs outside the declared types."
+    if accepted:
+        noun = "difference" if accepted == 1 else "differences"
+        text += f" {accepted} {noun} accepted on the pull request."
     return text
 
 
@@ -180,7 +189,8 @@ def _table_markdown(differences: list[dict], inline: Collection[str]) -> str:
         if difference.get("id") in inline:
             where += " (review comment)"
         apart = ("minor" if is_minor(difference) else
-                 "outside declared types" if is_outside_declared_types(difference) else "")
+                 "outside declared types" if is_outside_declared_types(difference) else
+                 f"accepted by @{difference['accepted'].get('by', '?')}" if is_accepted(difference) else "")
         kind = difference["kind"] + (f" ({apart})" if apart else "")
         cells = [difference.get("id", ""), inline_code(difference["target"]), kind,
                  inline_value(difference["base"]), inline_value(difference["head"]), where]
@@ -223,6 +233,8 @@ def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -
     on_base = " on base" if location and difference.get("side") == "base" else ""  # a line removed
     evidence = difference.get("evidence", "")
     shown = [f"### {title.strip()}", *([evidence[:1].upper() + evidence[1:] + "."] if evidence else [])]
+    if is_accepted(difference):
+        shown.append(f"Accepted by @{difference['accepted'].get('by', '?')}.")
     parts = [f"At {location}{on_base}." if location else "Location unknown."]
     if inline:
         parts.append("Also posted as a review comment on the changed line.")

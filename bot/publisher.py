@@ -10,6 +10,11 @@ the summary comment in full instead of pointing at review comments that do not e
 Re-running the same head publishes nothing twice: the summary comment is found again by its
 marker and the bot's login and edited, the review of a head is posted once, and with
 `reuse_check_run` the check run of that name and head is found again instead of adding one.
+
+The summary comment also carries the pull request's hidden state (`bot.acceptance`): the
+differences maintainers accepted. `finish` reads it back from the previous summary first, so
+accepted differences fail nothing, get no review comment and are listed apart, then writes it
+again with the new report's ids.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .acceptance import State, apply_acceptances, decode_state, encode_state, with_state
 from .anchors import DiffAnchors
 from .config import FAIL_ON
 from .github_client import (
@@ -25,6 +31,7 @@ from .github_client import (
     CheckRunRef,
     GitHubClient,
     GitHubError,
+    IssueComment,
     ReadOnlyToken,
     ReviewComment,
 )
@@ -118,6 +125,13 @@ def conclusion_of(report: dict, fail_on: str, min_reach: float = 0.8) -> str:
     return "success" if reached_enough(report, min_reach) else "neutral"
 
 
+def find_summary(client: GitHubClient, number: int, bot_login: str) -> IssueComment | None:
+    """Our summary comment on the pull request: the bot's login and the marker (anyone's else is not)."""
+    ours = [c for c in client.issue_comments(number)
+            if c.login == bot_login and c.body.startswith(SUMMARY_MARKER)]
+    return ours[0] if ours else None
+
+
 class Publisher:
     def __init__(self, client: GitHubClient | None, pull: PullRequestContext, settings: PublishSettings,
                  workflow: Workflow, clock: Callable[[], float] = time.monotonic) -> None:
@@ -128,6 +142,8 @@ class Publisher:
         self.errors: list[str] = []
         self.fallback: str | None = None if client is not None else "no GitHub token"
         self._last_progress = -PROGRESS_INTERVAL
+        self._summary: IssueComment | None = None  # ours, as read by `finish`
+        self._state_notes: list[str] = []
 
     # ------------------------------------------------------------ while running
 
@@ -171,24 +187,30 @@ class Publisher:
 
     def finish(self, report: dict, report_path: str) -> Published:
         settings = self.settings
+        writable = self.client is not None and self.fallback is None
+        state = self._previous_state() if writable else State()
+        report = apply_acceptances(report, state)  # accepted differences count for nothing from here on
+        state = state.for_report(report)
         conclusion = conclusion_of(report, settings.fail_on, settings.min_reach)
         published = Published(conclusion, wanted_failure(report, settings.fail_on, settings.min_reach),
                               self.check_run)
         count = len(report.get("differences", []))
         self.workflow.set_outputs({"differences": str(count), "report": report_path})
         inline: dict[str, ReviewComment] = {}
-        writable = self.client is not None and self.fallback is None
+        writable = self.client is not None and self.fallback is None  # reading the state may have fallen back
         if writable:
             inline = self._review_comments(report)
             posted = self._post_review(report, inline)
             if posted is None:  # refused or failed: the summary carries those findings in full
                 inline = {}
             published.review_comments = posted or 0
-        summary = summary_markdown(report, inline=set(inline), notes=self._notes())
+        block = encode_state(state)
+        summary = summary_markdown(report, inline=set(inline), notes=self._notes(),
+                                   limit=SUMMARY_LIMIT - len(block))
         self.workflow.add_summary(summary)
         if writable:
             if self.fallback is None:
-                published.comment_id = self._upsert_summary(summary)
+                published.comment_id = self._upsert_summary(with_state(summary, state))
             published.completed = self._complete_check_run(report, conclusion, summary)
         if self.fallback is not None:
             self.workflow.annotate(self._workflow_annotations(report))
@@ -246,15 +268,31 @@ class Publisher:
             return None
         return len(inline)
 
+    def _previous_state(self) -> State:
+        """What the previous summary comment remembers (acceptances); empty, with a note, if unreadable."""
+        assert self.client is not None
+        try:
+            self._summary = find_summary(self.client, self.pull.number, self.settings.bot_login)
+        except ReadOnlyToken as exc:
+            self._fall_back(exc)
+            return State()
+        except GitHubError as exc:
+            self._error(exc)
+            return State()
+        state, problem = decode_state(self._summary.body if self._summary else "")
+        if problem is not None:
+            self._state_notes.append(problem)
+            self.workflow.log(f"difforacle: {problem}")
+        return state
+
     def _upsert_summary(self, body: str) -> int | None:
         """Edit our summary comment (marker and our login) or create it: never a second one."""
         assert self.client is not None
         try:
-            ours = [c for c in self.client.issue_comments(self.pull.number)
-                    if c.login == self.settings.bot_login and c.body.startswith(SUMMARY_MARKER)]
+            ours = self._summary or find_summary(self.client, self.pull.number, self.settings.bot_login)
             if ours:
-                self.client.edit_issue_comment(self.pull.number, ours[0].id, body)
-                return ours[0].id
+                self.client.edit_issue_comment(self.pull.number, ours.id, body)
+                return ours.id
             return self.client.create_issue_comment(self.pull.number, body).id
         except ReadOnlyToken as exc:
             self._fall_back(exc)
@@ -318,7 +356,7 @@ class Publisher:
                 for d in report.get("differences", [])]
 
     def _notes(self) -> list[str]:
-        notes = [f"Not everything could be published: {error}" for error in self.errors]
+        notes = [*self._state_notes, *(f"Not everything could be published: {e}" for e in self.errors)]
         if self.fallback is not None and self.client is not None:
             notes.append(f"Published to the job summary only: {self.fallback}.")
         return notes

@@ -1,11 +1,16 @@
 """What the front ends read off the engine's JSON report (`difforacle.report/1`) to judge a run:
 how much of the change was checked, and which differences are regressions, minor or set apart by
 their verdict. The Markdown, the pull request's texts, the check's conclusion and the command
-line's exit status all judge by these, so they never disagree."""
+line's exit status all judge by these, so they never disagree.
+
+One field here is the front ends' own, never the engine's: `accepted` (`{"by": login, "at": time}`),
+set by the publisher on the differences a maintainer accepted on the pull request
+(`bot.acceptance`). An accepted difference no longer counts: it fails no check, gets no review
+comment and is listed apart."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from difforacle.generator import COUNTED, EXPLAINED, NOT_MEASURED, Verdict
 
@@ -35,6 +40,11 @@ def is_outside_declared_types(difference: dict) -> bool:
     return difference.get("verdict") == Verdict.OUTSIDE_DECLARED_TYPES
 
 
+def is_accepted(difference: dict) -> bool:
+    """A maintainer accepted it on the pull request (`/difforacle accept`): meant, by their word."""
+    return bool(difference.get("accepted"))
+
+
 def is_explained(difference: dict) -> bool:
     """The pull request accounts for it (its words name the operation): most likely meant. It still
     counts (a check that fails on every difference fails on it), but comes after the unexplained."""
@@ -44,12 +54,14 @@ def is_explained(difference: dict) -> bool:
 @dataclass(frozen=True)
 class Groups:
     """The report's differences in the order the front ends show them: the possible regressions, then
-    those the pull request explains, then those set apart (minor, and outside the declared types)."""
+    those the pull request explains, then those set apart (accepted, minor, and outside the declared
+    types)."""
 
     unexplained: list[dict]  # `fail-on: unexplained` fails on these alone; only these get review comments
     explained: list[dict]
     minor: list[dict]
     outside: list[dict]  # (a minor one is in `minor` only)
+    accepted: list[dict] = field(default_factory=list)  # by a maintainer; none is minor or outside
 
 
 def groups(report: dict) -> Groups:
@@ -57,7 +69,8 @@ def groups(report: dict) -> Groups:
     return Groups([d for d in differences if counts(d) and not is_explained(d)],
                   [d for d in differences if is_explained(d)],
                   [d for d in differences if is_minor(d)],
-                  [d for d in differences if is_outside_declared_types(d) and not is_minor(d)])
+                  [d for d in differences if is_outside_declared_types(d) and not is_minor(d)],
+                  [d for d in differences if is_accepted(d) and acceptable(d)])
 
 
 def unexplained(report: dict) -> list[dict]:
@@ -65,10 +78,16 @@ def unexplained(report: dict) -> list[dict]:
     return groups(report).unexplained
 
 
-def counts(difference: dict) -> bool:
-    """Whether the difference fails a check and sets exit status 1: not minor, and a verdict that
-    leaves it a possible regression (reports without verdicts count every major difference)."""
+def acceptable(difference: dict) -> bool:
+    """Whether a maintainer's accept means anything for it: it would count if nobody had accepted it
+    (minor ones and those outside the declared types fail nothing anyway)."""
     return not is_minor(difference) and difference.get("verdict", Verdict.UNEXPLAINED) in COUNTED
+
+
+def counts(difference: dict) -> bool:
+    """Whether the difference fails a check and sets exit status 1: not minor, a verdict that leaves
+    it a possible regression (reports without verdicts count every major difference), not accepted."""
+    return acceptable(difference) and not is_accepted(difference)
 
 
 def behavioural(report: dict) -> list[dict]:
@@ -83,6 +102,8 @@ def is_regression(difference: dict) -> bool:
     `fail-on: regression` fails the check only for these; other differences (a new value)
     may well be the point of the change, which only the author can tell.
     """
+    if is_accepted(difference):
+        return False
     if difference.get("kind") == "api":
         return True
     if not counts(difference):

@@ -33,11 +33,12 @@ def headline(report: dict) -> str:
     """One line for the check run's title and the review's body."""
     found = groups(report)
     minor, outside, explained = len(found.minor), len(found.outside), len(found.explained)
+    accepted = len(found.accepted)
     count = len(found.unexplained) + explained
     span = commit_span(report)
     if count == 0:
         text = verdict(0, *checked_lines(report), measured=coverage_measured(report), emphasis=False,
-                       minor=minor, outside=outside)
+                       minor=minor, outside=outside, accepted=accepted)
         return f"difforacle: {text[:1].lower()}{text[1:].rstrip('.')} ({span})"
     regressions = sum(is_regression(d) for d in report.get("differences", []))
     noun = "difference" if count == 1 else "differences"
@@ -45,6 +46,7 @@ def headline(report: dict) -> str:
     extra += f", {minor} minor" if minor else ""
     extra += f", {explained} explained by the pull request" if explained else ""
     extra += f", {outside} outside the declared types" if outside else ""
+    extra += f", {accepted} accepted" if accepted else ""
     return f"difforacle: {count} behavioural {noun}{extra} ({span})"
 
 

@@ -1,0 +1,278 @@
+"""The accept flow: `/difforacle accept D2` on a pull request, remembered across its pushes.
+
+A maintainer with write access accepts a difference the pull request meant (`accept D2 D5`,
+`accept all`), or asks for the analysis again (`rerun`). Nothing needs a database: what was
+accepted is kept on GitHub, in a hidden block at the end of the bot's own summary comment,
+
+    <!-- difforacle:state {"v": 1, "ids": {"D1": "<fingerprint>"}, "accepted": {...}, "handled": [...]} -->
+
+which holds, for the latest report, which fingerprint each D-number stands for (so that
+`accept D2` means what the maintainer saw), every acceptance with who made it and when, and the
+comments already answered (a redelivered webhook or a second step of the same workflow answers
+nothing twice). The summary comment is the only place the state is read from: a state block in
+anyone else's comment is ignored, and one that does not parse or breaks the shape below is
+ignored with a note, never trusted in part.
+
+A difference's **fingerprint** names it across pushes: the same operation (target), the same
+kind and observation, on the same input (the calls of its regression test, without the checks
+of base's values), hashed. It holds no path of a checkout, no line number and no value seen, so
+a later push that shows the same operation misbehaving the same way on the same input keeps its
+acceptance, and any other input, operation or kind of difference does not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from .markdown import regression_test
+from .report_facts import acceptable
+
+COMMAND_PREFIX = "/difforacle"
+STATE_OPEN, STATE_CLOSE = "<!-- difforacle:state ", " -->"
+STATE_VERSION = 1
+WRITERS = ("admin", "maintain", "write")  # GitHub's permission (maintain shows as write) that may accept
+HANDLED_KEPT = 50  # comment ids remembered as answered
+USAGE = ("`/difforacle accept D2` (several: `accept D2 D5`; every difference of the latest report: "
+         "`accept all`), or `/difforacle rerun`")
+# lines of a regression test that are not its input: imports, its name, comments, the checks of base's values
+CHECKS = ("#", "@", "import ", "from ", "def test_", "assert ", "with pytest.raises(")
+_ID = re.compile(r"D[1-9][0-9]{0,5}")
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+_STATE = re.compile(re.escape(STATE_OPEN) + r"(.*?)" + re.escape(STATE_CLOSE), re.DOTALL)
+
+
+# ---------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True)
+class Command:
+    """What a comment asks: `accept` (its ids, or all), `rerun`, or `invalid` (with what is wrong)."""
+
+    action: str  # "accept" | "rerun" | "invalid"
+    ids: tuple[str, ...] = ()
+    all: bool = False
+    problem: str = ""
+
+    @property
+    def reruns(self) -> bool:
+        return self.action in ("accept", "rerun")
+
+
+def parse_command(body: str) -> Command | None:
+    """The command in a comment's first non-blank line, or None when the comment is not one."""
+    line = next((line.strip() for line in (body or "").splitlines() if line.strip()), "")
+    words = line.replace(",", " ").split()
+    if not words or words[0].lower() != COMMAND_PREFIX:
+        return None
+    verb, rest = (words[1].lower() if len(words) > 1 else ""), words[2:]
+    if verb == "rerun" and not rest:
+        return Command("rerun")
+    if verb == "accept" and [word.lower() for word in rest] == ["all"]:
+        return Command("accept", all=True)
+    if verb == "accept" and rest:
+        ids = tuple(dict.fromkeys(word.upper() for word in rest))
+        bad = [word for word in ids if not _ID.fullmatch(word)]
+        if not bad:
+            return Command("accept", ids)
+        return Command("invalid", problem=f"{', '.join(repr(word) for word in bad)} is not a difference's id "
+                       "(D1, D2, ... as in the summary's table)")
+    given = " ".join(words[1:]) or "nothing"
+    return Command("invalid", problem=f"{given!r} is not a command I know")
+
+
+def may_accept(permission: str) -> bool:
+    """GitHub's permission of the commenter on the repository lets them accept and rerun."""
+    return permission in WRITERS
+
+
+def is_bot(login: str, user_type: str = "") -> bool:
+    """Comments by bots (ours included) are never commands."""
+    return user_type == "Bot" or login.endswith("[bot]")
+
+
+# ---------------------------------------------------------------- fingerprints
+
+
+def fingerprint(difference: dict) -> str:
+    """The difference's name across pushes: target, kind, observation and input, hashed."""
+    identity = [difference.get("target", ""), difference.get("kind", ""), difference.get("key", ""),
+                test_input(regression_test(difference))]
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
+
+
+def test_input(test: str) -> str:
+    """The calls of a regression test: its statements without imports, the test's name, the checks
+    of base's values (asserts, `pytest.raises` lines) and comments, each on one line."""
+    kept = []
+    for line in test.splitlines():
+        text = line.strip()
+        if not text or text.startswith(CHECKS):
+            continue
+        kept.append(text)
+    return "\n".join(kept)
+
+
+# ---------------------------------------------------------------- the state
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    by: str  # the login that accepted
+    at: str  # when, ISO 8601 UTC
+
+
+@dataclass(frozen=True)
+class State:
+    """What the summary comment remembers; see the module docstring."""
+
+    ids: dict[str, str] = field(default_factory=dict)  # D-number -> fingerprint, of the latest report
+    accepted: dict[str, Acceptance] = field(default_factory=dict)  # fingerprint -> who and when
+    handled: tuple[int, ...] = ()  # comment ids already answered, newest last
+
+    def accept(self, fingerprints: list[str], login: str, now: str) -> tuple[State, list[str]]:
+        """The state with these accepted by `login` (earlier acceptances stay); and the newly accepted."""
+        new = [f for f in dict.fromkeys(fingerprints) if f not in self.accepted]
+        accepted = {**self.accepted, **{f: Acceptance(login, now) for f in new}}
+        return replace(self, accepted=accepted), new
+
+    def answered(self, comment_id: int) -> State:
+        handled = (*[c for c in self.handled if c != comment_id], comment_id)
+        return replace(self, handled=handled[-HANDLED_KEPT:])
+
+    def for_report(self, report: dict) -> State:
+        """The ids of `report` (the acceptances and answered comments carried over)."""
+        differences = report.get("differences", [])
+        ids = {d["id"]: fingerprint(d) for d in differences if acceptable(d) and d.get("id")}
+        return replace(self, ids=ids)
+
+
+def now_utc() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def encode_state(state: State) -> str:
+    """The hidden block; its JSON holds no `>`, so nothing can close the HTML comment early."""
+    data = {"v": STATE_VERSION, "ids": state.ids,
+            "accepted": {f: {"by": a.by, "at": a.at} for f, a in sorted(state.accepted.items())},
+            "handled": list(state.handled)}
+    text = json.dumps(data, ensure_ascii=True, separators=(",", ":")).replace(">", "\\u003e")
+    return f"{STATE_OPEN}{text}{STATE_CLOSE}"
+
+
+def decode_state(body: str) -> tuple[State, str | None]:
+    """The state in a summary comment's body: (state, None); an empty state without a block; an empty
+    state and why, when the block is not a state this module wrote (edited, cut, another version)."""
+    found = _STATE.findall(body or "")
+    if not found:
+        return State(), None
+    try:
+        return _state_from(json.loads(found[-1])), None
+    except (ValueError, TypeError, KeyError) as exc:
+        return State(), (f"The summary comment's hidden state could not be read ({_first_line(exc)}); "
+                         "earlier acceptances are not applied. Accept again with `/difforacle accept`.")
+
+
+def _state_from(data: Any) -> State:
+    if not isinstance(data, dict) or data.get("v") != STATE_VERSION:
+        raise ValueError(f"not a version {STATE_VERSION} state")
+    ids, accepted, handled = data.get("ids", {}), data.get("accepted", {}), data.get("handled", [])
+    if not isinstance(ids, dict) or not all(isinstance(k, str) and _ID.fullmatch(k) and isinstance(v, str)
+                                            and _FINGERPRINT.fullmatch(v) for k, v in ids.items()):
+        raise ValueError("its ids are not D-numbers naming fingerprints")
+    if not isinstance(accepted, dict):
+        raise ValueError("its acceptances are not a table")
+    kept: dict[str, Acceptance] = {}
+    for key, value in accepted.items():
+        if not (isinstance(key, str) and _FINGERPRINT.fullmatch(key) and isinstance(value, dict)
+                and isinstance(value.get("by"), str) and _LOGIN.fullmatch(value["by"])
+                and isinstance(value.get("at"), str) and _timestamp(value["at"])):
+            raise ValueError(f"the acceptance {str(key)[:20]!r} is malformed")
+        kept[key] = Acceptance(value["by"], value["at"])
+    if not isinstance(handled, list) or not all(type(c) is int and c > 0 for c in handled):
+        raise ValueError("its answered comments are not comment ids")
+    return State(dict(ids), kept, tuple(handled[-HANDLED_KEPT:]))
+
+
+def _timestamp(text: str) -> bool:
+    try:
+        datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return False
+    return True
+
+
+def with_state(body: str, state: State) -> str:
+    """`body` (a summary comment) with its state block replaced, or added at its end."""
+    block = encode_state(state)
+    kept = _STATE.sub("", body or "").rstrip("\n")
+    return f"{kept}\n\n{block}\n"
+
+
+# ---------------------------------------------------------------- applying it
+
+
+def apply_acceptances(report: dict, state: State) -> dict:
+    """A copy of `report` whose accepted differences carry `accepted` ({"by", "at"}): they no longer
+    count (`bot.report_facts`). Minor ones and those outside the declared types count for nothing
+    anyway and are left as they are."""
+    differences = []
+    for difference in report.get("differences", []):
+        acceptance = state.accepted.get(fingerprint(difference)) if acceptable(difference) else None
+        differences.append({**difference, "accepted": {"by": acceptance.by, "at": acceptance.at}}
+                           if acceptance else difference)
+    return {**report, "differences": differences}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What an `accept` command names, read against the latest report's ids."""
+
+    fingerprints: list[str]
+    ids: list[str]  # the ids accepted, in the command's order
+    unknown: list[str]  # ids the latest report has no (acceptable) difference for
+
+
+def resolve(command: Command, state: State) -> Resolution:
+    if command.all:
+        return Resolution(list(state.ids.values()), list(state.ids), [])
+    known = [i for i in command.ids if i in state.ids]
+    return Resolution([state.ids[i] for i in known], known, [i for i in command.ids if i not in state.ids])
+
+
+def reply(command: Command, login: str, resolution: Resolution | None = None, new: int = 0) -> str:
+    """The answer to a writer's command, as a comment."""
+    if command.action == "invalid":
+        return f"@{login} {command.problem}. I understand {USAGE}."
+    if command.action == "rerun":
+        return f"@{login} running the analysis again on the pull request's head."
+    assert resolution is not None
+    parts = []
+    if resolution.ids:
+        named = ", ".join(resolution.ids)
+        again = "" if new else " (already accepted)"
+        parts.append(f"accepted {named}{again}: they no longer fail the check, on this push or on later ones "
+                     "that show the same difference. Updating the check.")
+    elif command.all:
+        parts.append("the latest report has no difference to accept.")
+    if resolution.unknown:
+        parts.append(f"the latest report has no difference {', '.join(resolution.unknown)} to accept (the "
+                     "ids are those of the summary's table; minor ones and those outside the declared types "
+                     "fail nothing and need no accept).")
+    return f"@{login} " + " ".join(parts)
+
+
+def refusal(login: str, permission: str) -> str:
+    """The polite answer to anyone without write access."""
+    return (f"@{login} thank you, but only people with write access to this repository can accept "
+            f"differences or rerun difforacle (your access: {permission or 'none'}). A maintainer can "
+            f"comment {USAGE}.")
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
