@@ -106,6 +106,9 @@ APP_JWT_OPERATIONS = frozenset({"apps/create-installation-access-token", "apps/g
 NO_AUTH_OPERATIONS = frozenset({"apps/create-from-manifest"})  # the temporary code is the credential
 MAX_JWT_LIFETIME = 600  # GitHub refuses a JWT whose exp is more than 10 minutes after its iat
 LEVELS = {"read": 1, "write": 2, "admin": 3}
+# a repository role and the base permission GitHub's "permission" field shows for it (maintain is
+# write, triage is read); `role_name` shows the role itself
+ROLES = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
 NOT_ACCESSIBLE = ("There is at least one repository that does not exist or is not accessible to the parent "
                   "installation.")
 GIT_PATH = re.compile(r"^/([^/]+)/([^/]+?)\.git(/.*)$")
@@ -552,6 +555,7 @@ class FakeGitHub:
         self.installations: dict[int, Installation] = {}
         self.manifest_codes: dict[str, tuple[App, str]] = {}  # code -> the App and its private key
         self.git_repos: dict[str, Path] = {}  # "owner/name" -> the git directory served
+        self.collaborators: dict[tuple[str, str], str] = {}  # ("owner/name", login) -> role
         self.url = ""  # set by serve()
         # token expiry follows this clock; tests skew it to make a job outlive its token
         self.wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC)
@@ -629,6 +633,12 @@ class FakeGitHub:
         comment = IssueComment(repository, number, next(self._ids["comment"]), body, login, now, now)
         self.issue_comments[comment.id] = comment
         return comment
+
+    def add_collaborator(self, owner: str, repo: str, login: str, role: str = "write") -> None:
+        """Give `login` a role on the repository: admin, maintain, write, triage or read."""
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}")
+        self.collaborators[(f"{owner}/{repo}", login)] = role
 
     def add_app(self, slug: str, *, private_key: str | None = None, name: str | None = None,
                 owner: str = "octo", permissions: dict[str, str] | None = None,
@@ -780,6 +790,8 @@ class FakeGitHub:
             ("GET", f"{pull}/reviews/<int:review_id>", "pulls/get-review", self._get_review),
             ("GET", f"{pull}/comments", "pulls/list-review-comments", self._list_review_comments),
             ("GET", f"{repo}/commits/<path:ref>/check-runs", "checks/list-for-ref", self._list_check_runs),
+            ("GET", f"{repo}/collaborators/<username>/permission", "repos/get-collaborator-permission-level",
+             self._get_permission),
             ("GET", "/user", "users/get-authenticated", self._get_user),
             ("GET", "/app", "apps/get-authenticated", self._get_app),
             ("POST", "/app/installations/<int:installation_id>/access_tokens",
@@ -1017,6 +1029,22 @@ class FakeGitHub:
         if identity.is_app:  # an installation token is no user: GitHub refuses GET /user
             raise ApiError(403, READ_ONLY_MESSAGE)
         return self._json(self._user_json(identity.login))
+
+    def _get_permission(self, owner: str, repo: str, username: str) -> Response:
+        """A user's permission: the repository's owner is admin, a collaborator has their role, anyone
+        else reads a public repository and has none on a private one."""
+        repository = self._repo(owner, repo)
+        role = self.collaborators.get((repository.full_name, username))
+        if username == repository.owner:
+            role = "admin"
+        elif role is None:
+            role = "none" if repository.private else "read"
+        permission = ROLES.get(role, "none")
+        levels = ["pull", "triage", "push", "maintain", "admin"]
+        rank = {"none": -1, "read": 0, "triage": 1, "write": 2, "maintain": 3, "admin": 4}[role]
+        permissions = {name: rank >= i for i, name in enumerate(levels)}
+        user = {**self._user_json(username), "permissions": permissions, "role_name": role}
+        return self._json({"permission": permission, "role_name": role, "user": user})
 
     def _user_json(self, login: str) -> dict[str, Any]:
         user_id = _user_id(login)

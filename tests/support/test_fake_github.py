@@ -396,6 +396,7 @@ def test_responses_have_the_fields_github_always_sends(fake: FakeGitHub) -> None
         "pulls/list-reviews": call("GET", f"/pulls/{NUMBER}/reviews"),
         "repos/get": call("GET", ""),
         "checks/list-for-ref": call("GET", f"/commits/{HEAD}/check-runs"),
+        "repos/get-collaborator-permission-level": call("GET", "/collaborators/octocat/permission"),
         **_app_answers(fake),
     }
     operations = load_operations()["operations"]
@@ -412,7 +413,8 @@ def test_fixtures_load_and_name_their_source() -> None:
     expected = {"checks/create", "checks/update", "issues/list-comments", "issues/create-comment",
                 "issues/update-comment", "pulls/get", "pulls/list-files", "pulls/list-reviews",
                 "pulls/create-review", "repos/get", "checks/list-for-ref", "apps/get-authenticated",
-                "apps/create-installation-access-token", "apps/create-from-manifest"}
+                "apps/create-installation-access-token", "apps/create-from-manifest",
+                "repos/get-collaborator-permission-level"}
     assert set(operations["operations"]) == expected
     for operation in operations["operations"].values():
         body = operation["request_body"]
@@ -430,6 +432,21 @@ def test_fixtures_load_and_name_their_source() -> None:
     assert fork["head"]["repo"]["full_name"] != fork["base"]["repo"]["full_name"]
     synchronize = hooks["pull_request.synchronize.json"]
     assert synchronize["after"] == synchronize["pull_request"]["head"]["sha"]
+    on_issue, on_pull = hooks["issue_comment.created.json"], hooks["issue_comment.created.pull_request.json"]
+    assert "pull_request" not in on_issue["issue"]
+    assert on_pull["issue"]["pull_request"]["url"].endswith("/pulls/1")
+    assert on_pull["comment"]["user"]["type"] == "User" and on_pull["installation"]["id"]
+
+
+def test_a_users_permission_is_their_role_with_maintain_shown_as_write(fake: FakeGitHub, gh: Github) -> None:
+    repo = gh.get_repo(f"{OWNER}/{REPO}")
+    for login, role in (("mia", "maintain"), ("wes", "write"), ("tia", "triage"), ("ada", "admin")):
+        fake.add_collaborator(OWNER, REPO, login, role)
+    logins = ("mia", "wes", "tia", "ada", "stranger")
+    assert [repo.get_collaborator_permission(login) for login in logins] == [
+        "write", "write", "read", "admin", "read"]
+    assert repo.get_collaborator_permission(OWNER) == "admin"
+    assert fake.requests[-1].operation == "repos/get-collaborator-permission-level"
 
 
 # --- GitHub Apps, installation tokens, manifests, git over HTTP ---------------------------------
