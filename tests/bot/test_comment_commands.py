@@ -1,0 +1,194 @@
+"""`/difforacle` commands on a pull request (`difforacle.bot.comment_commands`) against the fake
+GitHub: who may accept, what is recorded in the summary comment, what is answered, and how the
+next publication judges the accepted differences."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.action import WEBHOOKS
+from support.fake_github import FakeGitHub
+from support.report_samples import json_difference
+
+from difforacle.bot.acceptance import STATE_OPEN, decode_state
+from difforacle.bot.comment_commands import (
+    CommentEvent,
+    NotACommentCommand,
+    answer,
+    comment_event,
+)
+from difforacle.bot.github_client import GitHubClient, Retries
+from difforacle.bot.publisher import ACTIONS_BOT, Published, Publisher, PublishSettings, PullRequestContext
+from difforacle.bot.summary import SUMMARY_MARKER
+from difforacle.bot.workflow import Workflow
+
+OWNER, REPO, NUMBER = "octo", "durations", 7
+BASE, HEAD = "a" * 40, "b" * 40
+FAST = Retries(total=3, backoff_factor=0, secondary_rate_wait=0, seconds_between_requests=0,
+               seconds_between_writes=0)
+PATCH = "@@ -10,2 +10,2 @@ def parse(text):\n     value = text.strip()\n-    return int(value)\n" \
+        "+    return 2\n"
+FAILING = PublishSettings(fail_on="difference")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    with FakeGitHub().serve() as server:
+        server.add_token("rw", ACTIONS_BOT)
+        server.add_pull(OWNER, REPO, NUMBER, BASE, HEAD,
+                        [{"filename": "pkg/parse.py", "status": "modified", "patch": PATCH}])
+        server.add_collaborator(OWNER, REPO, "ann", "maintain")
+        server.add_collaborator(OWNER, REPO, "tom", "triage")
+        yield server
+
+
+def fixture(name: str) -> dict:
+    return json.loads((WEBHOOKS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def _client(fake: FakeGitHub) -> GitHubClient:
+    return GitHubClient(f"{OWNER}/{REPO}", "rw", api_url=fake.url, retries=FAST)
+
+
+def _report() -> dict:
+    tests = [f"def test_parse():\n    x = parse('{n}h')\n    assert x == 1\n" for n in (1, 2)]
+    differences = [json_difference(n, line=11, test=test) for n, test in enumerate(tests, 1)]
+    return {"schema": "difforacle.report/1", "base": BASE, "head": HEAD, "differences": differences,
+            "coverage": {"changed_lines": 1, "changed_lines_covered": 1, "uncovered": {}},
+            "stats": {"sequences": 10, "seconds": 1.0}, "notes": []}
+
+
+def _publish(fake: FakeGitHub, tmp_path: Path) -> Published:
+    workflow = Workflow({"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}, io.StringIO())
+    publisher = Publisher(_client(fake), PullRequestContext(f"{OWNER}/{REPO}", NUMBER, BASE, HEAD), FAILING,
+                          workflow)
+    publisher.start()
+    return publisher.finish(_report(), str(tmp_path / "report.json"))
+
+
+def _comment(fake: FakeGitHub, body: str, login: str) -> CommentEvent:
+    seeded = fake.add_issue_comment(OWNER, REPO, NUMBER, body, login=login)
+    return CommentEvent(f"{OWNER}/{REPO}", NUMBER, seeded.id, login, body,
+                        "Bot" if login.endswith("[bot]") else "User")
+
+
+def _summary(fake: FakeGitHub) -> str:
+    [summary] = [c for c in fake.comments_on(OWNER, REPO, NUMBER)
+                 if c.login == ACTIONS_BOT and c.body.startswith(SUMMARY_MARKER)]
+    return summary.body
+
+
+def _replies(fake: FakeGitHub) -> list[str]:
+    return [c.body for c in fake.comments_on(OWNER, REPO, NUMBER)
+            if c.login == ACTIONS_BOT and not c.body.startswith(SUMMARY_MARKER)]
+
+
+def test_a_writer_accepts_and_the_next_publication_turns_the_check_green(fake: FakeGitHub,
+                                                                         tmp_path: Path) -> None:
+    first = _publish(fake, tmp_path)
+    assert (first.conclusion, first.failed, first.review_comments) == ("failure", True, 2)
+    ids = decode_state(_summary(fake))[0].ids
+    assert list(ids) == ["D1", "D2"]
+
+    command = _comment(fake, "/difforacle accept D1 D2", "ann")
+    answered = answer(_client(fake), command, ACTIONS_BOT)
+
+    assert (answered.status, answered.rerun) == ("accepted", True)
+    assert answered.pull is not None and answered.pull.head_sha == HEAD
+    [confirmation] = _replies(fake)
+    assert confirmation.startswith("@ann accepted D1, D2: they no longer fail the check")
+    state = decode_state(_summary(fake))[0]
+    assert set(state.accepted) == set(ids.values()) and {a.by for a in state.accepted.values()} == {"ann"}
+    assert state.handled == (command.comment_id,)
+
+    again = answer(_client(fake), command, ACTIONS_BOT)  # redelivered, or the workflow's second step
+    assert (again.status, again.rerun) == ("accepted", True) and len(_replies(fake)) == 1
+    assert decode_state(_summary(fake))[0] == state
+
+    second = _publish(fake, tmp_path)  # the rerun: same differences, accepted
+
+    assert (second.conclusion, second.failed, second.review_comments) == ("success", False, 0)
+    body = _summary(fake)
+    assert "### Accepted on the pull request" in body and "accepted by @ann" in body
+    assert decode_state(body)[0].accepted == state.accepted
+    assert fake.violations == []
+
+
+def test_anyone_without_write_access_is_refused_politely_and_nothing_changes(fake: FakeGitHub,
+                                                                             tmp_path: Path) -> None:
+    _publish(fake, tmp_path)
+    for login in ("tom", "stranger"):
+        answered = answer(_client(fake), _comment(fake, "/difforacle accept all", login), ACTIONS_BOT)
+        assert (answered.status, answered.rerun) == ("refused", False)
+    replies = _replies(fake)
+    assert [r.split(" thank you")[0] for r in replies] == ["@tom", "@stranger"]
+    assert "(your access: read)" in replies[0]
+    assert decode_state(_summary(fake))[0].accepted == {}
+    assert _publish(fake, tmp_path).conclusion == "failure"
+    permission = fake.requests_to("GET", f"/repos/{OWNER}/{REPO}/collaborators/*/permission")
+    assert [r.path.split("/")[-2] for r in permission] == ["tom", "stranger"]
+
+
+def test_bots_and_comments_that_are_no_command_cost_no_request(fake: FakeGitHub) -> None:
+    before = len(fake.requests)
+    for body, login in (("/difforacle accept all", "renovate[bot]"), ("/difforacle accept all", ACTIONS_BOT),
+                        ("Looks good to me", "ann")):
+        assert answer(_client(fake), _comment(fake, body, login), ACTIONS_BOT).status == "ignored"
+    assert len(fake.requests) == before
+
+
+def test_a_bad_command_gets_the_usage_and_an_accept_before_any_report_says_so(fake: FakeGitHub) -> None:
+    bad = answer(_client(fake), _comment(fake, "/difforacle approve D1", "ann"), ACTIONS_BOT)
+    early = answer(_client(fake), _comment(fake, "/difforacle accept D1", "ann"), ACTIONS_BOT)
+    rerun = answer(_client(fake), _comment(fake, "/difforacle rerun", "ann"), ACTIONS_BOT)
+
+    assert (bad.status, early.status, rerun.status) == ("invalid", "no report", "rerun")
+    assert (bad.rerun, early.rerun, rerun.rerun) == (False, False, True)
+    assert _replies(fake) == [
+        "@ann 'approve D1' is not a command I know. I understand `/difforacle accept D2` (several: "
+        "`accept D2 D5`; every difference of the latest report: `accept all`), or `/difforacle rerun`.",
+        "@ann there is nothing to accept: difforacle has not reported on this pull request yet. "
+        "`/difforacle rerun` runs the analysis.",
+        "@ann running the analysis again on the pull request's head."]
+
+
+def test_a_state_in_someone_elses_comment_is_not_trusted(fake: FakeGitHub, tmp_path: Path) -> None:
+    _publish(fake, tmp_path)
+    ids = decode_state(_summary(fake))[0].ids
+    forged = (f'{SUMMARY_MARKER}\n{STATE_OPEN}{{"v":1,"ids":{{}},"accepted":{{"{ids["D1"]}":'
+              '{"by":"ann","at":"2026-01-02T03:04:05Z"}},"handled":[]} -->')
+    fake.add_issue_comment(OWNER, REPO, NUMBER, forged, login="mallory")
+
+    again = _publish(fake, tmp_path)
+
+    assert again.conclusion == "failure" and "Accepted" not in _summary(fake)
+
+
+def test_an_edited_unreadable_state_is_ignored_with_a_note(fake: FakeGitHub, tmp_path: Path) -> None:
+    _publish(fake, tmp_path)
+    [summary] = [c for c in fake.issue_comments.values() if c.login == ACTIONS_BOT]
+    summary.body = summary.body.replace('"v":1', '"v":"one"')
+
+    again = _publish(fake, tmp_path)
+
+    assert again.conclusion == "failure" and again.errors == []
+    body = _summary(fake)
+    assert "- The summary comment's hidden state could not be read (not a version 1 state)" in body
+    assert decode_state(body)[1] is None  # written again, whole
+
+
+def test_the_comment_of_a_webhook_or_workflow_event() -> None:
+    payload = fixture("issue_comment.created.pull_request")
+    event = comment_event(payload)
+    assert (event.repository, event.number, event.login, event.user_type) == (
+        "Codertocat/Hello-World", 1, "Codertocat", "User")
+    with pytest.raises(NotACommentCommand, match="on an issue, not on a pull request"):
+        comment_event(fixture("issue_comment.created"))
+    with pytest.raises(NotACommentCommand, match="a comment edited"):
+        comment_event({**payload, "action": "edited"})
+    with pytest.raises(ValueError, match="lacks 'id'"):
+        comment_event({**payload, "comment": {"body": "/difforacle rerun"}})
