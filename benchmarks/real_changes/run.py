@@ -417,7 +417,9 @@ def _reverse_apply(clone: Path, fix: str, paths: Sequence[str], env: dict[str, s
         timeout=300,
     )
     if result.returncode != 0:
-        raise LabelError(f"the fix {fix[:12]} does not reverse-apply: {tail(result.stderr)}")
+        conflicts = [line[2:] for line in result.stderr.splitlines() if line.startswith("U ")]
+        why = f"conflicts in {', '.join(conflicts)}" if conflicts else tail(result.stderr)
+        raise LabelError(f"the fix {fix[:12]} does not reverse-apply: {why}")
 
 
 def fix_paths(clone: Path, fix: str, repo: Repository) -> tuple[list[str], list[str]]:
@@ -466,7 +468,7 @@ def mixed_pr(clone: Path, case: Case, repo: Repository) -> PullRequest:
                            lambda env: _reverse_apply(clone, case.fix_commit, [*source, *other], env))
     base = _synthetic_commit(
         clone, base_tree, change_parent,
-        f"Base of {case.id}: {change_parent[:12]} without the tests of {case.fix_commit[:12]}\n",
+        f"Base of {case.id}: {change_parent[:12]} without the non-source changes of {case.fix_commit[:12]}\n",
     )
     message = commit_message(clone, case.commit)
     head = _synthetic_commit(clone, head_tree, base, message)
@@ -1574,8 +1576,11 @@ def triage_summary(results: dict[str, Any], cases: list[Case]) -> dict[str, Any]
 
         both = [entry for entry in mixed if entry.get("detected") and entry.get("detected_change")]
         good = [entry for entry in mixed if kept(entry) and explained(entry)]
+        same_module = {case.id for case in cases if case.label == "mixed" and case.same_module}
+        near = [entry for case_id, entry in entries.items() if case_id in same_module and entry in mixed]
         figures["mixed"] = {
             "of_all": _share(len(good), len(mixed)),
+            "of_same_module": _share(sum(kept(e) and explained(e) for e in near), len(near)),
             "of_both_detected": _share(sum(kept(e) and explained(e) for e in both), len(both)),
             "regression_detected": sum(bool(entry.get("detected")) for entry in mixed),
             "change_detected": sum(bool(entry.get("detected_change")) for entry in mixed),
@@ -1626,7 +1631,8 @@ def _triage(results: dict[str, Any], cases: list[Case]) -> list[str]:
                    f"all (a change that showed no counted difference has nothing explained away: "
                    f"{figure['of_all_with_change_missed']} of them), {_pct(figure['of_both_detected'])} of "
                    f"those with both parts detected (target >= {figure['target']:.0%}); regression detected "
-                   f"in {figure['regression_detected']}, change in {figure['change_detected']}.")
+                   f"in {figure['regression_detected']}, change in {figure['change_detected']}; of the cases "
+                   f"whose fix and change touch the same module: {_pct(figure['of_same_module'])}.")
     return out
 
 

@@ -857,7 +857,8 @@ def test_triage_tallies_per_label_and_the_figures() -> None:
         "m4": _judged("mixed", ("change", "named-by-pr")),
         "broken": {"label": "mixed", "status": "broken"},
     }
-    cases = [bench.Case(name, "o/r", "0" * 40, entry["label"], "note") for name, entry in entries.items()]
+    cases = [bench.Case(name, "o/r", "0" * 40, entry["label"], "note", same_module=name in ("m1", "m3"))
+             for name, entry in entries.items()]
     summary = bench.triage_summary({"cases": entries}, cases)
     rows = {row["name"]: row for row in summary["rows"]}
     assert rows["intended (`change`)"] | {"verdicts": None} == {
@@ -879,6 +880,7 @@ def test_triage_tallies_per_label_and_the_figures() -> None:
     assert mixed["of_all_with_change_missed"] == 1
     assert mixed["of_both_detected"] == {"count": 1, "of": 2, "share": 0.5}  # m1 of m1, m3
     assert (mixed["regression_detected"], mixed["change_detected"]) == (3, 3)
+    assert mixed["of_same_module"] == {"count": 1, "of": 2, "share": 0.5}
     lines = bench._triage({"cases": entries}, cases)
     assert "| `mixed`: the change | 3/4 (75%) | 3 | 0 | 0 | 0 | 3 | 0 | 0 | 0 |" in lines
     assert any(line.startswith("- `mixed`: regression detected") and "2/4 (50%) of all" in line
