@@ -2,7 +2,10 @@
 
 It reads the standard environment of a workflow run, so it also runs locally with a saved
 event: `GITHUB_EVENT_PATH` (the `pull_request` event: base and head SHAs, number, fork or
-not), `GITHUB_WORKSPACE` (the checkout), `GITHUB_TOKEN`, `GITHUB_REPOSITORY`,
+not; or an `issue_comment` event, a `/difforacle` command answered by `bot.comment_commands`,
+whose pull request's commits are read from GitHub: analysed again here when its head is checked
+out, else the outputs `analyse` and `head-sha` tell the workflow's next steps to),
+`GITHUB_WORKSPACE` (the checkout), `GITHUB_TOKEN`, `GITHUB_REPOSITORY`,
 `GITHUB_API_URL`, `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT`; the action's inputs arrive as
 `DIFFORACLE_*` variables (see `bot.config.INPUT_ENV`) and override `[tool.difforacle]` in
 the project's pyproject.toml. The base and head are the pull request's `base.sha` and
@@ -24,7 +27,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,10 +46,11 @@ from .progress import describe as describe_progress
 from .workflow import Workflow
 
 if TYPE_CHECKING:
-    from .github_client import Retries
+    from .github_client import GitHubClient, Retries
     from .publisher import PullRequestContext
 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
+COMMENT_EVENT = "issue_comment"  # a `/difforacle` command on a pull request (bot.comment_commands)
 REPORT_NAME = "difforacle-report.json"
 # action.yml's history cache step: its `cache-hit` and `cache-matched-key` outputs
 HISTORY_CACHE_HIT, HISTORY_CACHE_KEY = "DIFFORACLE_HISTORY_CACHE_HIT", "DIFFORACLE_HISTORY_CACHE_KEY"
@@ -76,17 +80,29 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
     event_path = args.event or (Path(env["GITHUB_EVENT_PATH"]) if env.get("GITHUB_EVENT_PATH") else None)
     if event_path is None:
         raise SetupError("no event: set GITHUB_EVENT_PATH (as GitHub Actions does) or pass --event FILE")
-    pull = pull_request_from_event(event_path, env)
+    event = read_event(event_path)
     root = (args.repo or _project_dir(env)).resolve()
+    workflow = Workflow(env)
+    token = env.get("GITHUB_TOKEN") or ""
+    api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
+
+    def client_for(repository: str) -> GitHubClient | None:
+        if not token:
+            return None
+        return GitHubClient(repository, token, api_url=api_url, retries=retries or Retries())
+
+    if _is_comment(event, env):
+        commented = _answer_command(event, env, client_for, workflow, root)
+        if commented is None:
+            return 0
+        pull, client = commented
+    else:
+        pull = _pull_from(event, event_path, env)
+        client = client_for(pull.repository)
     try:
         config = merge(load_config(root), inputs_from_env(env))
     except ConfigError as exc:
         raise SetupError(str(exc)) from None
-    workflow = Workflow(env)
-    token = env.get("GITHUB_TOKEN") or ""
-    api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
-    client = GitHubClient(pull.repository, token, api_url=api_url, retries=retries or Retries()) \
-        if token else None
     settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments)
     publisher = Publisher(client, pull, settings, workflow)
     report_path = args.json or Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / REPORT_NAME
@@ -110,6 +126,56 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
     workflow.log(f"difforacle: {len(data['differences'])} difference(s); check run conclusion "
                  f"{published.conclusion}" + (" (fail-on: failing the step)" if published.failed else ""))
     return 1 if published.failed else 0
+
+
+def _is_comment(event: dict, env: Mapping[str, str]) -> bool:
+    return env.get("GITHUB_EVENT_NAME") == COMMENT_EVENT or ("comment" in event and "issue" in event)
+
+
+def _answer_command(event: dict, env: Mapping[str, str], client_for: Callable[[str], GitHubClient | None],
+                    workflow: Workflow, root: Path) -> tuple[PullRequestContext, GitHubClient] | None:
+    """Answer a `/difforacle` command (`bot.comment_commands`); the pull request to analyse again, with
+    its client, when the command asks for it and its head is checked out here. Otherwise the outputs
+    `analyse` and `head-sha` tell the workflow's next steps whether to check it out and run again."""
+    from .comment_commands import NotACommentCommand, answer, comment_event, wants_answer
+    from .github_client import GitHubError
+    from .publisher import ACTIONS_BOT, PullRequestContext
+
+    try:
+        comment = comment_event(event, env.get("GITHUB_REPOSITORY") or "")
+    except NotACommentCommand as exc:
+        workflow.log(f"difforacle: nothing to do: {exc}")
+        return None
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
+    if not wants_answer(comment, ACTIONS_BOT):
+        workflow.log("difforacle: nothing to do: the comment is no /difforacle command of a person")
+        workflow.set_outputs({"analyse": "false"})
+        return None
+    client = client_for(comment.repository)
+    if client is None:
+        raise SetupError("a /difforacle command needs a token that may comment (github-token, with "
+                         "pull-requests: write)")
+    try:
+        answered = answer(client, comment, ACTIONS_BOT)
+    except GitHubError as exc:
+        raise SetupError(f"cannot answer {comment.login}'s command: {exc}") from None
+    workflow.log(f"difforacle: {answered.status}: {answered.detail}")
+    details = answered.pull
+    workflow.set_outputs({"analyse": "true" if answered.rerun else "false",
+                          "head-sha": details.head_sha if details else ""})
+    if not answered.rerun or details is None:
+        return None
+    pull = PullRequestContext(comment.repository, details.number, details.base_sha, details.head_sha,
+                              fork=details.head_repository != comment.repository, title=details.title,
+                              head_ref=details.head_ref, body=details.body)
+    try:
+        _check_commits(root, pull)
+    except SetupError:
+        workflow.log(f"difforacle: the pull request's head {pull.head_sha[:12]} is not checked out here: "
+                     "the analysis runs in the steps that check it out (output analyse=true)")
+        return None
+    return pull, client
 
 
 def history_cache(env: Mapping[str, str]) -> str | None:
@@ -147,20 +213,30 @@ def _check_commits(root: Path, pull: PullRequestContext) -> None:
                              "check out with `actions/checkout` and `fetch-depth: 0`") from None
 
 
-def pull_request_from_event(path: Path, env: Mapping[str, str]) -> PullRequestContext:
-    """The pull request a `pull_request` event is about; SetupError for anything else."""
-    from .publisher import PullRequestContext
-
+def read_event(path: Path) -> dict:
+    """The webhook event a workflow run was started by; SetupError when it cannot be read."""
     try:
         event = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SetupError(f"cannot read the event {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise SetupError(f"the event {path} is not JSON ({exc})") from None
-    pull = event.get("pull_request") if isinstance(event, dict) else None
+    return event if isinstance(event, dict) else {}
+
+
+def pull_request_from_event(path: Path, env: Mapping[str, str]) -> PullRequestContext:
+    """The pull request a `pull_request` event is about; SetupError for anything else."""
+    return _pull_from(read_event(path), path, env)
+
+
+def _pull_from(event: dict, path: Path, env: Mapping[str, str]) -> PullRequestContext:
+    from .publisher import PullRequestContext
+
+    pull = event.get("pull_request")
     if not isinstance(pull, dict):
         name = env.get("GITHUB_EVENT_NAME") or "this event"
-        raise SetupError(f"{name} is not a pull request event: run difforacle on `pull_request`")
+        raise SetupError(f"{name} is not a pull request event: run difforacle on `pull_request` (or on "
+                         "`issue_comment`, for its commands)")
     try:
         base, head = pull["base"], pull["head"]
         repository = env.get("GITHUB_REPOSITORY") or base["repo"]["full_name"]

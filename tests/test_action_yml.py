@@ -90,7 +90,7 @@ def test_every_input_is_used_only_through_env(action: dict[str, Any]) -> None:
 def test_outputs_map_to_existing_steps(action: dict[str, Any]) -> None:
     ids = [step["id"] for step in steps(action) if "id" in step]
     assert len(ids) == len(set(ids))
-    assert set(action["outputs"]) == {"differences", "report"}
+    assert set(action["outputs"]) == {"differences", "report", "analyse", "head-sha"}
     for name, spec in action["outputs"].items():
         found = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.([\w-]+) \}\}", spec["value"])
         assert found is not None, name

@@ -39,3 +39,16 @@ def action_env(tmp_path: Path, event: Path, fake: FakeGitHub | None, **extra: st
     if fake is not None:
         env.update(GITHUB_TOKEN="rw", GITHUB_API_URL=fake.url)
     return env
+
+
+def comment_event_file(tmp_path: Path, number: int, comment_id: int, login: str, body: str,
+                       repository: str = "Codertocat/Hello-World") -> Path:
+    """A real issue_comment event (a comment on a pull request's conversation), naming the comment."""
+    event = json.loads((WEBHOOKS / "issue_comment.created.pull_request.json").read_text())
+    event["issue"]["number"] = number
+    event["comment"].update(id=comment_id, body=body)
+    event["comment"]["user"]["login"] = event["sender"]["login"] = login
+    event["repository"]["full_name"] = repository
+    path = tmp_path / f"comment-{comment_id}.json"
+    path.write_text(json.dumps(event))
+    return path

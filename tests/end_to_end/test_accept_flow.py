@@ -1,0 +1,104 @@
+"""The accept flow end to end with the Action (`difforacle action`) against the fake GitHub: a pull
+request with a regression fails its check; a stranger's `/difforacle accept all` is refused; a
+maintainer's is recorded and answered in the workflow's first step (no checkout, no project code),
+and the second step, on the checked-out head, runs the analysis again and turns the check green; a
+later push showing the same difference stays green. The App's side: tests/bot/app/test_runner.py."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+from support.action import action_env, comment_event_file, event_file
+from support.fake_github import FakeGitHub, git_files
+from support.repos import RepoBuilder, make_pr
+
+from difforacle.bot.acceptance import decode_state
+from difforacle.bot.action_command import run
+from difforacle.bot.github_client import Retries
+from difforacle.bot.publisher import ACTIONS_BOT
+from difforacle.bot.summary import SUMMARY_MARKER
+
+OWNER, NAME, NUMBER = "Codertocat", "Hello-World", 2
+FAST = Retries(total=2, backoff_factor=0, secondary_rate_wait=0, seconds_between_requests=0,
+               seconds_between_writes=0)
+UNITS = '''def hours_to_seconds(hours: int) -> int:
+    """How many seconds `hours` hours last."""
+    return {expression}
+'''
+BEFORE = {"clock/__init__.py": "", "clock/units.py": UNITS.format(expression="hours * 3600")}
+MEANT = {"clock/units.py": UNITS.format(expression="hours * 3660")}
+
+
+def _args(repo: Path) -> argparse.Namespace:
+    return argparse.Namespace(event=None, repo=repo, json=None, python=None)
+
+
+def _outputs(tmp_path: Path) -> str:
+    return (tmp_path / "output").read_text() if (tmp_path / "output").exists() else ""
+
+
+@pytest.mark.slow
+def test_a_maintainer_accepts_a_meant_difference_and_the_check_turns_green_and_stays(
+        tmp_path: Path) -> None:
+    builder = RepoBuilder(tmp_path / "clock")
+    base, head = make_pr(builder, BEFORE, MEANT)
+    with FakeGitHub().serve() as fake:
+        fake.add_token("rw", ACTIONS_BOT)
+        fake.add_pull_from_git(OWNER, NAME, NUMBER, builder.root, base, head)
+        fake.add_collaborator(OWNER, NAME, "ann", "write")
+        env = action_env(tmp_path, event_file(tmp_path, base, head), fake, DIFFORACLE_FAIL_ON="difference",
+                         DIFFORACLE_BUDGET="8")
+
+        def ours() -> tuple[list, list, list]:
+            comments = fake.comments_on(OWNER, NAME, NUMBER)
+            summaries = [c for c in comments if c.login == ACTIONS_BOT and c.body.startswith(SUMMARY_MARKER)]
+            replies = [c.body for c in comments if c.login == ACTIONS_BOT and c not in summaries]
+            return [(r.head_sha, r.conclusion) for r in fake.check_runs.values()], summaries, replies
+
+        def command(login: str, body: str) -> dict[str, str]:
+            comment = fake.add_issue_comment(OWNER, NAME, NUMBER, body, login=login)
+            return {**env, "GITHUB_EVENT_NAME": "issue_comment",
+                    "GITHUB_EVENT_PATH": str(comment_event_file(tmp_path, NUMBER, comment.id, login, body))}
+
+        # 1. the pull request is opened: its difference fails the check
+        assert run(_args(builder.root), env, FAST) == 1
+        runs, [summary], replies = ours()
+        assert runs == [(head, "failure")] and replies == []
+        [difference_id] = decode_state(summary.body)[0].ids
+
+        # 2. someone without write access: a polite refusal, nothing accepted, nothing run
+        assert run(_args(builder.root), command("eve", "/difforacle accept all"), FAST) == 0
+        runs, [summary], [refused] = ours()
+        assert refused.startswith("@eve thank you, but only people with write access")
+        assert runs == [(head, "failure")] and decode_state(summary.body)[0].accepted == {}
+        assert "analyse<<" in _outputs(tmp_path) and "\nfalse\n" in _outputs(tmp_path)
+
+        # 3. a maintainer accepts: the first step (nothing checked out) records it and answers ...
+        accept = command("ann", f"/difforacle accept {difference_id}")
+        (tmp_path / "output").unlink()
+        assert run(_args(tmp_path / "empty"), accept, FAST) == 0
+        runs, [summary], [_, confirmed] = ours()
+        assert confirmed.startswith(f"@ann accepted {difference_id}: they no longer fail the check")
+        assert [a.by for a in decode_state(summary.body)[0].accepted.values()] == ["ann"]
+        assert runs == [(head, "failure")]
+        assert "\ntrue\n" in _outputs(tmp_path) and f"\n{head}\n" in _outputs(tmp_path)
+
+        # ... and the second, on the checked-out head, runs again: the check is green, nothing answered twice
+        assert run(_args(builder.root), accept, FAST) == 0
+        runs, [summary], replies = ours()
+        assert runs == [(head, "failure"), (head, "success")] and len(replies) == 2
+        assert "### Accepted on the pull request" in summary.body and "accepted by @ann" in summary.body
+
+        # 4. a later push that shows the same difference: still accepted, still green
+        builder.switch("feature")
+        pushed = builder.commit({"NOTES.md": "more\n"}, "notes")
+        builder.switch("main")
+        fake.set_pull_head(OWNER, NAME, NUMBER, pushed, files=git_files(builder.root, base, pushed))
+        env["GITHUB_EVENT_PATH"] = str(event_file(tmp_path, base, pushed, "pull_request.synchronize.json"))
+        assert run(_args(builder.root), env, FAST) == 0
+        runs, [summary], _ = ours()
+        assert runs[-1] == (pushed, "success")
+        assert "accepted by @ann" in summary.body and pushed[:7] in summary.body
+        assert fake.violations == []
