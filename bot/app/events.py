@@ -12,11 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from difforacle.bot.comment_commands import NotACommentCommand, comment_event, wants_answer
+
 from .model import PullRequestJob
 
 RUN_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 RECORDED_EVENTS = ("installation", "installation_repositories")
 RERUN_EVENTS = ("check_run", "check_suite")  # "Re-run" on our check run, "Re-run all checks" on its suite
+COMMENT_EVENT = "issue_comment"  # `/difforacle accept` and `rerun` (bot.comment_commands)
+MAX_COMMENT = 2_000  # characters of a command's comment kept in its job (the command is its first line)
 MAX_BODY = 20_000  # characters of a pull request's description kept in its job (the engine reads as many)
 SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
@@ -53,6 +57,8 @@ def route(event: str, payload: dict[str, Any], delivery: str,
         return Route("skip", "the pull request is closed")
     if event in RERUN_EVENTS and payload.get("action") == "rerequested":
         return _rerequested(event, payload, delivery, latest_job)
+    if event == COMMENT_EVENT and payload.get("action") == "created":
+        return _comment(payload, delivery)
     return Route("ignore", f"{event}.{payload.get('action', '')}".rstrip("."))
 
 
@@ -121,6 +127,26 @@ def _rerequested(item: str, payload: dict[str, Any], delivery: str,
     if not heads:
         return Route("skip", f"no open pull request has {head_sha[:12]} as its head")
     return Route("run", "rerequested", tuple(heads))
+
+
+def _comment(payload: dict[str, Any], delivery: str) -> Route:
+    """A command on a pull request becomes a job the worker answers (permission, state, reply) and
+    which then runs the analysis again on the head it reads from GitHub; anything else is skipped
+    here, without a request."""
+    try:
+        comment = comment_event(payload, _get(payload, "repository.full_name", str))
+    except NotACommentCommand as exc:
+        return Route("ignore", str(exc))
+    except ValueError as exc:
+        raise BadPayload(str(exc)) from None
+    if not wants_answer(comment):
+        return Route("skip", "the comment is no /difforacle command of a person")
+    job = PullRequestJob(delivery=delivery, installation_id=_installation(payload),
+                         repository=comment.repository, repository_id=_get(payload, "repository.id", int),
+                         number=comment.number, base_sha="", head_sha="", comment_id=comment.comment_id,
+                         commenter=comment.login, commenter_type=comment.user_type,
+                         comment=comment.body[:MAX_COMMENT])
+    return Route("run", "command", (Head(job),))
 
 
 def _installation(payload: dict[str, Any]) -> int:

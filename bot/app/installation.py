@@ -23,7 +23,8 @@ from difforacle.bot.github_client import RETRIED_STATUSES, GitHubClient, Retries
 from .model import PullRequestJob
 from .settings import AppSettings
 
-TOKEN_PERMISSIONS = {"contents": "read", "pull_requests": "write", "checks": "write"}
+# metadata read: a commenter's permission on the repository (who may accept a difference)
+TOKEN_PERMISSIONS = {"contents": "read", "pull_requests": "write", "checks": "write", "metadata": "read"}
 RENEW_BEFORE_EXPIRY = timedelta(minutes=5)  # a request must not start with a token about to expire
 Clock = Callable[[], datetime]
 

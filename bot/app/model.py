@@ -1,7 +1,9 @@
 """The unit of work of the App, one pull request at one head commit, and the App's own error.
 
 A job is plain data so that it crosses the queue as JSON and can be logged; it never holds
-a token (tokens are minted by the worker when the job runs, and expire).
+a token (tokens are minted by the worker when the job runs, and expire). A `/difforacle` command
+commented on the pull request is a job too (`comment_id` set): the event names no commits, so its
+base and head are empty until the worker reads them from GitHub (`runner.run_command`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,14 @@ class PullRequestJob:
     body: str = ""  # the pull request's description (the engine reads it as evidence of intent)
     head_repository: str = ""  # "owner/name" the head commit lives in (a fork's differs)
     draft: bool = False
+    comment_id: int = 0  # a command's comment (0: not a command)
+    commenter: str = ""  # its author's login
+    commenter_type: str = ""  # "User" or "Bot"
+    comment: str = ""  # its text (the command)
+
+    @property
+    def is_command(self) -> bool:
+        return self.comment_id > 0
 
     @property
     def pull_key(self) -> str:
@@ -39,7 +49,10 @@ class PullRequestJob:
 
     @property
     def job_id(self) -> str:
-        """Names this pull request at this head commit: the same work, whatever delivery asked."""
+        """Names this pull request at this head commit: the same work, whatever delivery asked (a
+        command: its comment)."""
+        if self.is_command:
+            return f"{self.pull_key}!comment-{self.comment_id}"
         return f"{self.pull_key}@{self.head_sha}"
 
     @property

@@ -10,7 +10,8 @@
                            `load_settings` finds them
 
 Why this way: the manifest asks for exactly what the worker needs (checks and pull requests
-write, contents and metadata read; pull_request, check_run and check_suite events;
+write, contents, metadata and issues read; pull_request, check_run, check_suite and
+issue_comment events;
 installation events come to every App anyway), and the secrets go from GitHub to the file
 without anyone copying them. The pages never show a secret and the log names only the App.
 Once credentials exist (stored, or given in the environment) both pages refuse: whoever
@@ -41,9 +42,12 @@ from .webhook import WEBHOOK_PATH
 log = logging.getLogger("difforacle.app")
 
 SETUP_PATH, CALLBACK_PATH = "/setup", "/setup/callback"
-PERMISSIONS = {"checks": "write", "pull_requests": "write", "contents": "read", "metadata": "read"}
+# issues read: GitHub sends issue_comment (the /difforacle commands) only to Apps that may read issues;
+# metadata read covers a user's repository permission (who may accept)
+PERMISSIONS = {"checks": "write", "pull_requests": "write", "contents": "read", "metadata": "read",
+               "issues": "read"}
 # installation and installation_repositories come unasked
-EVENTS = ["pull_request", "check_run", "check_suite"]
+EVENTS = ["pull_request", "check_run", "check_suite", "issue_comment"]
 STATE_SECONDS = 3600.0  # GitHub's manifest codes expire after an hour too
 STATE = re.compile(r"[0-9a-f]{32}")
 ORG = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?")

@@ -32,6 +32,12 @@ The steps, and why each is the way it is:
 
 Failures give `JobOutcome("failed", one line)` and complete the check run with a failure (or
 timed_out) conclusion; running the job again publishes nothing twice (see `bot.publisher`).
+
+A command commented on the pull request (`/difforacle accept`, `rerun`) is answered first
+(`run_command`: the same narrowed token, the commenter's permission, the acceptance recorded in
+the summary comment, a reply, under the pull request's publishing lock); when it asks for it, the
+pull request's head as GitHub has it now is then run as above, so the check reflects the
+acceptance as soon as that run publishes.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from typing import Protocol
 
 from jsonschema import ValidationError
 
+from difforacle.bot.comment_commands import CommentEvent, answer
 from difforacle.bot.config import Config, ConfigError, load_config
 from difforacle.bot.github_client import GitHubClient, GitHubError
 from difforacle.bot.progress import describe as describe_progress
@@ -63,6 +70,7 @@ from difforacle.bot.workflow import Workflow
 from difforacle.generator import Progress, validate_report
 
 from .checkout import FetchError, clone_commit, clone_url, fetch_pull_request, read_file
+from .events import MAX_BODY
 from .installation import AppAccess, InstallationToken
 from .model import AppError, PullRequestJob
 from .sandbox import Limits, Mount, Sandbox, SandboxError, SandboxRequest, SandboxResult
@@ -94,6 +102,8 @@ class JobStateView(Protocol):
 
     def publish_lock(self, pull_key: str) -> AbstractContextManager[None]: ...
 
+    def record_head(self, job: PullRequestJob, before: str | None = None) -> bool: ...
+
 
 class JobFailed(Exception):
     """A step failed; the message is one line for the log and the check run, without secrets."""
@@ -110,6 +120,8 @@ class Superseded(Exception):
 def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
             sandbox: Sandbox | None = None, github: AppAccess | None = None) -> JobOutcome:
     """Run one job end to end (see the module docstring); never raises for an expected failure."""
+    if job.is_command:
+        return run_command(job, settings, state, sandbox=sandbox, github=github)
     if not state.is_current(job):
         return JobOutcome("superseded", "a newer head arrived before the job started")
     token: InstallationToken | None = None
@@ -137,6 +149,35 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
                               getattr(exc, "conclusion", "failure"))
         log.warning("job %s failed: %s", job.job_id, reason)
         return JobOutcome("failed", reason)
+
+
+def run_command(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
+                sandbox: Sandbox | None = None, github: AppAccess | None = None) -> JobOutcome:
+    """Answer a command job; then, if it asks for it, run the pull request's current head."""
+    token: InstallationToken | None = None
+    try:
+        github = github or AppAccess(settings)
+        token = github.token_for(job)
+        client = github.client(job, token)
+        comment = CommentEvent(job.repository, job.number, job.comment_id, job.commenter, job.comment,
+                               job.commenter_type or "User")
+        with state.publish_lock(job.pull_key):  # the state is rewritten by publishing too
+            answered = answer(client, comment, github.bot_login())
+    except (GitHubError, AppError) as exc:
+        reason = _redact(_one_line(exc), token)
+        log.warning("job %s failed: %s", job.job_id, reason)
+        return JobOutcome("failed", reason)
+    log.info("job %s: %s: %s", job.job_id, answered.status, answered.detail)
+    pull = answered.pull
+    if not answered.rerun or pull is None:
+        return JobOutcome("answered", f"{answered.status}: {answered.detail}")
+    analysis = replace(job, base_sha=pull.base_sha, head_sha=pull.head_sha, title=pull.title,
+                       body=pull.body[:MAX_BODY], head_ref=pull.head_ref,
+                       head_repository=pull.head_repository, comment_id=0, commenter="", commenter_type="",
+                       comment="")
+    if not state.record_head(analysis):
+        return JobOutcome("superseded", f"the head {pull.head_sha[:12]} was superseded already")
+    return run_job(analysis, settings, state, sandbox=sandbox, github=github)
 
 
 def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobStateView,

@@ -179,10 +179,11 @@ class JobState:
     def is_current(self, job: PullRequestJob) -> bool:
         """False once a newer head supersedes the job, or once this process lost the job's lease.
 
-        The runner asks before starting, while running and before publishing.
+        The runner asks before starting, while running and before publishing. A command has no
+        head: only its lease matters.
         """
         head = self.latest_head(job.pull_key)
-        if head is not None and head != job.head_sha:
+        if not job.is_command and head is not None and head != job.head_sha:
             return False
         token = self._held.get(job.job_id)
         return token is None or self._holds(f"run:{job.job_id}", token)

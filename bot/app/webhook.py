@@ -140,7 +140,9 @@ class Receiver:
             log.info("delivery %s: duplicate (%s)", delivery, status)
             return _answer(200, status="duplicate", delivery_status=status)
         try:
-            jobs = [head.job for head in decision.heads if state.record_head(head.job, head.before)]
+            # a command names no head: the worker reads it from GitHub and records it then
+            jobs = [head.job for head in decision.heads
+                    if head.job.is_command or state.record_head(head.job, head.before)]
             for job in jobs:
                 self.queue.enqueue(job)
         except Exception:

@@ -1,21 +1,42 @@
-"""The accept flow end to end with the Action (`difforacle action`) against the fake GitHub: a pull
-request with a regression fails its check; a stranger's `/difforacle accept all` is refused; a
-maintainer's is recorded and answered in the workflow's first step (no checkout, no project code),
-and the second step, on the checked-out head, runs the analysis again and turns the check green; a
-later push showing the same difference stays green. The App's side: tests/bot/app/test_runner.py."""
+"""The accept flow end to end against the fake GitHub, as the Action and as the App: a pull request
+whose difference fails its check; a stranger's `/difforacle accept all` is refused politely; a
+maintainer's is recorded and answered, the analysis runs again and the check turns green; a later
+push showing the same difference stays green.
+
+The Action (`difforacle action`): the workflow's first step answers without any checkout (no
+project code runs before the commenter's permission is known), the second, on the checked-out
+head, runs the analysis. The App: signed deliveries to its webhook receiver, the queue drained
+here, each job run by the runner with the bubblewrap sandbox."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
 from support.action import action_env, comment_event_file, event_file
+from support.app_helpers import (
+    SECRET,
+    drain,
+    headers,
+    install_app,
+    issue_comment_payload,
+    pull_request_payload,
+)
 from support.fake_github import FakeGitHub, git_files
 from support.repos import RepoBuilder, make_pr
+from support.services import TEST_IMAGE, service_unavailable
 
 from difforacle.bot.acceptance import decode_state
 from difforacle.bot.action_command import run
+from difforacle.bot.app.installation import AppAccess
+from difforacle.bot.app.queue import JobQueue
+from difforacle.bot.app.runner import run_job
+from difforacle.bot.app.sandbox import SandboxUnavailable
+from difforacle.bot.app.sandbox_choice import select_sandbox
+from difforacle.bot.app.settings import AppSettings
+from difforacle.bot.app.webhook import create_app
 from difforacle.bot.github_client import Retries
 from difforacle.bot.publisher import ACTIONS_BOT
 from difforacle.bot.summary import SUMMARY_MARKER
@@ -100,5 +121,89 @@ def test_a_maintainer_accepts_a_meant_difference_and_the_check_turns_green_and_s
         assert run(_args(builder.root), env, FAST) == 0
         runs, [summary], _ = ours()
         assert runs[-1] == (pushed, "success")
+        assert "accepted by @ann" in summary.body and pushed[:7] in summary.body
+        assert fake.violations == []
+
+
+@pytest.fixture(scope="module")
+def bubblewrap() -> object:
+    """The App's sandbox here: skip (fail under CI) when bubblewrap cannot run."""
+    try:
+        return select_sandbox("bubblewrap", TEST_IMAGE)
+    except SandboxUnavailable as exc:
+        service_unavailable("the bubblewrap sandbox", exc)
+
+
+@pytest.mark.slow
+def test_the_app_answers_commands_and_keeps_acceptances_across_pushes(tmp_path: Path,
+                                                                      bubblewrap: object) -> None:
+    builder = RepoBuilder(tmp_path / "origin")
+    configured = {**BEFORE, "pyproject.toml": '[tool.difforacle]\nfail-on = "difference"\n'}
+    base, head = make_pr(builder, configured, MEANT)
+    full_name = f"{OWNER}/{NAME}"
+    with FakeGitHub(strict_tokens=True).serve() as fake:
+        fake.add_git_repo(OWNER, NAME, builder.root)
+        fake.add_pull_from_git(OWNER, NAME, NUMBER, builder.root, "main", "feature", title="Longer hours")
+        fake.add_collaborator(OWNER, NAME, "ann", "maintain")
+        installed = install_app(fake, tmp_path / "secrets", OWNER, [NAME])
+        queue_url = f"sqlite:///{tmp_path / 'queue.sqlite3'}"
+        settings = AppSettings(data_dir=tmp_path / "data", queue_url=queue_url, app_id=installed.app_id,
+                               private_key=installed.key_file.read_text(), webhook_secret=SECRET,
+                               api_url=fake.url, web_url=fake.url, budget=8.0, sandbox="bubblewrap",
+                               job_timeout=300.0)
+
+        def execute(job: object, settings: AppSettings, state: object) -> object:
+            return run_job(job, settings, state, sandbox=bubblewrap, github=AppAccess(settings, FAST))
+
+        queue = JobQueue(settings, executor=execute)
+        web = create_app(settings, queue).test_client()
+
+        def deliver(event: str, payload: dict, delivery: str) -> int:
+            body = json.dumps(payload).encode()
+            answer = web.post("/webhook", data=body, headers=headers(event, body, delivery))
+            drain(queue)
+            return answer.status_code
+
+        def ours() -> tuple[list, list, list]:
+            comments = [c for c in fake.comments_on(OWNER, NAME, NUMBER) if c.login == installed.login]
+            summaries = [c for c in comments if c.body.startswith(SUMMARY_MARKER)]
+            replies = [c.body for c in comments if c not in summaries]
+            runs = [(r.head_sha, r.conclusion) for r in fake.check_runs.values()
+                    if r.app_login == installed.login]
+            return runs, summaries, replies
+
+        def comment(login: str, body: str) -> dict:
+            return issue_comment_payload(fake, installed.installation_id, full_name, NUMBER, login, body)
+
+        # 1. opened: the difference fails the check (fail-on: difference, from the base commit)
+        opened = pull_request_payload(fake, installed.installation_id, full_name, NUMBER)
+        assert deliver("pull_request", opened, "opened") == 202
+        runs, [summary], replies = ours()
+        assert runs == [(head, "failure")] and replies == [], fake.violations
+
+        # 2. a stranger's command: refused politely, nothing accepted, nothing run
+        assert deliver("issue_comment", comment("eve", "/difforacle accept all"), "refused") == 202
+        runs, [summary], [refused] = ours()
+        assert refused.startswith("@eve thank you, but only people with write access")
+        assert runs == [(head, "failure")] and decode_state(summary.body)[0].accepted == {}
+
+        # 3. a maintainer's: recorded, answered, the head run again: the same check run turns green
+        assert deliver("issue_comment", comment("ann", "/difforacle accept all"), "accepted") == 202
+        runs, [summary], [_, confirmed] = ours()
+        assert confirmed.startswith("@ann accepted D1: they no longer fail the check")
+        assert runs == [(head, "success")]
+        assert "accepted by @ann" in summary.body
+        assert [a.by for a in decode_state(summary.body)[0].accepted.values()] == ["ann"]
+
+        # 4. a later push with the same difference: accepted still, green
+        builder.switch("feature")
+        pushed = builder.commit({"NOTES.md": "more\n"}, "notes")
+        builder.switch("main")
+        fake.set_pull_head(OWNER, NAME, NUMBER, pushed, files=git_files(builder.root, base, pushed))
+        synchronize = pull_request_payload(fake, installed.installation_id, full_name, NUMBER, "synchronize",
+                                           before=head)
+        assert deliver("pull_request", synchronize, "pushed") == 202
+        runs, [summary], replies = ours()
+        assert runs == [(head, "success"), (pushed, "success")] and len(replies) == 2
         assert "accepted by @ann" in summary.body and pushed[:7] in summary.body
         assert fake.violations == []

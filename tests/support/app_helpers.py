@@ -313,6 +313,23 @@ def pull_request_payload(fake: FakeGitHub, installation_id: int, full_name: str,
     return payload
 
 
+def issue_comment_payload(fake: FakeGitHub, installation_id: int, full_name: str, number: int, login: str,
+                          body: str) -> dict[str, Any]:
+    """A comment by `login` on the fake's pull request (made there too), as its real issue_comment
+    webhook payload describes it."""
+    owner, name = full_name.split("/", 1)
+    comment = fake.add_issue_comment(owner, name, number, body, login=login)
+    repo = fake.repos[full_name]
+    payload = copy.deepcopy(fixture("issue_comment.created.pull_request"))
+    payload["installation"]["id"] = installation_id
+    payload["repository"].update(id=repo.id, name=repo.name, full_name=full_name, private=repo.private)
+    payload["issue"]["number"] = number
+    payload["comment"].update(id=comment.id, body=body)
+    payload["comment"]["user"].update(login=login, type="Bot" if login.endswith("[bot]") else "User")
+    payload["sender"]["login"] = login
+    return payload
+
+
 @dataclass(frozen=True)
 class Published:
     check_runs: list[CheckRun]

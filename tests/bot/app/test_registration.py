@@ -59,8 +59,8 @@ def test_the_setup_page_posts_a_manifest_with_the_permissions_and_events(
 
     assert action == f"{fake.url}/settings/apps/new?state={state}" and re.fullmatch(r"[0-9a-f]{32}", state)
     assert manifest["default_permissions"] == {"checks": "write", "pull_requests": "write",
-                                               "contents": "read", "metadata": "read"}
-    assert manifest["default_events"] == ["pull_request", "check_run", "check_suite"]
+                                               "contents": "read", "metadata": "read", "issues": "read"}
+    assert manifest["default_events"] == ["pull_request", "check_run", "check_suite", "issue_comment"]
     assert manifest["hook_attributes"] == {"url": "http://localhost/webhook", "active": True}
     assert manifest["redirect_url"] == "http://localhost/setup/callback"
     assert manifest["public"] is False and manifest["name"] == "difforacle"

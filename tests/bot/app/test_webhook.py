@@ -148,6 +148,8 @@ def test_an_oversized_body_is_413_before_anything_else(client: Any, queue: JobQu
     ("installation_repositories.added", "installation_repositories", 200, "recorded"),
     ("ping", "ping", 200, "pong"),
     ("push", "push", 204, None),
+    ("issue_comment.created", "issue_comment", 204, None),  # an issue's comment
+    ("issue_comment.created.pull_request", "issue_comment", 200, "skipped"),  # a comment, no command
 ])
 def test_real_payloads(client: Any, queue: JobQueue, recorder: Recorder, name: str, event: str, code: int,
                        status: str | None) -> None:
@@ -163,6 +165,26 @@ def test_real_payloads(client: Any, queue: JobQueue, recorder: Recorder, name: s
     if event == "installation":
         assert queue.state.installation(payload["installation"]["id"])["account"] == \
             payload["installation"]["account"]["login"]
+
+
+def test_a_command_on_a_pull_request_is_queued_for_the_worker_to_answer(client: Any, queue: JobQueue,
+                                                                         recorder: Recorder) -> None:
+    command = copy.deepcopy(fixture("issue_comment.created.pull_request"))
+    command["comment"]["body"] = "/difforacle accept D1"
+    by_bot = copy.deepcopy(command)
+    by_bot["comment"]["user"].update(login="renovate[bot]", type="Bot")
+
+    answer = post(client, "issue_comment", command, delivery="c-1")
+    skipped = post(client, "issue_comment", by_bot, delivery="c-2")
+
+    assert answer.status_code == 202 and answer.json["jobs"] == ["Codertocat/Hello-World#1!comment-492700400"]
+    assert (skipped.status_code, skipped.json["status"]) == (200, "skipped")
+    drain(queue)
+    [job] = recorder.calls
+    assert job.is_command and job.head_sha == ""
+    assert (job.commenter, job.comment) == ("Codertocat", "/difforacle accept D1")
+    assert recorder.current == [True]  # a command has no head to be superseded by
+    assert queue.state.latest_head("Codertocat/Hello-World#1") is None  # nor does it record one
 
 
 def test_unknown_events_and_actions_are_204(client: Any, queue: JobQueue) -> None:
