@@ -59,10 +59,6 @@ class Command:
     all: bool = False
     problem: str = ""
 
-    @property
-    def reruns(self) -> bool:
-        return self.action in ("accept", "rerun")
-
 
 def parse_command(body: str) -> Command | None:
     """The command in a comment's first non-blank line, or None when the comment is not one."""
@@ -102,11 +98,11 @@ def is_bot(login: str, user_type: str = "") -> bool:
 def fingerprint(difference: dict) -> str:
     """The difference's name across pushes: target, kind, observation and input, hashed."""
     identity = [difference.get("target", ""), difference.get("kind", ""), difference.get("key", ""),
-                test_input(regression_test(difference))]
+                input_of(regression_test(difference))]
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
 
 
-def test_input(test: str) -> str:
+def input_of(test: str) -> str:
     """The calls of a regression test: its statements without imports, the test's name, the checks
     of base's values (asserts, `pytest.raises` lines) and comments, each on one line."""
     kept = []

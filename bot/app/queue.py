@@ -39,7 +39,7 @@ MAX_RECOVERIES = 3  # a job lost this often is given up (its delivery marked fai
 
 
 class Outcome(Protocol):
-    status: str  # "published" | "superseded" | "failed"
+    status: str  # "published" | "superseded" | "failed" | "answered" (a command that ran nothing)
     detail: str
 
 

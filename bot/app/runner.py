@@ -91,7 +91,7 @@ PACKAGE_INDEX_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_
 
 @dataclass(frozen=True)
 class JobOutcome:
-    status: str  # "published" | "superseded" | "failed"
+    status: str  # "published" | "superseded" | "failed" | "answered" (a command that ran nothing)
     detail: str
 
 
