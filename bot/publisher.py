@@ -37,6 +37,7 @@ from .github_client import (
 )
 from .report_facts import behavioural, checked_lines, coverage_measured, is_regression, unexplained
 from .summary import (
+    ACCEPT_HINT,
     REVIEW_MARKER,
     SUMMARY_LIMIT,
     SUMMARY_MARKER,
@@ -205,7 +206,8 @@ class Publisher:
                 inline = {}
             published.review_comments = posted or 0
         block = encode_state(state)
-        summary = summary_markdown(report, inline=set(inline), notes=self._notes(),
+        hint = [ACCEPT_HINT] if writable and behavioural(report) else []  # only where a comment can answer
+        summary = summary_markdown(report, inline=set(inline), notes=[*self._notes(), *hint],
                                    limit=SUMMARY_LIMIT - len(block))
         self.workflow.add_summary(summary)
         if writable:

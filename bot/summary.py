@@ -25,6 +25,8 @@ from .report_facts import checked_lines, coverage_measured, groups, is_regressio
 
 SUMMARY_MARKER = "<!-- difforacle:summary -->"
 REVIEW_MARKER = "<!-- difforacle:review -->"
+ACCEPT_HINT = ("A difference the pull request meant can be accepted by someone with write access: comment "
+               "`/difforacle accept D1` (or `accept all`); it then fails nothing, on later pushes too.")
 COMMENT_LIMIT = 65_536  # GitHub's maximum body of an issue comment, in characters
 SUMMARY_LIMIT = COMMENT_LIMIT - 1_000  # room for the truncation note
 

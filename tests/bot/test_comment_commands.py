@@ -23,7 +23,7 @@ from difforacle.bot.comment_commands import (
 )
 from difforacle.bot.github_client import GitHubClient, Retries
 from difforacle.bot.publisher import ACTIONS_BOT, Published, Publisher, PublishSettings, PullRequestContext
-from difforacle.bot.summary import SUMMARY_MARKER
+from difforacle.bot.summary import ACCEPT_HINT, SUMMARY_MARKER
 from difforacle.bot.workflow import Workflow
 
 OWNER, REPO, NUMBER = "octo", "durations", 7
@@ -92,7 +92,7 @@ def test_a_writer_accepts_and_the_next_publication_turns_the_check_green(fake: F
     first = _publish(fake, tmp_path)
     assert (first.conclusion, first.failed, first.review_comments) == ("failure", True, 2)
     ids = decode_state(_summary(fake))[0].ids
-    assert list(ids) == ["D1", "D2"]
+    assert list(ids) == ["D1", "D2"] and ACCEPT_HINT in _summary(fake)
 
     command = _comment(fake, "/difforacle accept D1 D2", "ann")
     answered = answer(_client(fake), command, ACTIONS_BOT)
@@ -114,6 +114,7 @@ def test_a_writer_accepts_and_the_next_publication_turns_the_check_green(fake: F
     assert (second.conclusion, second.failed, second.review_comments) == ("success", False, 0)
     body = _summary(fake)
     assert "### Accepted on the pull request" in body and "accepted by @ann" in body
+    assert ACCEPT_HINT not in body  # nothing left to accept
     assert decode_state(body)[0].accepted == state.accepted
     assert fake.violations == []
 
