@@ -62,8 +62,9 @@ def mention(text: PullRequestText, targets: Iterable[str]) -> Mention | None:
     names = [name for target in targets for name in names_of(target)]
     for passage in text.passages:
         if passage.unit is not None:
-            if passage.unit in targets:
-                return Mention(passage.source, _quote(passage.text.strip().splitlines()[0]))
+            lines = passage.text.strip().splitlines()
+            if passage.unit in targets and lines:  # a docstring whose added lines are blank says nothing
+                return Mention(passage.source, _quote(lines[0]))
             continue
         found = _naming_line(passage, names)
         if found is not None:

@@ -80,3 +80,8 @@ def test_a_changed_docstring_names_its_unit_only() -> None:
     assert mention(text, ["pkg.api:public", "pkg.mod:helper"]) == \
         Mention("the docstring of pkg.mod:helper", "Rounds half to even now.")
     assert mention(text, ["pkg.api:public"]) is None  # a docstring's words name nothing else
+
+
+def test_a_changed_docstring_whose_added_lines_are_blank_explains_nothing() -> None:
+    text = PullRequestText([Passage("the docstring of pkg.mod:helper", "\n  \n", unit="pkg.mod:helper")])
+    assert mention(text, ["pkg.mod:helper"]) is None
