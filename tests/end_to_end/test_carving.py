@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator import Options, analyze
 from difforacle.generator.changes.checkout import checkouts, open_repo
+from difforacle.generator.changes.importers import importers
 from difforacle.generator.changes.units import compute_changes
 from difforacle.generator.generation.seeds.carving import carve, importing_test_files, with_object_prefixes
 from difforacle.generator.generation.techniques import Components
+from difforacle.generator.runtime.sequence import sequence_key
 
 # Codes known only from a data file: neither random strings nor the source's literals reach them.
 CODES = """\
@@ -198,3 +201,22 @@ def test_a_project_whose_tests_do_not_start_costs_a_note(builder: RepoBuilder) -
     report = analyze(builder.root, "main", "feature", Options(budget=20.0, max_sequences=50))
     assert any("nothing was carved" in note for note in report.notes), report.notes
     assert report.stats.carved == 0
+
+
+# A function users call, in the package's root, built on a changed private module.
+FRONT = "from ._impl import escape\n\n\ndef render(text: str) -> str:\n    return '<' + escape(text) + '>'\n"
+IMPL = "def escape(text: str) -> str:\n    return text.replace('&', '&amp;')\n"
+FRONT_TEST = "import fmt\n\n\ndef test_render():\n    assert fmt.render('a&b') == '<a&amp;b>'\n"
+
+
+def test_calls_to_the_modules_built_on_a_changed_one_are_carved_with_their_test(builder: RepoBuilder) -> None:
+    make_pr(builder, {"fmt/__init__.py": FRONT, "fmt/_impl.py": IMPL, "tests/test_fmt.py": FRONT_TEST},
+            {"fmt/_impl.py": IMPL.replace("'&amp;'", "'&#38;'")})
+    repo = open_repo(builder.root)
+    with checkouts(repo, "main", "feature") as (base, head):
+        changes = compute_changes(repo, repo.git.rev_parse("main"), repo.git.rev_parse("feature"), base, head)
+        changes = replace(changes, importers=importers(base, changes))
+        carving = carve(changes, base, head, Options().python, 30.0)
+    [render] = [s for s in carving.sequences if s[-1]["op"] == "fmt:render"]
+    assert render[-1]["args"] == [{"lit": ["str", "a&b"]}]
+    assert carving.sources[sequence_key(render)] == {"tests/test_fmt.py::test_render"}

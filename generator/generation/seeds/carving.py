@@ -73,7 +73,9 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     """Record the calls of the pull request's tests (on head) and of base's tests of the changed modules."""
     started = time.monotonic()
     carving = Carving()
-    modules = list(changes.modules)
+    # the catalog's modules: the changed ones and those built on them (the package's root, where
+    # `sqlparse.format` is defined): a test's call to one of those is a call the explorer makes too
+    modules = [*changes.modules, *changes.importers]
     existing = importing_test_files(base.root, modules)[:MAX_TEST_FILES]
     unchanged = [path for path in existing if path not in changes.tests and (head.root / path).is_file()]
     # (side, checkout, files, whether they are new to carving: the last run's files are the second's,
@@ -83,7 +85,6 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     outcomes: dict[str, dict[str, str]] = {"base": {}, "head": {}}
     called: dict[str, set[str]] = {}
     sources: dict[str, str] = {}
-    pull_tests: dict[str, str] = {}  # the pull request's tests' outcomes on head
     for number, (side, checkout, files, new) in enumerate(runs):
         left = seconds - (time.monotonic() - started)
         if not files or left <= 1.0:
@@ -100,14 +101,12 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         carving.sequences += recorded.sequences
         sources.update(recorded.sources)
         outcomes[side].update(recorded.outcomes)
-        if number == 0:
-            pull_tests = dict(recorded.outcomes)
         for test, operations in recorded.called.items():
             called.setdefault(test, set()).update(operations)
+        if number == 0:  # before base's whole suite, which may take all that is left
+            carving.asserting = _asserting(recorded.outcomes, called, base, head, modules, python,
+                                           (seconds - (time.monotonic() - started)) / 2, test_timeout)
     carving.broken = _confirmed_broken(outcomes, called, unchanged, base, head, modules, python,
-                                       seconds - (time.monotonic() - started), test_timeout)
-    if pull_tests:
-        carving.asserting = _asserting(pull_tests, called, changes, base, head, modules, python,
                                        seconds - (time.monotonic() - started), test_timeout)
     carving.sources = _sources(carving.sequences, sources)
     carving.sequences = with_object_prefixes(carving.sequences)
@@ -139,8 +138,8 @@ def _confirmed_broken(outcomes: dict[str, dict[str, str]], called: dict[str, set
             if again["base"].get(test) == "passed" and again["head"].get(test) == "failed"}
 
 
-def _asserting(on_head: dict[str, str], called: dict[str, set[str]], changes: ChangeSet, base: Checkout,
-               head: Checkout, modules: list[str], python: str, seconds: float,
+def _asserting(on_head: dict[str, str], called: dict[str, set[str]], base: Checkout, head: Checkout,
+               modules: list[str], python: str, seconds: float,
                test_timeout: float) -> dict[str, frozenset[str]]:
     """The pull request's tests that pass on head and fail on base, run there with head's copy of
     their files (a test that cannot run on base at all, its file failing to import a new name,
