@@ -60,7 +60,30 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
         if named is not None:
             difference.verdict = Verdict.NAMED_BY_PR
             difference.evidence = f"named by the pull request, in {named}"
+    _same_change_as_asserted(differences)
     return differences
+
+
+def _same_change_as_asserted(differences: list[Difference]) -> None:
+    """An unexplained difference that raises on head the very exception an asserted one raises, at
+    the same changed line, is the asserted change seen through another entry point (`encode` and
+    `decode` both reaching the new `raise`); a value changed there on other inputs is not."""
+    asserted = {_raised_at(d): d for d in differences
+                if d.verdict == Verdict.ASSERTED_BY_PR and _raised_at(d) is not None}
+    for difference in differences:
+        same = asserted.get(_raised_at(difference)) if difference.verdict == Verdict.UNEXPLAINED else None
+        if same is not None:
+            difference.verdict = Verdict.ASSERTED_BY_PR
+            difference.evidence = (f"the change {same.target} shows at the same line, raising the same "
+                                   f"exception: {same.evidence}")
+
+
+def _raised_at(difference: Difference) -> tuple | None:
+    """Where a difference raises on head, and what: None for another kind of difference."""
+    if difference.kind != "exception" or difference.line is None or not difference.head.startswith("raises "):
+        return None
+    raised = difference.head.removeprefix("raises ").split(":", 1)[0]
+    return difference.path, difference.line, difference.side, raised
 
 
 def _units_at(difference: Difference, units: Sequence[Unit]) -> list[Unit]:

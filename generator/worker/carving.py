@@ -32,7 +32,7 @@ from . import literals
 from .introspect import build_catalog
 from .protocol import OperationKind
 
-MAX_STATEMENTS = 60  # per test: a longer test is cut here (its tail is usually more of the same)
+MAX_STATEMENTS = 60  # per test sequence: later calls of literals alone become sequences of their own
 MAX_SEQUENCES = 3000  # per run: the explorer's first batches, not its whole budget
 
 
@@ -44,7 +44,7 @@ class Recorder:
         self.depth = 0
         self.main_thread = threading.get_ident()
         self.test: _TestRecording | None = None
-        self.seen: set[str] = set()
+        self.seen: dict[str, set[str]] = {}  # each sequence written, and the tests that made it
         self.counts = {"tests": 0, "sequences": 0}
         self.out = None
 
@@ -130,13 +130,18 @@ class Recorder:
             recorder.depth += 1
             try:
                 statement = test.statement(op_id, kind, args, kwargs, klass)
+                # a long test's later calls of literals stand alone (their own sequences): the
+                # assertion a pull request appends to a long test is what it means to change
+                alone = test.full
                 try:
                     value = function(*args, **kwargs)
                 except BaseException:
-                    if statement is not None:
-                        recorder._emit([*test.statements, statement], test.nodeid)  # replay stops here
+                    if statement is not None:  # replay stops at an exception: a sequence of its own
+                        recorder._emit([statement] if alone else [*test.statements, statement], test.nodeid)
                     raise
-                if statement is not None:
+                if statement is not None and alone:
+                    recorder._emit([statement], test.nodeid)
+                elif statement is not None:
                     test.add(statement, args[0] if kind == OperationKind.CONSTRUCTOR else value)
                 return value
             finally:
@@ -154,9 +159,13 @@ class Recorder:
         if not statements or self.out is None or self.counts["sequences"] >= MAX_SEQUENCES:
             return
         text = json.dumps(statements)
-        if text in self.seen:
+        made_by = self.seen.get(text)
+        if made_by is not None:  # another test that makes it is evidence too (asserting tests)
+            if test not in made_by:
+                made_by.add(test)
+                self._write({"repeat": statements, "test": test})
             return
-        self.seen.add(text)
+        self.seen[text] = {test}
         self.counts["sequences"] += 1
         self._write({"sequence": statements, "test": test})
 
@@ -171,10 +180,14 @@ class _TestRecording:
         self.alive: list[Any] = []  # keeps those values alive, so that their ids are not reused
         self.called: set[str] = set()  # the operations the test called, rebuildable or not
 
+    @property
+    def full(self) -> bool:
+        """The test's sequence is at its length: a later call is recorded only when it stands alone."""
+        return len(self.statements) >= MAX_STATEMENTS
+
     def statement(self, op_id: str, kind: str, args: tuple, kwargs: dict, klass: type | None) -> dict | None:
-        """The call as a statement, or None when an argument cannot be rebuilt from code."""
-        if len(self.statements) >= MAX_STATEMENTS:
-            return None
+        """The call as a statement, or None when an argument cannot be rebuilt from code (or, once the
+        sequence is full, from literals alone)."""
         if kind == OperationKind.CONSTRUCTOR:
             if klass is None or not args or type(args[0]) is not klass:
                 return None  # a subclass's construction through super().__init__
@@ -183,7 +196,8 @@ class _TestRecording:
             args = args[1:]  # the class: the operation names it
         encoded = [self._argument(arg) for arg in args]
         named = {name: self._argument(value) for name, value in kwargs.items()}
-        if any(arg is None for arg in encoded) or any(arg is None for arg in named.values()):
+        arguments = [*encoded, *named.values()]
+        if any(arg is None or (self.full and "ref" in arg) for arg in arguments):
             return None
         return {"op": op_id, "args": encoded, "kwargs": named}
 

@@ -220,3 +220,32 @@ def test_calls_to_the_modules_built_on_a_changed_one_are_carved_with_their_test(
     [render] = [s for s in carving.sequences if s[-1]["op"] == "fmt:render"]
     assert render[-1]["args"] == [{"lit": ["str", "a&b"]}]
     assert carving.sources[sequence_key(render)] == {"tests/test_fmt.py::test_render"}
+
+
+WIDTH = "def width(text: str) -> int:\n    return len(text)\n"
+LONG_TEST = """\
+from fmt.size import width
+
+
+def test_long():
+    for number in range(70):
+        width(str(number))
+    assert width("the last") == 8
+
+
+def test_short():
+    assert width("0") == 1
+"""
+
+
+def test_a_long_tests_later_calls_of_literals_and_a_sequence_two_tests_make_keep_their_tests(
+        builder: RepoBuilder) -> None:
+    make_pr(builder, {"fmt/__init__.py": "", "fmt/size.py": WIDTH, "tests/test_size.py": LONG_TEST},
+            {"fmt/size.py": WIDTH.replace("len(text)", "len(text.strip())")})
+    _, carving = _carve(builder)
+    last = [{"op": "fmt.size:width", "args": [{"lit": ["str", "the last"]}], "kwargs": {}}]
+    assert last in carving.sequences  # beyond the 60 calls of the test's sequence: alone
+    assert carving.sources[sequence_key(last)] == {"tests/test_size.py::test_long"}
+    first = [{"op": "fmt.size:width", "args": [{"lit": ["str", "0"]}], "kwargs": {}}]
+    assert carving.sources[sequence_key(first)] == {"tests/test_size.py::test_long",
+                                                     "tests/test_size.py::test_short"}

@@ -49,3 +49,41 @@ def test_a_changed_helper_at_the_differences_line_is_named_too() -> None:
                                                  '1a2b3c4: "_count_cells treats tabs as 8 cells"')
     elsewhere = Unit("pkg.mod", "_count_cells", "function", "modified", "pkg/mod.py", 20, 30)
     assert triage([_width(WORD)], OPERATIONS, said, [elsewhere])[0].verdict == Verdict.UNEXPLAINED
+
+
+ASSERTING = {"tests/test_mod.py::test_new": frozenset({"pkg.mod:width"})}
+
+
+def _raising(target: str, head: str, kind: str = "exception", carved_by: tuple[str, ...] = (), line: int = 7):
+    return sample_difference(1, target=target, kind=kind, path="pkg/mod.py", line=line, side="head",
+                             base="raises ValueError: bad", head=head, carved_by=list(carved_by),
+                             statements=[Statement(target, (WORD,))])
+
+
+def test_a_pull_request_test_that_shows_the_difference_asserts_it() -> None:
+    [asserted, other] = triage([_raising("pkg.mod:width", "raises KeyError: 'ab'",
+                                         carved_by=("tests/test_mod.py::test_new",)),
+                                _raising("pkg.mod:height", "raises KeyError: 'ab'", kind="return")],
+                               OPERATIONS, asserting=ASSERTING)
+    assert asserted.verdict == Verdict.ASSERTED_BY_PR
+    assert asserted.evidence == ("the pull request's test tests/test_mod.py::test_new, which fails on base "
+                                 "and passes on head, shows it through its own calls")
+    assert other.verdict == Verdict.UNEXPLAINED  # not in the test's calls: another operation
+    [carved_by_another] = triage([_raising("pkg.mod:width", "raises KeyError: 'ab'",
+                                           carved_by=("tests/test_mod.py::test_old",))],
+                                 OPERATIONS, asserting=ASSERTING)
+    assert carved_by_another.verdict == Verdict.UNEXPLAINED  # a test that does not assert a change
+
+
+def test_the_asserted_exception_raised_at_the_same_line_through_another_entry_point_is_asserted() -> None:
+    shown = ("tests/test_mod.py::test_new",)
+    judged = triage([_raising("pkg.mod:width", "raises KeyError: 'ab'", carved_by=shown),
+                     _raising("pkg.api:measure", "raises KeyError: 'xyz'"),
+                     _raising("pkg.api:other", "raises TypeError: no"),  # another exception
+                     _raising("pkg.api:moved", "raises KeyError: 'xyz'", line=9),  # another line
+                     _raising("pkg.api:value", "'ab'", kind="return")],  # a value, not the raise
+                    OPERATIONS, asserting=ASSERTING)
+    asserted, unexplained = Verdict.ASSERTED_BY_PR, Verdict.UNEXPLAINED
+    assert [d.verdict for d in judged] == [asserted, asserted, unexplained, unexplained, unexplained]
+    assert judged[1].evidence.startswith("the change pkg.mod:width shows at the same line, raising the same "
+                                         "exception: the pull request's test tests/test_mod.py::test_new")

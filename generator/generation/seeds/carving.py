@@ -84,7 +84,7 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
             ("base", base, existing, True), ("head", head, unchanged, False)]
     outcomes: dict[str, dict[str, str]] = {"base": {}, "head": {}}
     called: dict[str, set[str]] = {}
-    sources: dict[str, str] = {}
+    sources: dict[str, set[str]] = {}
     for number, (side, checkout, files, new) in enumerate(runs):
         left = seconds - (time.monotonic() - started)
         if not files or left <= 1.0:
@@ -99,7 +99,8 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         carving.test_files += len(files) if new else 0
         carving.tests += recorded.tests
         carving.sequences += recorded.sequences
-        sources.update(recorded.sources)
+        for key, tests in recorded.sources.items():
+            sources.setdefault(key, set()).update(tests)
         outcomes[side].update(recorded.outcomes)
         for test, operations in recorded.called.items():
             called.setdefault(test, set()).update(operations)
@@ -168,14 +169,13 @@ def _asserting(on_head: dict[str, str], called: dict[str, set[str]], base: Check
             if recorded.outcomes.get(test, "failed") == "failed"}
 
 
-def _sources(sequences: list[CallSequence], made_by: dict[str, str]) -> dict[str, frozenset[str]]:
+def _sources(sequences: list[CallSequence], made_by: dict[str, set[str]]) -> dict[str, frozenset[str]]:
     """For each sequence and each of its prefixes, the tests whose recordings they come from."""
     sources: dict[str, set[str]] = {}
     for statements in sequences:
-        test = made_by.get(sequence_key(statements))
-        if test is not None:
-            for end in range(1, len(statements) + 1):
-                sources.setdefault(sequence_key(statements[:end]), set()).add(test)
+        tests = made_by.get(sequence_key(statements), set())
+        for end in range(1, len(statements) + 1) if tests else ():
+            sources.setdefault(sequence_key(statements[:end]), set()).update(tests)
     return {key: frozenset(tests) for key, tests in sources.items()}
 
 
@@ -237,7 +237,7 @@ class _Recorded:
     problem: str | None = None  # the tests could not run at all
     outcomes: dict[str, str] = field(default_factory=dict)  # node id -> passed, failed or skipped
     called: dict[str, set[str]] = field(default_factory=dict)  # node id -> the operations it called
-    sources: dict[str, str] = field(default_factory=dict)  # sequence_key -> the test that made it
+    sources: dict[str, set[str]] = field(default_factory=dict)  # sequence_key -> the tests that made it
     finished: bool = False  # every batch ran (none was cut by the time limit)
 
     def why_none(self) -> str:
@@ -347,10 +347,12 @@ def _read(out: Path, recorded: _Recorded) -> int:
             record = json.loads(line)
         except ValueError:
             continue  # a line cut short by the time limit
-        if "sequence" in record:
-            recorded.sequences.append(record["sequence"])
+        if "sequence" in record or "repeat" in record:
+            statements = record.get("sequence") or record["repeat"]
+            if "sequence" in record:
+                recorded.sequences.append(statements)
             if "test" in record:
-                recorded.sources[sequence_key(record["sequence"])] = record["test"]
+                recorded.sources.setdefault(sequence_key(statements), set()).add(record["test"])
         elif "outcome" in record:  # written for a call's outcome, and for any phase that failed or skipped
             test, _, outcome = record["outcome"]
             known = recorded.outcomes.get(test, "skipped")
