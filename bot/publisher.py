@@ -144,6 +144,7 @@ class Publisher:
         self.fallback: str | None = None if client is not None else "no GitHub token"
         self._last_progress = -PROGRESS_INTERVAL
         self._summary: IssueComment | None = None  # ours, as read by `finish`
+        self._summary_read = False  # whether `_summary` is what GitHub holds (None: there is none yet)
         self._state_notes: list[str] = []
 
     # ------------------------------------------------------------ while running
@@ -275,6 +276,7 @@ class Publisher:
         assert self.client is not None
         try:
             self._summary = find_summary(self.client, self.pull.number, self.settings.bot_login)
+            self._summary_read = True
         except ReadOnlyToken as exc:
             self._fall_back(exc)
             return State()
@@ -291,7 +293,8 @@ class Publisher:
         """Edit our summary comment (marker and our login) or create it: never a second one."""
         assert self.client is not None
         try:
-            ours = self._summary or find_summary(self.client, self.pull.number, self.settings.bot_login)
+            ours = (self._summary if self._summary_read
+                    else find_summary(self.client, self.pull.number, self.settings.bot_login))
             if ours:
                 self.client.edit_issue_comment(self.pull.number, ours.id, body)
                 return ours.id

@@ -25,6 +25,18 @@ def builder(tmp_path: Path) -> RepoBuilder:
 
 
 @pytest.fixture(scope="session")
+def bubblewrap() -> object:
+    """The App's bubblewrap sandbox here: skip (fail under CI) when bubblewrap cannot run."""
+    from difforacle.bot.app.sandbox import SandboxUnavailable
+    from difforacle.bot.app.sandbox_choice import select_sandbox
+
+    try:
+        return select_sandbox("bubblewrap", TEST_IMAGE)
+    except SandboxUnavailable as exc:
+        service_unavailable("the bubblewrap sandbox", f"{exc} (image {TEST_IMAGE})")
+
+
+@pytest.fixture(scope="session")
 def docker_client():  # -> docker.DockerClient (imported lazily: most tests need no Docker)
     import docker
 

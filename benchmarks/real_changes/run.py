@@ -1517,6 +1517,18 @@ def _all_in(differences: list[dict[str, Any]], verdicts: tuple[str, ...]) -> boo
     return all(_verdict_of(d) in verdicts for d in differences)
 
 
+def _part_figure(detected: list[dict[str, Any]], part: str, verdicts: tuple[str, ...],
+                 target: float) -> dict[str, Any]:
+    """Of the detected cases, those whose every difference of `part` got one of `verdicts`; and of
+    those differences, how many did."""
+    found = [d for entry in detected for d in part_differences(entry, part)]
+    return {
+        "cases": _share(sum(_all_in(part_differences(e, part), verdicts) for e in detected), len(detected)),
+        "differences": _share(sum(_verdict_of(d) in verdicts for d in found), len(found)),
+        "target": target,
+    }
+
+
 def _share(part: int, whole: int) -> dict[str, Any]:
     return {"count": part, "of": whole, "share": round(part / whole, 3) if whole else None}
 
@@ -1547,24 +1559,11 @@ def triage_summary(results: dict[str, Any], cases: list[Case]) -> dict[str, Any]
             "set_apart": sum(1 for entry in measured for d in entry.get("differences") or [] if apart(d)),
         })
     figures: dict[str, Any] = {}
-    regressions = [entry for entry in judged("unintended") if entry.get("detected")]
-    if judged("unintended"):
-        found = [d for entry in regressions for d in part_differences(entry, "regression")]
-        figures["unintended"] = {
-            "cases": _share(sum(_all_in(part_differences(e, "regression"), REGRESSION_VERDICTS)
-                                for e in regressions), len(regressions)),
-            "differences": _share(sum(_verdict_of(d) in REGRESSION_VERDICTS for d in found), len(found)),
-            "target": TARGETS["unintended"],
-        }
-    intended = [entry for entry in judged("change") if entry.get("detected")]
-    if judged("change"):
-        found = [d for entry in intended for d in part_differences(entry, "intended")]
-        figures["intended"] = {
-            "cases": _share(sum(_all_in(part_differences(e, "intended"), EXPLAINED_VERDICTS)
-                                for e in intended), len(intended)),
-            "differences": _share(sum(_verdict_of(d) in EXPLAINED_VERDICTS for d in found), len(found)),
-            "target": TARGETS["intended"],
-        }
+    for figure, label, part, verdicts in (("unintended", "unintended", "regression", REGRESSION_VERDICTS),
+                                          ("intended", "change", "intended", EXPLAINED_VERDICTS)):
+        if judged(label):
+            figures[figure] = _part_figure([e for e in judged(label) if e.get("detected")], part, verdicts,
+                                           TARGETS[figure])
     mixed = judged("mixed")
     if mixed:
         def kept(entry: dict[str, Any]) -> bool:  # the regression found and never explained away

@@ -110,11 +110,13 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
                 f"The budget ran out before {remaining} of {len(groups)} groups of candidate "
                 "differences were confirmed; a larger --budget checks them.")
             break
+        # the tests that carved each member (none without carving: no key is encoded then)
+        made_by = ({id(kept): carved.get(sequence_key(kept.statements)) for kept, _ in members}
+                   if carved else {})
         members.sort(key=lambda member: (outside_declared_types(member[0].statements, operations) is not None,
-                                         sequence_key(member[0].statements) not in carved,
+                                         made_by.get(id(member[0])) is None,
                                          statement_of(member[1].key), repr(member[0].statements)))
-        carved_by = frozenset().union(*(carved.get(sequence_key(kept.statements), frozenset())
-                                        for kept, _ in members))
+        carved_by = frozenset().union(*(tests for tests in made_by.values() if tests))
         failures = []
         tries = [(kept, mismatch, False) for kept, mismatch in members[:REPRESENTATIVES]]
         tries.append((*members[0], True))  # alone it did not show: after what ran before it in replay
@@ -128,7 +130,7 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
             if scope.ignores(finding.shown.target):
                 confirmation.ignored += len(members)
                 break
-            finding.carved = sequence_key(kept.statements) in carved
+            finding.carved = made_by.get(id(kept)) is not None
             if finding.identity in findings:
                 findings[finding.identity].count += len(members)
                 findings[finding.identity].carved_by |= carved_by

@@ -23,6 +23,15 @@ def sequence_key(statements: Sequence[Statement]) -> str:
     return json.dumps(list(statements), sort_keys=True)
 
 
+def prefix_keys(statements: Sequence[Statement]) -> Iterator[str]:
+    """`sequence_key` of each non-empty prefix, shortest first, each statement encoded once (a
+    list's JSON is its items' JSON joined by ", " between brackets)."""
+    items: list[str] = []
+    for statement in statements:
+        items.append(json.dumps(statement, sort_keys=True))
+        yield "[" + ", ".join(items) + "]"
+
+
 def arguments(statement: Statement) -> Iterator[tuple[int | str, Arg]]:
     """The statement's arguments with their positions, then its keyword arguments by name."""
     yield from enumerate(statement["args"])

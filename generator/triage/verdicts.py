@@ -39,15 +39,13 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
         breaking = sorted(test for test, called in (broken or {}).items() if difference.target in called)
         if breaking:
             difference.verdict = Verdict.BREAKS_EXISTING_TEST
-            others = f" (and {len(breaking) - 1} more)" if len(breaking) > 1 else ""
-            difference.evidence = (f"the existing test {breaking[0]}{others}, which calls it, passes on base "
+            difference.evidence = (f"the existing test {_first_of(breaking)}, which calls it, passes on base "
                                    "and fails on head")
             continue
         asserted = sorted(test for test in difference.carved_by if test in (asserting or {}))
         if asserted:
             difference.verdict = Verdict.ASSERTED_BY_PR
-            others = f" (and {len(asserted) - 1} more)" if len(asserted) > 1 else ""
-            difference.evidence = (f"the pull request's test {asserted[0]}{others}, which fails on base and "
+            difference.evidence = (f"the pull request's test {_first_of(asserted)}, which fails on base and "
                                    "passes on head, shows it through its own calls")
             continue
         outside = outside_declared_types([s.to_json() for s in difference.statements], operations)
@@ -62,6 +60,11 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             difference.evidence = f"named by the pull request, in {named}"
     _same_change_as_asserted(differences)
     return differences
+
+
+def _first_of(tests: list[str]) -> str:
+    """The first test, and how many more there are: evidence stays one line."""
+    return tests[0] + (f" (and {len(tests) - 1} more)" if len(tests) > 1 else "")
 
 
 def _same_change_as_asserted(differences: list[Difference]) -> None:

@@ -26,15 +26,12 @@ from support.app_helpers import (
 )
 from support.fake_github import FakeGitHub, git_files
 from support.repos import RepoBuilder, make_pr
-from support.services import TEST_IMAGE, service_unavailable
 
 from difforacle.bot.acceptance import decode_state
 from difforacle.bot.action_command import run
 from difforacle.bot.app.installation import AppAccess
 from difforacle.bot.app.queue import JobQueue
 from difforacle.bot.app.runner import run_job
-from difforacle.bot.app.sandbox import SandboxUnavailable
-from difforacle.bot.app.sandbox_choice import select_sandbox
 from difforacle.bot.app.settings import AppSettings
 from difforacle.bot.app.webhook import create_app
 from difforacle.bot.github_client import Retries
@@ -123,15 +120,6 @@ def test_a_maintainer_accepts_a_meant_difference_and_the_check_turns_green_and_s
         assert runs[-1] == (pushed, "success")
         assert "accepted by @ann" in summary.body and pushed[:7] in summary.body
         assert fake.violations == []
-
-
-@pytest.fixture(scope="module")
-def bubblewrap() -> object:
-    """The App's sandbox here: skip (fail under CI) when bubblewrap cannot run."""
-    try:
-        return select_sandbox("bubblewrap", TEST_IMAGE)
-    except SandboxUnavailable as exc:
-        service_unavailable("the bubblewrap sandbox", exc)
 
 
 @pytest.mark.slow

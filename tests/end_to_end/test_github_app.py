@@ -25,11 +25,8 @@ from support.app_helpers import (
 )
 from support.fake_github import FakeGitHub, git_files
 from support.repos import RepoBuilder, make_pr
-from support.services import TEST_IMAGE, service_unavailable
 
 from difforacle.bot.app.queue import make_huey
-from difforacle.bot.app.sandbox import SandboxUnavailable
-from difforacle.bot.app.sandbox_choice import select_sandbox
 from difforacle.bot.app.state import JobState
 from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
 
@@ -56,18 +53,9 @@ def table_rows(summary: str) -> list[list[str]]:
     return [[cell.strip() for cell in row.strip("|").split("|")][1:] for row in rows]
 
 
-@pytest.fixture(scope="module")
-def bubblewrap() -> None:
-    """The App's sandbox here: skip (fail under CI) when bubblewrap cannot run."""
-    try:
-        select_sandbox("bubblewrap", TEST_IMAGE)
-    except SandboxUnavailable as exc:
-        service_unavailable("the bubblewrap sandbox", exc)
-
-
 @pytest.mark.slow
 def test_a_pull_request_is_tested_published_once_and_updated_on_push(tmp_path: Path,
-                                                                      bubblewrap: None) -> None:
+                                                                      bubblewrap: object) -> None:
     builder = RepoBuilder(tmp_path / "origin")
     base, head = make_pr(builder, BEFORE, REGRESSION)
     with FakeGitHub(strict_tokens=True).serve() as fake:

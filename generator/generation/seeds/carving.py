@@ -39,7 +39,7 @@ from ...changes.model import ChangeSet, Checkout
 from ...changes.units import is_test_file_name
 from ...planning.deadline import CARVE_TEST_TIMEOUT
 from ...runtime.packages import FALLBACK_VARIABLE, PYTEST_BOOT, link_pytest
-from ...runtime.sequence import CallSequence, references, sequence_key
+from ...runtime.sequence import CallSequence, prefix_keys, references, sequence_key
 from ...runtime.workers import worker_environment
 
 MAX_TEST_FILES = 200  # per side: the nearest tests of a huge suite are enough
@@ -173,9 +173,9 @@ def _sources(sequences: list[CallSequence], made_by: dict[str, set[str]]) -> dic
     """For each sequence and each of its prefixes, the tests whose recordings they come from."""
     sources: dict[str, set[str]] = {}
     for statements in sequences:
-        tests = made_by.get(sequence_key(statements), set())
-        for end in range(1, len(statements) + 1) if tests else ():
-            sources.setdefault(sequence_key(statements[:end]), set()).update(tests)
+        tests = made_by.get(sequence_key(statements))
+        for key in prefix_keys(statements) if tests else ():
+            sources.setdefault(key, set()).update(tests)
     return {key: frozenset(tests) for key, tests in sources.items()}
 
 

@@ -60,11 +60,6 @@ def _sandbox(kind: str, image: str = TEST_IMAGE) -> object:
         service_unavailable(f"the {kind} sandbox", f"{exc} (image {image})")
 
 
-@pytest.fixture(scope="module")
-def bubblewrap() -> object:
-    return _sandbox("bubblewrap")
-
-
 @pytest.fixture(scope="module", params=["bubblewrap", "docker"])
 def any_sandbox(request: pytest.FixtureRequest) -> object:
     """Each sandbox: bubblewrap, and Docker on the image built from this tree (`sandbox_image`)."""
