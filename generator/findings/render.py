@@ -42,7 +42,7 @@ from ..runtime.sequence import CallSequence, called, references
 from ..worker.command_line import command_target, run_command_line
 from ..worker.literals import SHARED_NAN, input_files, modules_used
 from ..worker.literals import source as literal_source
-from ..worker.protocol import ObservationKey, OperationKind, Step, Tag
+from ..worker.protocol import ApiChange, ObservationKey, OperationKind, Step, Tag
 from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target
 from .cases import Finding
 from .declared_types import outside_declared_types
@@ -351,7 +351,7 @@ def _final(call: str, names: dict[int, str], mismatch: Mismatch, pin: Pin, impor
         if pinned is None:  # returns normally here, raises there: the call alone must not raise
             return [f"# {note}", call]
         if pinned[0] == Tag.API:
-            if pinned[1] != "signature":
+            if pinned[1] != ApiChange.SIGNATURE:
                 raise Unpinnable(f"the operation is missing on {pin}: {pinned[2]}")
             imports.modules.add("pytest")
             return [f"# {note}", "with pytest.raises(TypeError):", f"    {call}"]

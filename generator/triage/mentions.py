@@ -11,9 +11,18 @@ A passage that says its change keeps behaviour ("refactor", "simplify", "streaml
 difference there is what it did not mean. Its subject line speaks for the whole passage.
 
 A distinctive name (with an underscore, a digit or a capital: `parse_duration`, `RateMeter`)
-counts wherever it stands as a whole word. A plain lower-case word (`parse`, `items`) is also
-English, so it counts only where the text marks it as code: in backticks, called (`parse(`), or
-joined to another name by a dot (`durations.parse`, `Meter.add`).
+counts wherever it stands as a whole word, in any capitals that keep it distinctive (`TzInfoParser`
+for `TzinfoParser`). A plain lower-case word (`parse`, `items`) is also English, so it counts only
+where the text marks it as code: in backticks, called (`parse(`), or joined to another name by a dot
+(`durations.parse`, `Meter.add`). A name of three words or more is also named by those words in
+prose (`BLOCK_LEVEL_ELEMENTS` by "a block-level element"); two words (`RateMeter`: "a rate meter")
+are too often plain English. A module is named by its file (`idnadata.py`) or its dotted path
+(`idna.idnadata`, not `idna.idnadata.encode`, which names a member).
+
+A line that names something and says nothing else of it ("Update slugify.slugify", "Adjust parse.py")
+states no intent: only a vague verb is left once the names are taken out, so it explains nothing.
+A name the pull request removes (an API change "missing") is explained by any passage that names
+it, a rename or a move included: removing the name is what such a passage says.
 """
 
 from __future__ import annotations
@@ -29,6 +38,16 @@ KEEPS_BEHAVIOUR = re.compile(
     r"\b(refactor\w*|tid(y|ies|ied|ying)|clean(s|ed|ing)?[ -]?up|simplif\w+|streamlin\w+|restructur\w+|"
     r"reorgani[sz]\w+|renam\w+|typos?|lint\w*|speed(s|ing)? up|faster|optimi[sz]\w+|performance|perf|"
     r"no (functional|behaviou?r(al)?) changes?|behaviou?r[- ]preserving|internal(ly)?)\b", re.IGNORECASE)
+# what a line may say besides the names and still say nothing of them ("Update X", "Adjust X in Y")
+VAGUE = frozenset({
+    "update", "updates", "updated", "updating", "change", "changes", "changed", "changing", "modify",
+    "modifies", "modified", "adjust", "adjusts", "adjusted", "adjustment", "rework", "reworks",
+    "reworked", "tweak", "tweaks", "tweaked", "edit", "edits", "edited", "touch", "touches", "touched",
+    "revise", "revises", "revised", "revision", "misc", "minor", "small", "some", "various", "bits",
+    "wip", "a", "an", "the", "in", "of", "to", "for", "on", "and", "at", "from", "with", "code", "file",
+    "module", "function", "method", "class"
+})
+PHRASE_WORDS = 3  # a name of this many words or more is also named by those words in prose
 MIN_PLAIN = 3  # shorter lower-case names (`f`, `ok`) never count, even marked as code
 QUOTE = 160  # characters of the naming line quoted as evidence
 
@@ -56,43 +75,85 @@ def names_of(target: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def mention(text: PullRequestText, targets: Iterable[str]) -> Mention | None:
-    """The first passage that names one of `targets` (or is the changed docstring of one)."""
+def module_names_of(target: str) -> list[str]:
+    """The names of the module an operation or unit lives in: its file (`idnadata.py`; never
+    `__init__.py`, which every package has) and its dotted path, if it has a dot (`idna.idnadata`)."""
+    parts = target.partition(":")[0].split(".")
+    names = [f"{parts[-1]}.py"] if parts[-1] != "__init__" else []
+    return names + ([".".join(parts)] if len(parts) > 1 else [])
+
+
+def mention(text: PullRequestText, targets: Iterable[str], removed: bool = False) -> Mention | None:
+    """The first passage that names one of `targets` (or is the changed docstring of one).
+    `removed`: the difference is a name gone on head, which a rename or a move also names."""
     targets = list(targets)
     names = [name for target in targets for name in names_of(target)]
+    modules = [name for target in targets for name in module_names_of(target)]
     for passage in text.passages:
         if passage.unit is not None:
             lines = passage.text.strip().splitlines()
             if passage.unit in targets and lines:  # a docstring whose added lines are blank says nothing
                 return Mention(passage.source, _quote(lines[0]))
             continue
-        found = _naming_line(passage, names)
+        found = _naming_line(passage, list(dict.fromkeys(names)), list(dict.fromkeys(modules)), removed)
         if found is not None:
             return Mention(passage.source, _quote(found))
     return None
 
 
-def _naming_line(passage: Passage, names: list[str]) -> str | None:
-    """The first line that names one of `names` as a change of behaviour (None if the passage's
-    subject, or that line, claims to keep behaviour)."""
+def _naming_line(passage: Passage, names: list[str], modules: list[str], removed: bool) -> str | None:
+    """The first line that names one of `names` or `modules` as a change of behaviour (None if the
+    passage's subject, or that line, claims to keep behaviour, unless the name is `removed`)."""
     lines = passage.text.strip().splitlines()
-    if not lines or KEEPS_BEHAVIOUR.search(lines[0]):
+    keeps = (lambda line: False) if removed else (lambda line: KEEPS_BEHAVIOUR.search(line) is not None)
+    if not lines or keeps(lines[0]):
         return None
     for line in lines:
-        if any(_names(line, name) for name in names):
-            return None if KEEPS_BEHAVIOUR.search(line) else line.strip()
+        spans = [span for name in names for span in _names(line, name)]
+        spans += [span for module in modules for span in _names_module(line, module)]
+        if spans and _says_more(line, spans):
+            return None if keeps(line) else line.strip()
     return None
 
 
-def _names(line: str, name: str) -> bool:
+def _says_more(line: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether the line says something besides the names at `spans` and vague words."""
+    rest = list(line)
+    for start, end in spans:
+        rest[start:end] = " " * (end - start)
+    words = re.findall(r"[^\W\d_]+", re.sub(r"#\d+", " ", "".join(rest)).lower())
+    return any(word not in VAGUE for word in words)
+
+
+def _names(line: str, name: str) -> list[tuple[int, int]]:
+    """Where `line` names `name` (empty if it does not)."""
     if _distinctive(name):
-        return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", line) is not None
+        found = [m.span() for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", line, re.IGNORECASE)
+                 if _distinctive(m.group())]
+        return found or _phrase(line, name)
     if len(name) < MIN_PLAIN:
-        return False
+        return []
     word = re.escape(name)
     as_code = (rf"`[^`\n]*(?<![\w]){word}(?!\w)[^`\n]*`", rf"(?<![\w]){word}\(", rf"\w\.{word}(?!\w)",
                rf"(?<![\w.]){word}\.\w")
-    return any(re.search(pattern, line) for pattern in as_code)
+    return [m.span() for pattern in as_code for m in re.finditer(pattern, line)]
+
+
+def _phrase(line: str, name: str) -> list[tuple[int, int]]:
+    """Where prose says a name of PHRASE_WORDS words or more word by word: `BLOCK_LEVEL_ELEMENTS`
+    as "block-level element", `parse_iso_week_date` as "parse ISO week dates"."""
+    words = [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name.split(".")[-1])]
+    if len(words) < PHRASE_WORDS:
+        return []
+    stems = [re.escape(w[:-1] if w.endswith("s") and len(w) > 3 else w) for w in words]
+    pattern = r"(?<!\w)" + r"[\s_-]+".join(stem + r"s?" for stem in stems) + r"(?!\w)"
+    return [m.span() for m in re.finditer(pattern, line, re.IGNORECASE)]
+
+
+def _names_module(line: str, module: str) -> list[tuple[int, int]]:
+    """Where `line` names a module itself (`idnadata.py`, `idna.idnadata`), not one of its members."""
+    pattern = rf"(?<![\w.]){re.escape(module)}(?![\w]|\.\w)"
+    return [m.span() for m in re.finditer(pattern, line)]
 
 
 def _distinctive(name: str) -> bool:

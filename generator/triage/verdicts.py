@@ -22,8 +22,10 @@ from collections.abc import Mapping, Sequence
 
 from ..changes.model import Unit
 from ..findings.declared_types import outside_declared_types
+from ..oracle.leaves import leaf_text
 from ..report.model import Difference, Verdict
 from ..runtime.catalog import Operation
+from ..worker.protocol import ApiChange, Tag
 from .mentions import mention
 from .pull_request import PullRequestText
 
@@ -54,7 +56,7 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             difference.evidence = f"only an input outside the declared types shows it: {outside}"
             continue
         targets = [difference.target, *(unit.target for unit in _units_at(difference, units))]
-        named = mention(text, targets) if text else None
+        named = mention(text, targets, removed=_removed(difference)) if text else None
         if named is not None:
             difference.verdict = Verdict.NAMED_BY_PR
             difference.evidence = f"named by the pull request, in {named}"
@@ -89,8 +91,19 @@ def _raised_at(difference: Difference) -> tuple | None:
     return difference.path, difference.line, difference.side, raised
 
 
+def _removed(difference: Difference) -> bool:
+    """Whether the difference is a name that head no longer has (an API change "missing")."""
+    missing = leaf_text([Tag.API, ApiChange.MISSING, ""])
+    return difference.kind == "api" and difference.head.startswith(missing)
+
+
 def _units_at(difference: Difference, units: Sequence[Unit]) -> list[Unit]:
-    """The changed units whose lines hold the difference's location, on the side it refers to."""
+    """The changed units whose lines hold the difference's location, on the side it refers to; for
+    a difference in importing a module, every changed unit of that module (removing a module
+    removes what it defines)."""
+    module, _, qualname = difference.target.partition(":")
+    if qualname == "<module>":
+        return [unit for unit in units if unit.module == module]
     if difference.path is None or difference.line is None:
         return []
     side, line = difference.side or "head", difference.line

@@ -29,7 +29,16 @@ from .observe import (
     raised_by,
     type_name,
 )
-from .protocol import OperationKind, ResultRecord, Status, Tag, digest_key, exception_key, value_key
+from .protocol import (
+    ApiChange,
+    OperationKind,
+    ResultRecord,
+    Status,
+    Tag,
+    digest_key,
+    exception_key,
+    value_key,
+)
 from .resolve import Missing, Resolver, Unbindable
 from .tracer import ChangeTracer
 
@@ -124,10 +133,10 @@ class SequenceRunner:
             kwargs = {k: _argument(a, values, self._nan) for k, a in statement["kwargs"].items()}
             self.resolver.check_binding(op, args, kwargs)
         except Missing as exc:
-            obs[exception_key(index)] = [Tag.API, "missing", str(exc)]
+            obs[exception_key(index)] = [Tag.API, ApiChange.MISSING, str(exc)]
             return Status.MISSING
         except Unbindable as exc:
-            obs[exception_key(index)] = [Tag.API, "signature", str(exc)]
+            obs[exception_key(index)] = [Tag.API, ApiChange.SIGNATURE, str(exc)]
             return Status.UNBINDABLE
         if want_callees:
             result["callees"].append(op.callee(args))

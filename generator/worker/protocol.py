@@ -110,6 +110,13 @@ class OperationKind:
     CALL = "call"  # a callable an earlier statement returned, called: args[0](*args[1:])
 
 
+class ApiChange(enum.StrEnum):
+    """The second field of an API leaf: what about the operation changed."""
+
+    MISSING = "missing"  # the operation does not exist on this commit
+    SIGNATURE = "signature"  # its signature rejects the call
+
+
 class Status(enum.StrEnum):
     """How a sequence ended."""
 

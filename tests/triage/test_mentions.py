@@ -85,3 +85,41 @@ def test_a_changed_docstring_names_its_unit_only() -> None:
 def test_a_changed_docstring_whose_added_lines_are_blank_explains_nothing() -> None:
     text = PullRequestText([Passage("the docstring of pkg.mod:helper", "\n  \n", unit="pkg.mod:helper")])
     assert mention(text, ["pkg.mod:helper"]) is None
+
+
+@pytest.mark.parametrize(("text", "target", "named"), [
+    ("Allow a UTC prefix in TzInfoParser", "pkg.parser:TzinfoParser.parse", True),  # other capitals
+    ("Allow a UTC prefix in the tzinfoparser", "pkg.parser:TzinfoParser.parse", False),  # not distinctive
+    ("Treat center like a block-level element", "pkg.util:BLOCK_LEVEL_ELEMENTS", True),  # three words
+    ("Parse ISO week dates without a day", "pkg.mod:parse_iso_week_date", True),
+    ("Fix the block level", "pkg.util:BLOCK_LEVEL_ELEMENTS", False),  # not all its words
+    ("Regenerate idnadata.py with correct data", "pkg.idnadata:codepoint_classes", True),  # its file
+    ("Regenerate pkg/idnadata.py with correct data", "pkg.idnadata:codepoint_classes", True),
+    ("pkg.idnadata follows Unicode 16", "pkg.idnadata:codepoint_classes", True),  # its dotted path
+    ("Fix pkg.idnadata.encode for digits", "pkg.idnadata:codepoint_classes", False),  # a member of it
+    ("Fix __init__.py imports", "pkg:format", False),  # every package has one
+])
+def test_more_ways_a_text_names_an_operation(text: str, target: str, named: bool) -> None:
+    assert (mention(_said(text), [target]) is not None) is named
+
+
+@pytest.mark.parametrize("text", [
+    "Update slugify.slugify", "Adjust parse.py", "Rework `parse_duration` (#123)",
+    "Minor changes to RateMeter", "Update the parse_duration function",
+])
+def test_a_line_that_only_names_states_no_intent(text: str) -> None:
+    targets = ["pkg.mod:parse_duration", "pkg.slugify:slugify", "pkg.parse:RateMeter"]
+    assert mention(_said(text), targets) is None
+
+
+def test_a_vague_subject_leaves_the_body_to_speak() -> None:
+    message = "Update parse_duration\n\nparse_duration now reads hours."
+    assert mention(_said(message, source="commit 1a2b3c4"), ["pkg.mod:parse_duration"]) == \
+        Mention("commit 1a2b3c4", "parse_duration now reads hours.")
+
+
+def test_a_removed_name_is_explained_by_a_rename_that_names_it() -> None:
+    text = _said("Rename `HookImplOpts` -> `HookimplOpts`")
+    assert mention(text, ["pkg:HookImplOpts<export>"], removed=True) is not None
+    assert mention(text, ["pkg:HookImplOpts<export>"]) is None  # a rename keeps any other behaviour
+    assert mention(_said("Update `HookImplOpts`"), ["pkg:HookImplOpts"], removed=True) is None

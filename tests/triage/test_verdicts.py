@@ -87,3 +87,27 @@ def test_the_asserted_exception_raised_at_the_same_line_through_another_entry_po
     assert [d.verdict for d in judged] == [asserted, asserted, unexplained, unexplained, unexplained]
     assert judged[1].evidence.startswith("the change pkg.mod:width shows at the same line, raising the same "
                                          "exception: the pull request's test tests/test_mod.py::test_new")
+
+
+def test_a_removed_module_is_named_by_what_it_defined() -> None:
+    removed = Unit("pkg.frozen", "FrozenBidict", "class", "removed", "pkg/frozen.py", 3, 40)
+    def gone() -> object:
+        return sample_difference(1, target="pkg.frozen:<module>", path=None, line=1, side="head",
+                                 base="imports", head="raises ModuleNotFoundError: No module named 'pkg'",
+                                 statements=[Statement("pkg.frozen:<module>", ())])
+    said = PullRequestText([Passage("the title", "Drop FrozenBidict")])
+    assert triage([gone()], OPERATIONS, said, [removed])[0].verdict == Verdict.NAMED_BY_PR
+    other = Unit("pkg.other", "FrozenBidict", "class", "removed", "pkg/other.py", 3, 40)
+    assert triage([gone()], OPERATIONS, said, [other])[0].verdict == Verdict.UNEXPLAINED  # another module's
+
+
+def test_a_name_gone_on_head_is_explained_by_the_rename_that_names_it() -> None:
+    gone = sample_difference(1, target="pkg:HookOpts<export>", kind="api", path="pkg/__init__.py", line=3,
+                             side="head", base="returns normally",
+                             head="API change (missing): pkg has no HookOpts",
+                             statements=[Statement("pkg:HookOpts<export>", ())])
+    said = PullRequestText([Passage("the title", "Rename `HookOpts` -> `HookOptions`")])
+    assert triage([gone], OPERATIONS, said)[0].verdict == Verdict.NAMED_BY_PR
+    changed = sample_difference(1, target="pkg:HookOpts", kind="return", path="pkg/__init__.py", line=3,
+                                side="head", statements=[Statement("pkg:HookOpts", ())])
+    assert triage([changed], OPERATIONS, said)[0].verdict == Verdict.UNEXPLAINED  # a rename keeps the rest
