@@ -145,6 +145,7 @@ class _Run:
     words: PullRequestText  # what the pull request says about itself: the evidence of intent
     broken: dict[str, frozenset[str]] = field(default_factory=dict)  # existing tests head breaks (carving)
     asserting: dict[str, frozenset[str]] = field(default_factory=dict)  # the PR's tests of new behaviour
+    updated: dict[str, frozenset[str]] = field(default_factory=dict)  # base's tests the PR rewrote
     carved: dict[str, frozenset[str]] = field(default_factory=dict)  # carved sequence -> its tests
     found: list[Difference] = field(default_factory=list)  # the differences, before the reproduction check
     minimization_notes: list[str] = field(default_factory=list)
@@ -331,7 +332,8 @@ def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, c
     run.report.notes.extend(confirmation.notes)
     run.minimization_notes = minimization_notes
     run.found += triage(render_findings(confirmation.findings, catalog.by_id, run.options.floats),
-                        catalog.by_id, run.words, run.changes.units, run.broken, run.asserting)
+                        catalog.by_id, run.words, run.changes.units, run.broken, run.asserting,
+                        run.updated)
     run.rendered = True
     return confirmation.ignored
 
@@ -347,16 +349,18 @@ def _carve(run: _Run) -> Carving:
     report.notes.extend(carving.notes)
     report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
     run.broken, run.asserting, run.carved = carving.broken, carving.asserting, carving.sources
-    if carving.broken:
-        tests = sorted(carving.broken)
-        report.notes.append(f"{len(tests)} existing test(s) that the pull request leaves unchanged pass on "
-                            f"base and fail on head (again when run alone): {', '.join(tests[:5])}"
-                            + (", ..." if len(tests) > 5 else ""))
-    if carving.asserting:
-        tests = sorted(carving.asserting)
-        report.notes.append(f"{len(tests)} test(s) the pull request adds or changes fail on base and pass on "
-                            f"head (they state the new behaviour): {', '.join(tests[:5])}"
-                            + (", ..." if len(tests) > 5 else ""))
+    run.updated = carving.updated
+    said = ((carving.broken, "existing test(s) that the pull request leaves unchanged pass on base and fail "
+             "on head (again when run alone)"),
+            (carving.asserting, "test(s) the pull request adds or changes fail on base and pass on head "
+             "(they state the new behaviour)"),
+            (carving.updated, "test(s) as base has them, in files the pull request changes, pass on base and "
+             "fail on head (the pull request rewrote or removed them)"))
+    for tests, what in said:
+        names = sorted(tests)
+        if names:
+            more = ", ..." if len(names) > 5 else ""
+            report.notes.append(f"{len(names)} {what}: {', '.join(names[:5])}{more}")
     return carving
 
 

@@ -4,7 +4,9 @@
    operation, passes on base and fails on head (`generation.seeds.carving`); the strongest sign
    of a regression, whatever the input that shows it;
 2. `asserted-by-pr`: a test the pull request adds or changes, which fails on base and passes on
-   head (it states the new behaviour), showed this difference through its own calls: its carved
+   head (it states the new behaviour), or a test as base had it, which passes on base and fails on
+   head and which the pull request rewrites or removes (it states the old behaviour the pull request
+   means to leave), showed this difference through its own calls: its carved
    sequences fell in the difference's group, which is one operation, one kind and one observed
    path. A regression elsewhere (another operation, or another kind of change at the same one)
    is not explained by it; one at the same operation that shows the same kind of change on other
@@ -33,10 +35,12 @@ from .pull_request import PullRequestText
 def triage(differences: list[Difference], operations: Mapping[str, Operation],
            text: PullRequestText | None = None, units: Sequence[Unit] = (),
            broken: Mapping[str, frozenset[str]] | None = None,
-           asserting: Mapping[str, frozenset[str]] | None = None) -> list[Difference]:
+           asserting: Mapping[str, frozenset[str]] | None = None,
+           updated: Mapping[str, frozenset[str]] | None = None) -> list[Difference]:
     """Give each difference its verdict and evidence, in place; the same list, for chaining.
     `broken`: the existing tests that pass on base and fail on head, with the operations they call;
-    `asserting`: the pull request's tests that fail on base and pass on head, likewise."""
+    `asserting`: the pull request's tests that fail on base and pass on head, likewise; `updated`:
+    base's copy of the tests the pull request changes that pass on base and fail on head."""
     for difference in differences:
         breaking = sorted(test for test, called in (broken or {}).items() if difference.target in called)
         if breaking:
@@ -49,6 +53,13 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             difference.verdict = Verdict.ASSERTED_BY_PR
             difference.evidence = (f"the pull request's test {_first_of(asserted)}, which fails on base and "
                                    "passes on head, shows it through its own calls")
+            continue
+        rewritten = sorted(test for test in difference.carved_by if test in (updated or {}))
+        if rewritten:
+            difference.verdict = Verdict.ASSERTED_BY_PR
+            difference.evidence = (f"the pull request rewrites or removes the test {_first_of(rewritten)}, "
+                                   "which as base has it passes on base, fails on head and shows it through "
+                                   "its own calls")
             continue
         outside = outside_declared_types([s.to_json() for s in difference.statements], operations)
         if outside is not None:

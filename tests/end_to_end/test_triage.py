@@ -193,6 +193,25 @@ def test_a_test_the_pull_request_changes_is_not_an_existing_one(builder: RepoBui
     assert not any("existing test" in note for note in report.notes)
 
 
+def test_a_test_the_pull_request_removes_as_the_change_broke_it_explains_what_it_showed(
+        builder: RepoBuilder) -> None:
+    # test_discount passes on base and fails on head, and the pull request removes it: it meant to
+    # leave that behaviour; round_price's change is in no test and no word
+    removed = PRICE_TESTS.replace("def test_discount():\n    assert discount(100) == 90\n\n\n", "")
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES, "tests/test_prices.py": PRICE_TESTS},
+            {"pkg/prices.py": BOTH, "tests/test_prices.py": removed})
+    report = run_analyze(builder)
+    test_id = "tests/test_prices.py::test_discount"
+    assert ("1 test(s) as base has them, in files the pull request changes, pass on base and fail on head "
+            f"(the pull request rewrote or removed them): {test_id}") in report.notes
+    verdicts = {d.target: (d.verdict, d.evidence) for d in _counted(report.differences)}
+    assert verdicts == {
+        "pkg.prices:discount": (Verdict.ASSERTED_BY_PR, "the pull request rewrites or removes the test "
+                                f"{test_id}, which as base has it passes on base, fails on head and shows it "
+                                "through its own calls"),
+        "pkg.prices:round_price": (Verdict.UNEXPLAINED, "")}
+
+
 NEW_ROUNDING_TEST = '''\
 from pkg.prices import round_price
 

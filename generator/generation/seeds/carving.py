@@ -14,7 +14,9 @@ not start, costs a note, never the run.
 Base's tests of the changed modules also run on head (those the pull request leaves unchanged),
 and each test's outcome on each side is kept: a test that passed on base and fails on head, again
 when run alone on both, is an existing test the change breaks (`Carving.broken`), with the
-operations it called.
+operations it called. Base's copy of the tests the pull request changes runs on head as well: one
+that passed on base and fails there is a test the pull request had to rewrite, since the change
+broke it (`Carving.updated`); its calls show the old behaviour the pull request means to leave.
 
 pytest collects every file of a run before it runs a test, and a large suite's collection can take
 all of carving's share: the files run in batches, the nearest file (the one named after a changed
@@ -64,6 +66,10 @@ class Carving:
     # the pull request's tests that fail on base (run there with head's copy of their files) and
     # pass on head: they state the new behaviour. node id -> the operations the test called
     asserting: dict[str, frozenset[str]] = field(default_factory=dict)
+    # base's copy of the tests the pull request changes, which pass on base and fail on head (run
+    # there with base's copy of their files): the pull request rewrote what the change broke, so
+    # their calls show the old behaviour it means to leave. node id -> the operations the test called
+    updated: dict[str, frozenset[str]] = field(default_factory=dict)
     # `sequence_key` of each carved sequence (and prefix) -> the tests whose recording it is
     sources: dict[str, frozenset[str]] = field(default_factory=dict)
 
@@ -77,6 +83,8 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     # `sqlparse.format` is defined): a test's call to one of those is a call the explorer makes too
     modules = [*changes.modules, *changes.importers]
     existing = importing_test_files(base.root, modules)[:MAX_TEST_FILES]
+    changed = [path for path in existing if path in changes.tests]
+    existing = changed + [path for path in existing if path not in changes.tests]  # their outcomes first
     unchanged = [path for path in existing if path not in changes.tests and (head.root / path).is_file()]
     # (side, checkout, files, whether they are new to carving: the last run's files are the second's,
     # run again on head for their outcomes, and neither counted nor said twice)
@@ -107,6 +115,9 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         if number == 0:  # before base's whole suite, which may take all that is left
             carving.asserting = _asserting(recorded.outcomes, called, base, head, modules, python,
                                            (seconds - (time.monotonic() - started)) / 2, test_timeout)
+        if number == 1:
+            carving.updated = _updated(recorded.outcomes, called, changed, base, head, modules, python,
+                                       (seconds - (time.monotonic() - started)) / 2, test_timeout)
     carving.broken = _confirmed_broken(outcomes, called, unchanged, base, head, modules, python,
                                        seconds - (time.monotonic() - started), test_timeout)
     carving.sources = _sources(carving.sequences, sources)
@@ -144,19 +155,40 @@ def _asserting(on_head: dict[str, str], called: dict[str, set[str]], base: Check
                test_timeout: float) -> dict[str, frozenset[str]]:
     """The pull request's tests that pass on head and fail on base, run there with head's copy of
     their files (a test that cannot run on base at all, its file failing to import a new name,
-    fails there too); with the operations they called. Base's files are put back afterwards."""
-    passed = sorted(test for test, outcome in on_head.items() if outcome == "passed")
+    fails there too); with the operations they called."""
+    return _fail_on_the_other_side(on_head, called, head, (base, "base"), modules, python, seconds,
+                                   test_timeout)
+
+
+def _updated(on_base: dict[str, str], called: dict[str, set[str]], changed: list[str], base: Checkout,
+             head: Checkout, modules: list[str], python: str, seconds: float,
+             test_timeout: float) -> dict[str, frozenset[str]]:
+    """Base's tests in the files the pull request changes that pass on base and fail on head, run
+    there with base's copy of their files (a test the pull request removes included); with the
+    operations they called."""
+    files = set(changed)
+    ran = {test: outcome for test, outcome in on_base.items() if test.split("::", 1)[0] in files}
+    return _fail_on_the_other_side(ran, called, base, (head, "head"), modules, python, seconds, test_timeout)
+
+
+def _fail_on_the_other_side(outcomes: dict[str, str], called: dict[str, set[str]], where: Checkout,
+                            other_side: tuple[Checkout, str], modules: list[str], python: str, seconds: float,
+                            test_timeout: float) -> dict[str, frozenset[str]]:
+    """The tests that passed in `where` and fail in `other`, run there with `where`'s copy of their
+    files, which are put back afterwards; with the operations they called."""
+    passed = sorted(test for test, outcome in outcomes.items() if outcome == "passed")
     if not passed or seconds <= 2.0:
         return {}
     files = sorted({test.split("::", 1)[0] for test in passed})
+    other, side = other_side
     kept: dict[Path, bytes | None] = {}
     try:
         for path in files:
-            target = base.root / path
+            target = other.root / path
             kept[target] = target.read_bytes() if target.is_file() else None
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(head.root / path, target)
-        recorded = _record("base", base, files, modules, python, seconds, test_timeout)
+            shutil.copyfile(where.root / path, target)
+        recorded = _record(side, other, files, modules, python, seconds, test_timeout)
     finally:
         for target, content in kept.items():
             if content is None:
@@ -164,7 +196,7 @@ def _asserting(on_head: dict[str, str], called: dict[str, set[str]], base: Check
             else:
                 target.write_bytes(content)
     if recorded.problem is not None or not recorded.finished:
-        return {}  # an outcome base never got to is no evidence
+        return {}  # an outcome the other side never got to is no evidence
     return {test: frozenset(called.get(test, ())) for test in passed
             if recorded.outcomes.get(test, "failed") == "failed"}
 
