@@ -32,6 +32,7 @@ import operator
 import os
 import re
 import sys
+import traceback
 import types
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from itertools import islice
@@ -50,6 +51,10 @@ CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodTyp
                   types.ModuleType, types.MethodWrapperType, types.WrapperDescriptorType,
                   types.MethodDescriptorType, types.ClassMethodDescriptorType, types.LambdaType)
 ROUTINE_TYPE_NAMES = frozenset({"functools.partial", "partial", "staticmethod", "classmethod"})
+# where code sits, as the interpreter reports it (a stack a library keeps to say where an object was
+# made): line numbers and files that any edit above them moves, so only their type is observed
+SOURCE_LOCATION_TYPES = (traceback.FrameSummary, traceback.StackSummary, types.FrameType,
+                         types.TracebackType, types.CodeType, inspect.FrameInfo, inspect.Traceback)
 
 
 class StatementTimeout(BaseException):
@@ -243,7 +248,7 @@ class Observer:
         elif kind == "callable":
             name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
             out[key] = [Tag.FUNCTION, f"{_text(getattr(value, '__module__', ''))}.{_text(name)}"]
-        elif depth <= 0:
+        elif depth <= 0 or kind == "location":
             out[key] = [Tag.OBJECT, type_name(t)]
         else:
             self._snap_composite(out, key, value, kind, depth, with_observers, seen)
@@ -469,6 +474,8 @@ def _kind_of(t: type) -> str:
     """How a type is snapshotted, decided once per type."""
     if issubclass(t, enum.Enum):
         return "enum"
+    if issubclass(t, SOURCE_LOCATION_TYPES):
+        return "location"
     if issubclass(t, CALLABLE_TYPES) or inspect.isroutine(t) or t.__name__ in ROUTINE_TYPE_NAMES:
         return "callable"
     if issubclass(t, (list, tuple)):

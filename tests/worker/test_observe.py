@@ -57,6 +57,26 @@ def test_snapshot_adds_to_existing_output() -> None:
     assert out == {"other": ["i", 1], "1/1": ["i", 2]}
 
 
+class _Made:
+    """Keeps where it was made, as some libraries do to report a misuse (a stack entry)."""
+
+    def __init__(self) -> None:
+        import sys
+        import traceback
+        self.made_at = traceback.extract_stack(limit=2)[-1]
+        self.stack = traceback.extract_stack(limit=3)
+        self.code = _Made.__init__.__code__
+        self.frame = sys._getframe()
+
+
+def test_where_code_sits_is_observed_by_its_type_only() -> None:
+    # a line number moves with any edit above it: no field of a stack entry, frame or code object
+    out, _ = snap(_Made())
+    assert out == {"0/0": ["T", f"{__name__}._Made"], "0/0.code": ["T", "builtins.code"],
+                   "0/0.frame": ["T", "builtins.frame"], "0/0.made_at": ["T", "traceback.FrameSummary"],
+                   "0/0.stack": ["T", "traceback.StackSummary"]}
+
+
 # ---------------------------------------------------------------- containers
 
 
