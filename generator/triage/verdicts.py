@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from ..changes.model import Unit
@@ -30,6 +31,9 @@ from ..runtime.catalog import Operation
 from ..worker.protocol import ApiChange, Tag
 from .mentions import mention
 from .pull_request import PullRequestText
+
+ITEM_POSITION = re.compile(r"\[\d+\]")  # `[2]` in an observed path: where an item sits, not what it is
+STATEMENT = re.compile(r"^\d+/\d+")  # the statement and variable an observed path starts from
 
 
 def triage(differences: list[Difference], operations: Mapping[str, Operation],
@@ -81,17 +85,28 @@ def _first_of(tests: list[str]) -> str:
 
 
 def _same_change_as_asserted(differences: list[Difference]) -> None:
-    """An unexplained difference that raises on head the very exception an asserted one raises, at
-    the same changed line, is the asserted change seen through another entry point (`encode` and
-    `decode` both reaching the new `raise`); a value changed there on other inputs is not."""
-    asserted = {_raised_at(d): d for d in differences
-                if d.verdict == Verdict.ASSERTED_BY_PR and _raised_at(d) is not None}
-    for difference in differences:
-        same = asserted.get(_raised_at(difference)) if difference.verdict == Verdict.UNEXPLAINED else None
-        if same is not None:
-            difference.verdict = Verdict.ASSERTED_BY_PR
-            difference.evidence = (f"the change {same.target} shows at the same line, raising the same "
-                                   f"exception: {same.evidence}")
+    """An unexplained difference that is an asserted one's change seen elsewhere is asserted too:
+    - the very exception raised on head at the same changed line (`encode` and `decode` both
+      reaching the new `raise`); a value changed there on other inputs is not;
+    - the same operation turning the same value into the same other one at the same place of its
+      result but for item positions (`parse(...)[0].tokens[2]` and `[0].tokens[0]`, both an
+      `Identifier` that became a `Token`)."""
+    for signature in (_raised_at, _transition):
+        asserted = {signature(d): d for d in differences
+                    if d.verdict == Verdict.ASSERTED_BY_PR and signature(d) is not None}
+        for difference in differences:
+            same = asserted.get(signature(difference)) if difference.verdict == Verdict.UNEXPLAINED else None
+            if same is not None:
+                difference.verdict = Verdict.ASSERTED_BY_PR
+                where = "at the same line, raising the same exception" if signature is _raised_at else \
+                    "as the same change of the same part of its result"
+                difference.evidence = f"the change {same.target} shows {where}: {same.evidence}"
+
+
+def _transition(difference: Difference) -> tuple:
+    """An operation's change of one value into another, at an observed path whatever its item positions."""
+    path = ITEM_POSITION.sub("[#]", STATEMENT.sub("#/#", difference.key, count=1))
+    return difference.target, difference.kind, path, difference.base, difference.head
 
 
 def _raised_at(difference: Difference) -> tuple | None:

@@ -89,6 +89,23 @@ def test_the_asserted_exception_raised_at_the_same_line_through_another_entry_po
                                          "exception: the pull request's test tests/test_mod.py::test_new")
 
 
+def test_the_asserted_change_of_a_value_at_another_item_position_is_asserted() -> None:
+    def changed(key: str, base: str = "<pkg.sql.Identifier object>", target: str = "pkg.mod:width",
+                carved_by: tuple[str, ...] = ()) -> object:
+        return sample_difference(1, target=target, key=key, base=base, head="<pkg.sql.Token object>",
+                                 carved_by=list(carved_by), statements=[Statement(target, (WORD,))])
+    judged = triage([changed("0/0[0].tokens[2]", carved_by=("tests/test_mod.py::test_new",)),
+                     changed("2/2[0].tokens[0]"),  # the same change, at another item of another call
+                     changed("0/0[0].tokens[0].value"),  # another part of the result
+                     changed("0/0[0].tokens[0]", base="<pkg.sql.Comment object>"),  # from another value
+                     changed("0/0[0].tokens[0]", target="pkg.mod:height")],  # another operation
+                    OPERATIONS, asserting=ASSERTING)
+    asserted, unexplained = Verdict.ASSERTED_BY_PR, Verdict.UNEXPLAINED
+    assert [d.verdict for d in judged] == [asserted, asserted, unexplained, unexplained, unexplained]
+    assert judged[1].evidence.startswith("the change pkg.mod:width shows as the same change of the same part "
+                                         "of its result: the pull request's test tests/test_mod.py::test_new")
+
+
 def test_a_removed_module_is_named_by_what_it_defined() -> None:
     removed = Unit("pkg.frozen", "FrozenBidict", "class", "removed", "pkg/frozen.py", 3, 40)
     def gone() -> object:
