@@ -230,21 +230,28 @@ def _test_change(run: _Run) -> None:
                                            (run.head, "head", 1, worker_options),
                                            (run.base, "base", 1, worker_options)))
         catalog = _catalog(run, explorers)
-        if not catalog.importable_on_both(run.changes.modules):
+        if catalog.importable_on_both(run.changes.modules):
+            _explore_and_confirm(run, explorers, pool, catalog, worker_options)
+        else:
             run.report.notes.append("No changed module imports on both commits: nothing to replay.")
-            return
-        measured = _measure_lines(run, explorers)
-        exploration = _explore(run, explorers, catalog, measured)
-        _account(run, catalog, exploration, measured)
-        ignored = exploration.candidates.ignored
-        if exploration.candidates.groups:
-            ignored += _confirm_and_render(run, exploration, pool, catalog, worker_options)
-        if ignored:
-            run.report.notes.append(f"{ignored} sequence(s) showed differences in targets the project "
-                                    "ignores (ignore-targets); they were left out.")
+    # the modules that no longer import on head are judged with what exploration found
+    triage(run.found, catalog.by_id, run.words, run.changes.units, run.broken, run.asserting, run.updated)
     if run.found:
         run.progress.differences = len(run.found)
         run.progress("reproducing")
+
+
+def _explore_and_confirm(run: _Run, explorers: _Explorers, pool: WorkerPool, catalog: Catalog,
+                         worker_options: WorkerOptions) -> None:
+    measured = _measure_lines(run, explorers)
+    exploration = _explore(run, explorers, catalog, measured)
+    _account(run, catalog, exploration, measured)
+    ignored = exploration.candidates.ignored
+    if exploration.candidates.groups:
+        ignored += _confirm_and_render(run, exploration, pool, catalog, worker_options)
+    if ignored:
+        run.report.notes.append(f"{ignored} sequence(s) showed differences in targets the project "
+                                "ignores (ignore-targets); they were left out.")
 
 
 def _catalog(run: _Run, explorers: _Explorers) -> Catalog:
@@ -331,9 +338,7 @@ def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, c
     confirmation, minimization_notes = _confirm_and_minimize(run, exploration, pool, catalog, worker_options)
     run.report.notes.extend(confirmation.notes)
     run.minimization_notes = minimization_notes
-    run.found += triage(render_findings(confirmation.findings, catalog.by_id, run.options.floats),
-                        catalog.by_id, run.words, run.changes.units, run.broken, run.asserting,
-                        run.updated)
+    run.found += render_findings(confirmation.findings, catalog.by_id, run.options.floats)
     run.rendered = True
     return confirmation.ignored
 

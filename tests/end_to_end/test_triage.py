@@ -254,3 +254,24 @@ def test_a_pull_request_test_that_passes_on_base_asserts_nothing(builder: RepoBu
     report = run_analyze(builder)
     assert not any("state the new behaviour" in note for note in report.notes)
     assert [d.verdict for d in _counted(report.differences)] == [Verdict.UNEXPLAINED]
+
+
+FROZEN = '''\
+class FrozenMeter:
+    """A meter that no longer counts."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+'''
+
+
+def test_a_module_the_pull_request_removes_is_judged_like_any_difference(builder: RepoBuilder) -> None:
+    # the module no longer imports on head: a difference found before exploration, judged all the same
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES, "pkg/frozen.py": FROZEN},
+            {"pkg/frozen.py": None, "pkg/prices.py": NEAREST})
+    named = run_analyze(builder, pr_title="Drop FrozenMeter, now that nothing uses it")
+    verdicts = {d.target: (d.verdict, d.evidence) for d in _counted(named.differences)}
+    expected = 'named by the pull request, in the title: "Drop FrozenMeter, now that nothing uses it"'
+    assert verdicts["pkg.frozen:<module>"] == (Verdict.NAMED_BY_PR, expected)
+    quiet = {d.target: d.verdict for d in _counted(run_analyze(builder).differences)}
+    assert quiet["pkg.frozen:<module>"] == Verdict.UNEXPLAINED
