@@ -86,7 +86,7 @@ class SequenceGenerator:
                                    switches)
         context = PluginContext(rng, self.builder, self.selector.operations,
                                 frozenset(op.id for op in self.selector.focus), switches, influence,
-                                self._cost, self._revisit)
+                                self._cost, self._revisit, self._is_seed)
         self.plugins = switches.plugins(context)
         # without a plugin that judges novelty, a state equal to a pooled one is redundant
         self._by_state = not any(plugin.judges_novelty for plugin in self.plugins)
@@ -109,7 +109,7 @@ class SequenceGenerator:
             statements = self._candidate()
             if statements is None:
                 continue
-            key = json.dumps(statements, separators=(",", ":"))
+            key = _key(statements)
             if key in self.seen:
                 self.duplicates += 1
                 self._proposed.pop(id(statements), None)
@@ -198,6 +198,10 @@ class SequenceGenerator:
         """The plugin of that class, when its technique is on."""
         return next((plugin for plugin in self.plugins if isinstance(plugin, kind)), None)
 
+    def _is_seed(self, statements: CallSequence) -> bool:
+        """Whether exploration was given `statements` (a carved or solved seed): not one of ours."""
+        return id(statements) not in self._proposed and _key(statements) not in self.seen
+
     def _revisit(self, statements: CallSequence) -> bool:
         """Ask the plugin that proposed `statements` to run its proposal again soon."""
         replaying = self._replaying.get(id(statements))
@@ -264,3 +268,8 @@ class SequenceGenerator:
 
     def _attempts(self, op_id: str) -> Attempts:
         return self.attempts.setdefault(op_id, Attempts())
+
+
+def _key(statements: CallSequence) -> str:
+    """What tells apart the candidates made so far."""
+    return json.dumps(statements, separators=(",", ":"))

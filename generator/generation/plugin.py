@@ -67,6 +67,7 @@ class PluginContext:
     influence: InfluenceMap | None  # the static influence between operations, when computed
     cost: Callable[[SequenceResult], float]  # what a pooled entry of a result costs (orienteering)
     revisit: Callable[[CallSequence], bool]  # ask the proposer of a sequence to run its proposal again
+    is_seed: Callable[[CallSequence], bool]  # a sequence exploration was given (carved, solved), not made
 
 
 class Plugin:

@@ -18,6 +18,7 @@ from .field_novelty import NoveltyPlugin
 from .plugin import Plugin, PluginContext
 from .search.candidate_search import SearchPlugin
 from .search.path_memo import MemoPlugin
+from .seeds.corpus import CorpusPlugin
 from .seeds.returned_callables import CallablesPlugin
 
 
@@ -61,6 +62,13 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique("carving",
               "seed sequences recorded from the calls of the project's tests and the PR's tests (Elbaum et "
               "al.'s test carving; Pynguin's seeding from tests)"),
+    Technique("corpus",
+              "the carved seeds that enter changed code as a fuzzer's seed corpus: their literal arguments "
+              "mutated in place keeping their shape (a letter's case, a Unicode space or digit, a digit "
+              "stepped, a line, token, character or final newline dropped or doubled, two texts spliced, "
+              "a number stepped by one, an item dropped or doubled); mutants that enter changed code "
+              "join the corpus (AFL's havoc stage on Pynguin-style seeds)",
+              plugin=CorpusPlugin.make),
     Technique("callables",
               "callables that calls return (a decorator's wrapper, a closure, a bound method) called in "
               "turn, with arguments for their signatures",

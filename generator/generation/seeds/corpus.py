@@ -1,0 +1,253 @@
+"""The project's test inputs as a seed corpus, mutated the way a fuzzer mutates its seeds.
+
+A change often shows only on a small edit of an input the project's tests already use: the case
+of one letter in a date-time, one non-ASCII space, one missing final newline, one more item. The
+changed lines run thousands of times on random and mined values without meeting it, and the
+test's own input runs them without a difference. So the sequences carved from the tests (and the
+solver's, and any other seed) that entered changed code form a corpus; when the selector picks an
+operation a corpus sequence calls, the candidate is sometimes that sequence with one or two of its
+literal arguments mutated in place, its other calls and arguments (the options, the receiver's
+construction) kept as the test had them. The mutations keep an input's shape, as a fuzzer's
+do on a seed corpus (AFL's havoc stage, libFuzzer's mutators): flip the case of a letter, put a
+Unicode variant for a space, a digit or a letter, step a digit, drop or duplicate a line, a
+token, a character or the final newline, splice two of the corpus's texts; step a number by one;
+drop, duplicate or mutate one item of a container. A mutant that enters changed code joins the
+corpus in turn (up to MAX_DEPTH mutations from its seed), as coverage-guided fuzzers keep theirs.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...runtime.catalog import Operation
+from ...runtime.sequence import CallSequence, arguments
+from ...worker.protocol import SequenceResult, Status
+from ..plugin import Plugin, PluginContext
+from ..values.fuzz import fuzz_literal
+from ..values.structured import unicode_variant
+
+PROPOSE_RATIO = 0.4  # of the picks of an operation some corpus sequence calls: a mutant of one
+SECOND_MUTATION = 0.3  # a mutant gets a second mutation this often (stacked, as havoc does)
+MAX_DEPTH = 3  # mutations between a seed and a mutant the corpus keeps
+CORPUS_LIMIT = 400  # sequences; past this a new one replaces one at random
+TEXTS_LIMIT = 200  # texts kept for splicing
+UNICODE_SPACES = "\u00a0\u2009\u202f\u3000\t"  # no-break, thin, narrow no-break, ideographic; a tab
+TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+TEXT_TAGS = ("str", "textio", "path")
+BYTES_TAGS = ("bytes", "bytesio")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A corpus sequence with mutated literals (a plugin's proposal: the worker records nothing)."""
+
+    statements: CallSequence
+    depth: int
+    request: dict | None = None
+
+
+# ---------------------------------------------------------------- text mutations
+
+
+def _flip_case(text: str, rng: random.Random) -> str | None:
+    letters = [i for i, char in enumerate(text) if char.lower() != char.upper()]
+    if not letters:
+        return None
+    i = rng.choice(letters)
+    return text[:i] + text[i].swapcase() + text[i + 1:]
+
+
+def _unicode(text: str, rng: random.Random) -> str | None:
+    spaces = [i for i, char in enumerate(text) if char == " "]
+    if spaces and rng.random() < 0.5:
+        i = rng.choice(spaces)
+        return text[:i] + rng.choice(UNICODE_SPACES) + text[i + 1:]
+    return unicode_variant(text, rng) if text else None
+
+
+def _step_digit(text: str, rng: random.Random) -> str | None:
+    digits = [i for i, char in enumerate(text) if "0" <= char <= "9"]
+    if not digits:
+        return None
+    i = rng.choice(digits)
+    return text[:i] + str((int(text[i]) + rng.choice((1, -1))) % 10) + text[i + 1:]
+
+
+def _line(text: str, rng: random.Random) -> str | None:
+    lines = text.splitlines(keepends=True)
+    if len(lines) < 2:
+        return None
+    i = rng.randrange(len(lines))
+    return "".join(lines[:i] + ([] if rng.random() < 0.5 else [lines[i], lines[i]]) + lines[i + 1:])
+
+
+def _token(text: str, rng: random.Random) -> str | None:
+    tokens = TOKEN.findall(text)
+    if len(tokens) < 2:
+        return None
+    i = rng.randrange(len(tokens))
+    return "".join(tokens[:i] + ([] if rng.random() < 0.5 else [tokens[i], tokens[i]]) + tokens[i + 1:])
+
+
+def _character(text: str, rng: random.Random) -> str | None:
+    if not text:
+        return None
+    i = rng.randrange(len(text))
+    return text[:i] + ("" if rng.random() < 0.5 else text[i] * 2) + text[i + 1:]
+
+
+def _final_newline(text: str, rng: random.Random) -> str | None:
+    return text[:-1] if text.endswith("\n") else text + "\n"
+
+
+TEXT_MUTATIONS: tuple[Callable[[str, random.Random], str | None], ...] = (
+    _flip_case, _unicode, _step_digit, _line, _token, _character, _final_newline)
+
+
+def mutate_text(text: str, rng: random.Random, texts: list[str]) -> str:
+    """One shape-keeping edit of `text` (or a splice with one of `texts`); `text` itself when no
+    edit applies."""
+    if texts and rng.random() < 1 / (len(TEXT_MUTATIONS) + 1):
+        other = rng.choice(texts)
+        return text[:rng.randint(0, len(text))] + other[rng.randint(0, len(other)):]
+    for mutation in rng.sample(TEXT_MUTATIONS, len(TEXT_MUTATIONS)):
+        mutated = mutation(text, rng)
+        if mutated is not None and mutated != text:
+            return mutated
+    return text
+
+
+# ---------------------------------------------------------------- literal mutations
+
+
+def mutate_literal(literal: list, rng: random.Random, texts: list[str], attempts: int = 5) -> list:
+    """A copy of a tagged literal with one shape-keeping edit (`["str", "1h"]` -> `["str", "1H"]`,
+    `["int", 5]` -> `["int", 6]`, a list with one item dropped), tried again when an edit gave the
+    same value back (0 doubled, a splice that rebuilt the text); a literal nothing edits, unchanged."""
+    mutated = literal
+    for _ in range(attempts):
+        mutated = _mutate_once(literal, rng, texts)
+        if mutated != literal:
+            break
+    return mutated
+
+
+def _mutate_once(literal: list, rng: random.Random, texts: list[str]) -> list:
+    tag = literal[0]
+    if tag in TEXT_TAGS:
+        return [tag, mutate_text(literal[1], rng, texts)]
+    if tag in BYTES_TAGS:
+        text = bytes.fromhex(literal[1]).decode("latin-1")
+        return [tag, mutate_text(text, rng, []).encode("latin-1", "replace").hex()]
+    if tag == "int":
+        value = int(literal[1])
+        return ["int", rng.choice((value + 1, value - 1, -value, 0, value * 2))]
+    if tag == "float":
+        value = float(literal[1])
+        return ["float", repr(rng.choice((value + 1, value - 1, -value, 0.0, value / 2)))]
+    if tag == "bool":
+        return ["bool", not literal[1]]
+    if tag in ("list", "tuple", "set", "frozenset"):
+        return [tag, _mutate_items(literal[1], rng, texts, duplicates=tag in ("list", "tuple"))]
+    if tag == "dict":
+        return ["dict", _mutate_pairs(literal[1], rng, texts)]
+    return fuzz_literal(literal, rng)  # dates, durations and the like: a step away
+
+
+def _mutate_items(items: list, rng: random.Random, texts: list[str], duplicates: bool) -> list:
+    if not items:
+        return items
+    i = rng.randrange(len(items))
+    edit = rng.randrange(3 if duplicates else 2)
+    if edit == 0:
+        return items[:i] + items[i + 1:]
+    if edit == 1:
+        return [*items[:i], mutate_literal(items[i], rng, texts), *items[i + 1:]]
+    return [*items[:i + 1], copy.deepcopy(items[i]), *items[i + 1:]]
+
+
+def _mutate_pairs(pairs: list, rng: random.Random, texts: list[str]) -> list:
+    if not pairs:
+        return pairs
+    i = rng.randrange(len(pairs))
+    if rng.random() < 0.3:
+        return pairs[:i] + pairs[i + 1:]
+    key, value = pairs[i]
+    return [*pairs[:i], [key, mutate_literal(value, rng, texts)], *pairs[i + 1:]]
+
+
+# ---------------------------------------------------------------- the corpus
+
+
+def literal_places(statements: CallSequence) -> list[tuple[int, int | str]]:
+    """Where `statements` pass a literal: (statement index, argument position or keyword name)."""
+    return [(index, place) for index, statement in enumerate(statements)
+            for place, arg in arguments(statement) if "lit" in arg]
+
+
+class CorpusPlugin(Plugin):
+    """The seeds that entered changed code, and their mutants that did too, mutated on pick."""
+
+    def __init__(self, context: PluginContext) -> None:
+        self.rng = context.rng
+        self.focus = context.focus
+        self.is_seed = context.is_seed
+        self.corpus: list[tuple[CallSequence, int]] = []  # a sequence and its mutations from its seed
+        self.by_op: dict[str, list[int]] = {}  # operation id -> indexes into `corpus` of its callers
+        self.texts: list[str] = []
+        self.proposed = self.kept = 0
+
+    @staticmethod
+    def make(context: PluginContext) -> CorpusPlugin:
+        return CorpusPlugin(context)
+
+    def learn(self, statements: CallSequence, result: SequenceResult) -> None:
+        if self.is_seed(statements) and _entered(result):
+            self._add(statements, 0)
+
+    def propose(self, op: Operation) -> Mutant | None:
+        callers = self.by_op.get(op.id)
+        if not callers or op.id not in self.focus or self.rng.random() >= PROPOSE_RATIO:
+            return None
+        seed, depth = self.corpus[self.rng.choice(callers)]
+        statements = copy.deepcopy(seed)
+        places = literal_places(statements)
+        for _ in range(2 if self.rng.random() < SECOND_MUTATION else 1):
+            index, place = self.rng.choice(places)
+            statement = statements[index]
+            arg = statement["args"][place] if isinstance(place, int) else statement["kwargs"][place]
+            arg["lit"] = mutate_literal(arg["lit"], self.rng, self.texts)
+        self.proposed += 1
+        return Mutant(statements, depth + 1)
+
+    def proposal_ran(self, proposal: Mutant, result: SequenceResult) -> None:  # type: ignore[override]
+        if proposal.depth < MAX_DEPTH and _entered(result):
+            self.kept += 1
+            self._add(proposal.statements, proposal.depth)
+
+    def _add(self, statements: CallSequence, depth: int) -> None:
+        if not literal_places(statements):
+            return
+        if len(self.corpus) < CORPUS_LIMIT:
+            index = len(self.corpus)
+            self.corpus.append((statements, depth))
+        else:
+            index = self.rng.randrange(CORPUS_LIMIT)
+            for op in {statement["op"] for statement in self.corpus[index][0]}:
+                self.by_op[op].remove(index)
+            self.corpus[index] = (statements, depth)
+        for op in {statement["op"] for statement in statements}:
+            self.by_op.setdefault(op, []).append(index)
+        for _, arg in (pair for statement in statements for pair in arguments(statement)):
+            lit = arg.get("lit")
+            if lit and lit[0] == "str" and lit[1] and len(self.texts) < TEXTS_LIMIT:
+                self.texts.append(lit[1])
+
+
+def _entered(result: SequenceResult) -> bool:
+    """Whether a run entered changed code and ended as a sequence can (not lost, not cut short)."""
+    return bool(result.hit) and result.status in (Status.OK, Status.EXCEPTION)

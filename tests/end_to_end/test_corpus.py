@@ -1,0 +1,41 @@
+"""The seed corpus: a small edit of an input the project's tests use shows what no generated input does."""
+
+from __future__ import annotations
+
+from support.analysis import run_analyze
+from support.repos import RepoBuilder, make_pr
+
+from difforacle.generator.generation.techniques import Components
+from difforacle.generator.report.model import Verdict
+
+DOCUMENT = '''\
+class Document:
+    """A text document, read line by line."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+'''
+# head reads a text's lines another way: the same but for texts that end in blank lines
+DOCUMENT_HEAD = DOCUMENT.replace("self.text.splitlines()",
+                                 'self.text.rstrip("\\n").split("\\n") if self.text else []')
+TESTS = '''\
+from pkg.document import Document
+
+
+def test_lines():
+    assert Document("title\\n=====\\nbody\\n").lines() == ["title", "=====", "body"]
+'''
+
+
+def test_a_mutated_test_input_shows_a_difference_generated_inputs_miss(builder: RepoBuilder) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/document.py": DOCUMENT, "tests/test_document.py": TESTS},
+            {"pkg/document.py": DOCUMENT_HEAD})
+    found = run_analyze(builder, budget=20.0, max_sequences=300)
+    [difference] = [d for d in found.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
+    assert (difference.target, difference.kind) == ("pkg.document:Document", "observer")
+    assert 'Document("\\n' in difference.test  # blank lines at the end: a line doubled, a newline added
+    without = run_analyze(builder, budget=20.0, max_sequences=300, components=Components.without(["corpus"]))
+    assert [d.verdict for d in without.differences] == [Verdict.OUTSIDE_DECLARED_TYPES]  # only lines(None)
