@@ -221,8 +221,10 @@ def _source(repo: git.Repo, sha: str, path: str | None, checkout: Checkout) -> b
 
 
 def is_test_file_name(name: str) -> bool:
-    """pytest's default names of test files: `test_*.py` and `*_test.py`."""
-    return name.endswith(".py") and (name.startswith("test_") or name.removesuffix(".py").endswith("_test"))
+    """pytest's default names of test files, `test_*.py` and `*_test.py`, and `test.py` or `tests.py`:
+    the one test module of a small project (run as `python test.py`; pytest collects it when named)."""
+    return name.endswith(".py") and (name.startswith("test_") or name.removesuffix(".py").endswith("_test")
+                                     or name in ("test.py", "tests.py"))
 
 
 def is_test_code(source: bytes | None) -> bool:

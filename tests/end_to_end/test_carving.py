@@ -165,8 +165,10 @@ def test_only_tests_that_import_a_changed_module_are_run(builder: RepoBuilder) -
     builder.write({**PARTS, "other/__init__.py": "",
                    "tests/test_codes.py": "import parts.codes\n", "tests/test_other.py": "import other\n",
                    "tests/test_pkg.py": "from parts import codes\n", "tests/helpers.py": "import parts\n",
-                   "tests/broken_test.py": "def (:\n"})
-    assert importing_test_files(builder.root, ["parts.codes"]) == ["tests/test_codes.py", "tests/test_pkg.py"]
+                   "tests/broken_test.py": "def (:\n", "test.py": "import parts.codes\n"})
+    # a small project's one test module, `test.py`, is a test file too
+    assert importing_test_files(builder.root, ["parts.codes"]) == ["tests/test_codes.py", "test.py",
+                                                                   "tests/test_pkg.py"]
 
 
 def test_tests_that_do_not_collect_cost_a_note(builder: RepoBuilder) -> None:
@@ -178,6 +180,43 @@ def test_tests_that_do_not_collect_cost_a_note(builder: RepoBuilder) -> None:
             "tests/test_codes.py - FileNotFoundError: a missing submodule): nothing was carved from them."
             in report.notes), report.notes
     assert report.stats.carved == 0
+
+
+UNREBUILT_TEST = """\
+from parts.codes import describe
+
+
+class Code(str):
+    \"\"\"The test's own kind of string: a value carving cannot write as code.\"\"\"
+
+
+def test_known():
+    assert describe(Code("XK-4471")) == "XK-4471: left valve"
+"""
+UNCALLED_TEST = """\
+import parts.codes
+
+
+def test_module_is_there():
+    assert parts.codes.__name__ == "parts.codes"
+"""
+
+
+def test_tests_that_are_carved_into_nothing_say_why(builder: RepoBuilder) -> None:
+    make_pr(builder, {**PARTS, "tests/test_codes.py": UNREBUILT_TEST}, {"parts/codes.py": CODES_BROKEN})
+    _, carving = _carve(builder)
+    assert carving.sequences == []
+    assert ("The 1 test(s) run on base for carving called the changed code's operations (1 of them did), but "
+            "with arguments that cannot be rebuilt from code (objects of the tests' own classes or helpers): "
+            "nothing was carved from them.") in carving.notes
+
+
+def test_tests_that_call_no_operation_say_so(builder: RepoBuilder) -> None:
+    make_pr(builder, {**PARTS, "tests/test_codes.py": UNCALLED_TEST}, {"parts/codes.py": CODES_BROKEN})
+    _, carving = _carve(builder)
+    assert ("The 1 test(s) run on base for carving called no operation of the changed modules or of those "
+            "built on them (they reach the changed code through other code only): nothing was carved from "
+            "them.") in carving.notes, carving.notes
 
 
 def test_the_nearest_tests_run_before_a_long_collection_of_the_others(builder: RepoBuilder) -> None:

@@ -104,6 +104,9 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         if not recorded.tests and new:
             carving.notes.append(f"None of the {len(files)} test file(s) run on {side} for carving ran a "
                                  f"test ({recorded.why_none()}): nothing was carved from them.")
+        elif not recorded.sequences and new:
+            carving.notes.append(f"The {recorded.tests} test(s) run on {side} for carving "
+                                 f"{recorded.why_no_call()}: nothing was carved from them.")
         carving.test_files += len(files) if new else 0
         carving.tests += recorded.tests
         carving.sequences += recorded.sequences
@@ -271,6 +274,15 @@ class _Recorded:
     called: dict[str, set[str]] = field(default_factory=dict)  # node id -> the operations it called
     sources: dict[str, set[str]] = field(default_factory=dict)  # sequence_key -> the tests that made it
     finished: bool = False  # every batch ran (none was cut by the time limit)
+
+    def why_no_call(self) -> str:
+        """Why tests that ran were carved into no sequence."""
+        calling = sum(1 for operations in self.called.values() if operations)
+        if not calling:
+            return ("called no operation of the changed modules or of those built on them (they reach the "
+                    "changed code through other code only)")
+        return (f"called the changed code's operations ({calling} of them did), but with arguments that "
+                "cannot be rebuilt from code (objects of the tests' own classes or helpers)")
 
     def why_none(self) -> str:
         if self.collection_error:
