@@ -225,7 +225,8 @@ def _test_change(run: _Run) -> None:
     What they find goes into `run` as soon as it is known."""
     run.progress("importing")
     worker_options = _worker_options(run.options, run.deadline)
-    with WorkerPool(run.changes) as pool:
+    direct = tuple(run.impact.reached_directly()) if run.switches.direct else ()
+    with WorkerPool(run.changes, direct) as pool:
         explorers = _Explorers(*pool.start((run.base, "base", 0, worker_options),
                                            (run.head, "head", 1, worker_options),
                                            (run.base, "base", 1, worker_options)))

@@ -114,7 +114,8 @@ def _difference(finding: Finding, operations: dict[str, Operation], floats: Floa
         test=tests["base"] or UNPINNABLE, key=mismatch.key,
         statements=[Statement.from_json(s) for s in statements], count=finding.count,
         pin_head=tests["head"], minimized=finding.minimized, severity=severity(mismatch),
-        origin=input_origin(finding, operations), carved_by=sorted(finding.carved_by))
+        origin=input_origin(finding, operations), carved_by=sorted(finding.carved_by),
+        direct=any(op.direct for s in statements if (op := operations.get(s["op"])) is not None))
 
 
 def input_origin(finding: Finding, operations: dict[str, Operation]) -> InputOrigin:

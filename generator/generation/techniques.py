@@ -73,6 +73,10 @@ TECHNIQUES: tuple[Technique, ...] = (
               "callables that calls return (a decorator's wrapper, a closure, a bound method) called in "
               "turn, with arguments for their signatures",
               plugin=CallablesPlugin),
+    Technique("direct",
+              "changed private functions and methods that no public code calls by name (reached only "
+              "through a table, getattr or a subclass) called directly, as operations of their own; their "
+              "differences say so"),
     Technique("failing",
               "callback arguments that raise ValueError, TypeError or KeyError, so that the code handling a "
               "user function's failure runs"),

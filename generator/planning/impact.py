@@ -55,6 +55,22 @@ class Impact:
         impact.definitions = [op for module, source in sources.items() for op in _definitions(module, source)]
         return impact
 
+    def reached_directly(self) -> list[str]:
+        """Changed private functions and methods (on both commits) that no public unit calls by name,
+        to be called directly (`pkg.mod:_asciidoc_row`, reached only through a table; `_Validator.
+        _process_summary`, only through `getattr`): otherwise nothing runs them. Name-mangled
+        methods and nested functions cannot be named from outside, and are left out."""
+        kinds = {(u.module, u.qualname): u for u in self.changes.units}
+        found = []
+        for unit, reached in sorted(self.reached_by.items()):
+            changed = kinds.get(unit)
+            if (changed is None or changed.status != "modified" or is_public(unit[1]) or "<" in unit[1]
+                    or any(part.startswith("__") and not part.endswith("__") for part in unit[1].split("."))
+                    or any(is_public(qualname) for _, qualname in reached)):
+                continue
+            found.append(f"{unit[0]}:{unit[1]}")
+        return found
+
     # ------------------------------------------------------------ reach
 
     def whole_modules(self, operations: list[Operation]) -> set[str]:

@@ -59,6 +59,7 @@ def _difference_to_json(difference: Difference) -> dict:
         "evidence": difference.evidence,
         "origin": str(difference.origin),
         "carved_by": list(difference.carved_by),
+        "direct": difference.direct,
     }
 
 

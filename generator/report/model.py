@@ -103,6 +103,7 @@ class Difference:
     evidence: str = ""  # what the verdict rests on, quoted for a reader ("" when unexplained)
     origin: str = InputOrigin.WITHIN_DECLARED_TYPES
     carved_by: list[str] = field(default_factory=list)  # the project's tests whose own calls showed it
+    direct: bool = False  # its sequence calls a changed private function or method no public code calls
 
     @property
     def pin_base(self) -> str:

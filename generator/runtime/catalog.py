@@ -54,6 +54,7 @@ class Operation:
     # protocol operations: the `mod:Class.__dunder__`s they may run; a command line: its entry point
     dispatches: tuple[str, ...] = ()
     end: int | None = None  # the last line of its definition (a module value's assignment)
+    direct: bool = False  # a changed private function or method no public code calls, called directly
 
     @property
     def module(self) -> str:
@@ -72,7 +73,7 @@ class Operation:
         return Operation(data["id"], data["kind"], data.get("owner"),
                          tuple(Parameter.from_json(p) for p in data["params"]),
                          tuple(data.get("returns", ())), data.get("file"), data.get("line"),
-                         tuple(data.get("dispatches", ())), data.get("end"))
+                         tuple(data.get("dispatches", ())), data.get("end"), bool(data.get("direct")))
 
 
 @dataclass

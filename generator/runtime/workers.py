@@ -70,7 +70,8 @@ class Worker:
     """A worker process importing one commit's code."""
 
     def __init__(self, checkout: Checkout, changes: ChangeSet, side: str, hash_seed: int,
-                 options: WorkerOptions) -> None:
+                 options: WorkerOptions, direct: tuple[str, ...] = ()) -> None:
+        """`direct`: changed private functions and methods to list as operations of their own."""
         self.checkout = checkout
         self.side = side
         self.hash_seed = hash_seed
@@ -94,6 +95,7 @@ class Worker:
             reply = self.request({
                 "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
                 "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
+                "direct": list(direct),
                 "coverage_path": _coverage_only_path(self._tmp),
                 "placeholders": placeholders(checkout, self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,
@@ -231,14 +233,14 @@ class WorkerPool:
     """The run's worker processes: started in parallel (each spends its start-up importing the
     project), all closed when the run ends, whatever happened."""
 
-    def __init__(self, changes: ChangeSet) -> None:
-        self.changes = changes
+    def __init__(self, changes: ChangeSet, direct: tuple[str, ...] = ()) -> None:
+        self.changes, self.direct = changes, direct
         self.workers: list[Worker] = []
 
     def start(self, *specs: tuple[Checkout, str, int, WorkerOptions]) -> list[Worker]:
         """One worker per (checkout, side, hash seed, options), in that order."""
         def start_one(checkout: Checkout, side: str, hash_seed: int, options: WorkerOptions) -> Worker:
-            worker = Worker(checkout, self.changes, side, hash_seed, options)
+            worker = Worker(checkout, self.changes, side, hash_seed, options, self.direct)
             self.workers.append(worker)
             return worker
 

@@ -19,6 +19,7 @@ import os
 import sys
 import types
 import typing
+from collections.abc import Iterable
 from importlib.machinery import EXTENSION_SUFFIXES
 from typing import Any
 
@@ -46,10 +47,11 @@ CALLBACK = typeinfo.CALLBACK
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-def build_catalog(modules: list[str]) -> dict:
+def build_catalog(modules: list[str], direct: Iterable[str] = ()) -> dict:
     """Import `modules`; return {"operations", "classes", "import_errors"}. Listing runs the
     project's code too (`dir`, `__getattr__`, signatures): a member whose listing raises is left
-    out, never the module or the run."""
+    out, never the module or the run. `direct`: private functions and methods (`pkg.mod:_helper`,
+    `pkg.mod:_Cls._method`) listed as operations of their own, marked `"direct": true`."""
     operations: dict[str, dict] = {}
     classes: dict[str, dict] = {}
     errors: dict[str, str] = {}
@@ -81,6 +83,9 @@ def build_catalog(modules: list[str]) -> dict:
             listed.extend(_private_classes(module, classes))
         with contextlib.suppress(BaseException):  # nor command lines
             operations.update((op["id"], op) for op in commands_of(module))
+    for op_id in direct:
+        with contextlib.suppress(BaseException):  # one that cannot be listed is left out
+            _add_direct(op_id, operations, classes, wanted)
     _add_builders(wanted, operations, classes, _project_roots(modules))
     _add_protocols([k for k in listed if type_name(k) in classes], operations, _project_roots(modules))
     return {"operations": list(operations.values()), "classes": classes, "import_errors": errors,
@@ -448,6 +453,30 @@ def _add_class(klass: type, operations: dict, classes: dict, wanted: set[type],
                            wanted)
         elif inspect.isfunction(static) or inspect.ismethoddescriptor(static):
             _add_operation(operations, f"{prefix}.{name}", OperationKind.METHOD, static, klass, wanted)
+
+
+def _add_direct(op_id: str, operations: dict, classes: dict, wanted: set[type]) -> None:
+    """A private function, or a method (of any class of the module), as an operation called directly;
+    a method's class gets its constructor, so that a receiver can be built."""
+    module_name, _, qualname = op_id.partition(":")
+    owner: Any = importlib.import_module(module_name)
+    *path, name = qualname.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    if not path:
+        function = owner.__dict__[name]
+        if inspect.isfunction(function):
+            _add_operation(operations, op_id, OperationKind.FUNCTION, function, None, wanted)
+    elif isinstance(owner, type):
+        static = owner.__dict__[name]
+        if isinstance(static, (staticmethod, classmethod)):
+            _add_operation(operations, op_id, OperationKind.STATIC, getattr(owner, name), owner, wanted)
+        elif inspect.isfunction(static):
+            _add_operation(operations, op_id, OperationKind.METHOD, static, owner, wanted)
+        if op_id in operations:
+            wanted.add(owner)  # its constructor, among the builders
+    if op_id in operations:
+        operations[op_id]["direct"] = True
 
 
 def _add_builders(wanted: set[type], operations: dict, classes: dict, roots: set[str]) -> None:

@@ -75,7 +75,8 @@ class Worker:
         observe.mask_folders(request.get("placeholders", []))
         probe = self.probe = CoverageProbe(request.get("lines", {}), request.get("coverage_path"))
         # Module and class bodies run only here: their changed lines are covered by the import.
-        catalog, at_import = probe.measure(lambda: build_catalog(request["modules"]))
+        direct = request.get("direct", [])
+        catalog, at_import = probe.measure(lambda: build_catalog(request["modules"], direct))
         tracer = ChangeTracer()
         unwrapped = install_hit_wrappers(request.get("units", []), tracer)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0)

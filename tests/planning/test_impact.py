@@ -297,3 +297,53 @@ def test_innermost_is_the_smallest_definition_around_a_line(tmp_path: Path) -> N
     assert impact.innermost("base", "m.py", lines.index("class Meter:") + 1) == "Meter"
     assert impact.innermost("base", "m.py", 1) == "<module>"
     assert impact.innermost("head", "m.py", 1) == "<module>"  # no head root given: nothing parsed
+
+
+TABLE = textwrap.dedent('''\
+    def _csv_row(cells):
+        return ",".join(cells)
+
+
+    def _tsv_row(cells):
+        return "\\t".join(cells)
+
+
+    def _quote(cell):
+        return '"' + cell + '"'
+
+
+    FORMATS = {"csv": _csv_row, "tsv": _tsv_row}
+
+
+    def render(rows, fmt):
+        return "\\n".join(FORMATS[fmt]([_quote(c) for c in row]) for row in rows)
+
+
+    class _Validator:
+        def _process_name(self, value):
+            return value.strip()
+
+        def __check(self, value):
+            return value
+
+
+    def _outer():
+        def _inner():
+            return 1
+        return _inner
+    ''')
+
+
+def test_changed_private_code_no_public_code_calls_is_reached_directly() -> None:
+    units = [Unit("tab", qualname, kind, status, "tab.py", 1, 2)  # type: ignore[arg-type]
+             for qualname, kind, status in [
+                 ("_csv_row", "function", "modified"),  # only in a table
+                 ("_quote", "function", "modified"),  # render calls it
+                 ("_tsv_row", "function", "added"),  # base has none to compare
+                 ("_Validator._process_name", "method", "modified"),  # only through getattr, say
+                 ("_Validator.__check", "method", "modified"),  # name-mangled
+                 ("_outer.<locals>._inner", "function", "modified"),  # nested
+                 ("render", "function", "modified")]]  # public
+    change = FileChange("tab.py", "tab.py", "tab", frozenset({1}), frozenset({1}))
+    impact = Impact.of(ChangeSet("0" * 40, (change,), tuple(units)), {"tab": TABLE})
+    assert impact.reached_directly() == ["tab:_Validator._process_name", "tab:_csv_row"]
