@@ -39,6 +39,7 @@ from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy, describe, is_lost, is_rai
 from ..report.model import Difference, InputOrigin, Statement
 from ..runtime.catalog import Operation
 from ..runtime.sequence import CallSequence, called, references
+from ..worker.asynchronous import DRAINED_ITEMS, drained
 from ..worker.command_line import command_target, run_command_line
 from ..worker.literals import SHARED_NAN, input_files, modules_used
 from ..worker.literals import source as literal_source
@@ -59,8 +60,8 @@ UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__flo
          "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
          "__bool__": "bool({0})", "__hash__": "hash({0})"}
 WRAPPERS = {"len": "len({})", "list": "list(iter({}))", "str": "str({})", "repr": "repr({})"}
-HELPER_MODULES = ("copy", "datetime", "decimal", "fractions", "hashlib", "io", "itertools", "math", "pathlib",
-                  "pytest", "re")
+HELPER_MODULES = ("asyncio", "copy", "datetime", "decimal", "fractions", "hashlib", "io", "itertools", "math",
+                  "pathlib", "pytest", "re")
 # Protocol operations (the worker resolver's PROTOCOLS) written as the syntax that calls them.
 PROTOCOL_SOURCE = {
     **{f"operator:{form}": f"{{0}} {symbol} {{1}}" for name, symbol in {**ARITHMETIC, **COMPARISONS}.items()
@@ -72,7 +73,8 @@ PROTOCOL_SOURCE = {
 FIXTURES = ("monkeypatch", "tmp_path")  # the test takes them when a call reads an input file
 # A test of a command line carries the function the worker ran it with, so it runs it the same way.
 COMMAND_LINE_HELPER = inspect.getsource(run_command_line)
-RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo", run_command_line.__name__})
+DRAIN_HELPER = inspect.getsource(drained).replace("DRAINED_ITEMS", str(DRAINED_ITEMS))
+RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo", run_command_line.__name__, drained.__name__})
 LINE_LENGTH = 100
 NOTE_LIMIT = 200
 
@@ -148,6 +150,7 @@ class _Imports:
     files: dict[str, str] = field(default_factory=dict)  # input files the calls read: name -> text
     floats: FloatPolicy = EXACT_ENOUGH  # the tolerance of `pytest.approx` checks
     command_line: bool = False  # a call runs a command line: the test defines COMMAND_LINE_HELPER
+    asynchronous: bool = False  # a call drains an asynchronous generator: the test defines DRAIN_HELPER
     nan: str | None = None  # the variable of the sequence's one NaN argument, when it is passed twice
 
     def name_for(self, module: str, name: str) -> str:
@@ -211,10 +214,11 @@ def render_test(statements: CallSequence, operations: dict[str, Operation], mism
     if nan:  # the worker passes one NaN object to every call given one (SHARED_NAN): so does the test
         body.insert(0, f'{nan} = float("nan")')
     header = imports.lines()
-    if imports.command_line:  # the helper's annotations stay unevaluated, as in the worker
+    if imports.command_line or imports.asynchronous:  # the helpers' annotations stay unevaluated
         header = ["from __future__ import annotations", "", *header]
     parameters = ", ".join(FIXTURES) if imports.files else ""
-    helper = COMMAND_LINE_HELPER + "\n\n" if imports.command_line else ""
+    helper = "".join(source + "\n\n" for source, used in ((COMMAND_LINE_HELPER, imports.command_line),
+                                                        (DRAIN_HELPER, imports.asynchronous)) if used)
     source = ("\n".join(header) + ("\n\n\n" if header else "") + helper
               + f"def {test_name}({parameters}):\n")
     return _format(source + "".join(f"    {line}\n" for line in [*_input_files(imports.files), *body]))
@@ -289,7 +293,21 @@ def _arg_source(arg: dict, names: dict[int, str], imports: _Imports) -> str:
 
 def _call_source(statement: Statement, operations: dict[str, Operation], names: dict[int, str],
                  imports: _Imports, as_value: bool = False) -> str:
-    """Source of a statement's call; `as_value`: an expression even for `x[k] = v` and `del x[k]`."""
+    """Source of a statement's call, awaited or drained as the worker does (`asynchronous`);
+    `as_value`: an expression even for `x[k] = v` and `del x[k]`."""
+    call = _plain_call_source(statement, operations, names, imports, as_value)
+    op = operations.get(statement["op"])
+    if op is None or not op.awaits:
+        return call
+    imports.modules.add("asyncio")
+    if op.awaits == "asyncgen":
+        imports.asynchronous = True
+        return f"asyncio.run({drained.__name__}({call}))"
+    return f"asyncio.run({call})"
+
+
+def _plain_call_source(statement: Statement, operations: dict[str, Operation], names: dict[int, str],
+                       imports: _Imports, as_value: bool = False) -> str:
     op_id = statement["op"]
     op = operations.get(op_id)
     module, _, qualname = op_id.partition(":")

@@ -77,6 +77,9 @@ TECHNIQUES: tuple[Technique, ...] = (
               "changed private functions and methods that no public code calls by name (reached only "
               "through a table, getattr or a subclass) called directly, as operations of their own; their "
               "differences say so"),
+    Technique("asynchronous",
+              "coroutines awaited and asynchronous generators drained (their first items), each call in "
+              "an event loop of its own, in the worker and in the rendered tests"),
     Technique("failing",
               "callback arguments that raise ValueError, TypeError or KeyError, so that the code handling a "
               "user function's failure runs"),

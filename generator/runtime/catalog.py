@@ -55,6 +55,7 @@ class Operation:
     dispatches: tuple[str, ...] = ()
     end: int | None = None  # the last line of its definition (a module value's assignment)
     direct: bool = False  # a changed private function or method no public code calls, called directly
+    awaits: str = ""  # "coroutine" (an async def) or "asyncgen": its calls are awaited or drained
 
     @property
     def module(self) -> str:
@@ -73,7 +74,8 @@ class Operation:
         return Operation(data["id"], data["kind"], data.get("owner"),
                          tuple(Parameter.from_json(p) for p in data["params"]),
                          tuple(data.get("returns", ())), data.get("file"), data.get("line"),
-                         tuple(data.get("dispatches", ())), data.get("end"), bool(data.get("direct")))
+                         tuple(data.get("dispatches", ())), data.get("end"), bool(data.get("direct")),
+                         data.get("awaits") or "")
 
 
 @dataclass

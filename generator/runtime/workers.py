@@ -64,6 +64,7 @@ class WorkerOptions:
     request_timeout: float  # for a request, plus `sequence_timeout` per sequence in it
     quit_timeout: float  # for ending when asked, before it is killed
     memory_mb: int = 2048
+    asynchronous: bool = True  # coroutines are awaited and asynchronous generators drained
 
 
 class Worker:
@@ -95,7 +96,7 @@ class Worker:
             reply = self.request({
                 "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
                 "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
-                "direct": list(direct),
+                "direct": list(direct), "asynchronous": options.asynchronous,
                 "coverage_path": _coverage_only_path(self._tmp),
                 "placeholders": placeholders(checkout, self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,

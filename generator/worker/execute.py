@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import literals
+from .asynchronous import settled
 from .fields import graph_triples
 from .influence import InfluenceRecorder
 from .introspect import returned_callable
@@ -52,8 +53,10 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 class SequenceRunner:
     def __init__(self, resolver: Resolver, observer: Observer, tracer: ChangeTracer,
-                 call_timeout: float, random_seed: int) -> None:
+                 call_timeout: float, random_seed: int, asynchronous: bool = True) -> None:
+        """`asynchronous`: a call's coroutine is awaited, its asynchronous generator drained."""
         self.resolver = resolver
+        self.settle = settled if asynchronous else (lambda value: value)
         self.observer = observer
         self.tracer = tracer
         self.call_timeout = call_timeout
@@ -143,8 +146,9 @@ class SequenceRunner:
         signal.setitimer(signal.ITIMER_REAL, self.call_timeout)
         try:
             try:
-                value = (op.call(args, kwargs) if recorder is None
-                         else recorder.around(index, last, values, lambda: op.call(args, kwargs)))
+                def call() -> Any:
+                    return self.settle(op.call(args, kwargs))
+                value = call() if recorder is None else recorder.around(index, last, values, call)
             except StatementTimeout:
                 raise
             except BaseException as exc:  # SystemExit and KeyboardInterrupt from the SUT included

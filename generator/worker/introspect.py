@@ -47,11 +47,12 @@ CALLBACK = typeinfo.CALLBACK
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-def build_catalog(modules: list[str], direct: Iterable[str] = ()) -> dict:
+def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: bool = True) -> dict:
     """Import `modules`; return {"operations", "classes", "import_errors"}. Listing runs the
     project's code too (`dir`, `__getattr__`, signatures): a member whose listing raises is left
     out, never the module or the run. `direct`: private functions and methods (`pkg.mod:_helper`,
-    `pkg.mod:_Cls._method`) listed as operations of their own, marked `"direct": true`."""
+    `pkg.mod:_Cls._method`) listed as operations of their own, marked `"direct": true`.
+    `asynchronous`: coroutine functions and asynchronous generators say so (`"awaits"`)."""
     operations: dict[str, dict] = {}
     classes: dict[str, dict] = {}
     errors: dict[str, str] = {}
@@ -88,6 +89,9 @@ def build_catalog(modules: list[str], direct: Iterable[str] = ()) -> dict:
             _add_direct(op_id, operations, classes, wanted)
     _add_builders(wanted, operations, classes, _project_roots(modules))
     _add_protocols([k for k in listed if type_name(k) in classes], operations, _project_roots(modules))
+    if not asynchronous:
+        for op in operations.values():
+            op.pop("awaits", None)
     return {"operations": list(operations.values()), "classes": classes, "import_errors": errors,
             "compiled": compiled_modules(_project_roots(modules))}
 
@@ -522,7 +526,18 @@ def _add_operation(operations: dict, op_id: str, kind: str, func: Any, owner: ty
         if "return" in hints else [],
     }
     entry.update({"file": path, "line": start, "end": start + len(lines) - 1 if start is not None else None})
+    if kind != OperationKind.CONSTRUCTOR and (awaits := _awaits(func)):
+        entry["awaits"] = awaits
     operations[op_id] = entry
+
+
+def _awaits(func: Any) -> str | None:
+    """"coroutine" for an `async def`, "asyncgen" for an asynchronous generator (their calls are run
+    to their end: `asynchronous.settled`), else None."""
+    function = inspect.unwrap(getattr(func, "__func__", func))
+    if inspect.iscoroutinefunction(function):
+        return "coroutine"
+    return "asyncgen" if inspect.isasyncgenfunction(function) else None
 
 
 class _Evidence:

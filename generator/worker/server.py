@@ -75,11 +75,12 @@ class Worker:
         observe.mask_folders(request.get("placeholders", []))
         probe = self.probe = CoverageProbe(request.get("lines", {}), request.get("coverage_path"))
         # Module and class bodies run only here: their changed lines are covered by the import.
-        direct = request.get("direct", [])
-        catalog, at_import = probe.measure(lambda: build_catalog(request["modules"], direct))
+        direct, asynchronous = request.get("direct", []), request.get("asynchronous", True)
+        catalog, at_import = probe.measure(lambda: build_catalog(request["modules"], direct, asynchronous))
         tracer = ChangeTracer()
         unwrapped = install_hit_wrappers(request.get("units", []), tracer)
-        self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0)
+        self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0,
+                                     asynchronous)
         forks = self.forks = ForkRunner(request.get("memory_mb", 2048), request.get("sequence_timeout", 10.0),
                                        self.writable)
 
