@@ -430,7 +430,8 @@ def _worker_options(options: Options, deadline: Deadline) -> WorkerOptions:
     return WorkerOptions(options.python, call_timeout=call, sequence_timeout=sequence_timeout(call),
                          start_timeout=deadline.bounded(WORKER_START_TIMEOUT),
                          request_timeout=WORKER_REQUEST_TIMEOUT, quit_timeout=WORKER_QUIT_TIMEOUT,
-                         asynchronous=options.components.switches.asynchronous)
+                         asynchronous=options.components.switches.asynchronous,
+                         duck=options.components.switches.duck)
 
 
 def _confirm_options(options: WorkerOptions, deadline: Deadline) -> WorkerOptions:

@@ -47,6 +47,10 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique("repetition", "an operation sometimes called several times in a row (Randoop)"),
     Technique("bloodhound",
               "operations weighted by their uncovered changed lines and branches (GRT bloodhound)"),
+    Technique("duck",
+              "a parameter with no annotation, docstring, default or type test is typed by the attributes "
+              "its function reads or calls on it: the project's classes (at most three) whose objects have "
+              "them all"),
     Technique("protocols",
               "copy, deepcopy, hash, format, len, iteration, in, and arithmetic and comparisons with "
               "standard values (plain and reflected) for the classes that define them"),

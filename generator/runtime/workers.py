@@ -65,6 +65,7 @@ class WorkerOptions:
     quit_timeout: float  # for ending when asked, before it is killed
     memory_mb: int = 2048
     asynchronous: bool = True  # coroutines are awaited and asynchronous generators drained
+    duck: bool = True  # parameters with no other evidence are typed by the attributes they use
 
 
 class Worker:
@@ -96,7 +97,7 @@ class Worker:
             reply = self.request({
                 "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
                 "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
-                "direct": list(direct), "asynchronous": options.asynchronous,
+                "direct": list(direct), "asynchronous": options.asynchronous, "duck": options.duck,
                 "coverage_path": _coverage_only_path(self._tmp),
                 "placeholders": placeholders(checkout, self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,

@@ -44,26 +44,33 @@ PICKLING = ("__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__ge
 # Built-in value types whose format specs a subclass inherits (an `int` subclass formats with `,d`).
 VALUE_TYPES = (int, float, complex, str, bytes, tuple, frozenset)
 CALLBACK = typeinfo.CALLBACK
+MAX_PROVIDERS = 3  # classes having every attribute a parameter's uses name: more, and they say nothing
+DUCK_TYPING = [True]  # the catalog being built types parameters by the attributes they use (`build_catalog`)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: bool = True) -> dict:
+def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: bool = True,
+                  duck: bool = True) -> dict:
     """Import `modules`; return {"operations", "classes", "import_errors"}. Listing runs the
     project's code too (`dir`, `__getattr__`, signatures): a member whose listing raises is left
     out, never the module or the run. `direct`: private functions and methods (`pkg.mod:_helper`,
     `pkg.mod:_Cls._method`) listed as operations of their own, marked `"direct": true`.
-    `asynchronous`: coroutine functions and asynchronous generators say so (`"awaits"`)."""
-    operations: dict[str, dict] = {}
-    classes: dict[str, dict] = {}
+    `asynchronous`: coroutine functions and asynchronous generators say so (`"awaits"`). `duck`: a
+    parameter with no other evidence of its type is typed by the attributes its body uses."""
+    DUCK_TYPING[0] = duck
     errors: dict[str, str] = {}
-    wanted: set[type] = set()
-    listed: list[type] = []
-    for name in modules:
+    imported: dict[str, types.ModuleType] = {}
+    for name in modules:  # all of them first: duck typing looks for classes in every loaded module
         try:
-            module = importlib.import_module(name)
+            imported[name] = importlib.import_module(name)
         except BaseException as exc:  # SyntaxError, ImportError, SystemExit at import time
             errors[name] = clean_text(f"{type(exc).__name__}: {exc}")
-            continue
+    _PROJECT_CLASSES.clear()
+    operations: dict[str, dict] = {}
+    classes: dict[str, dict] = {}
+    wanted: set[type] = set()
+    listed: list[type] = []
+    for name, module in imported.items():
         for obj in _public_members(module):
             try:
                 if isinstance(obj, type):
@@ -570,12 +577,58 @@ class _Evidence:
             self._checked = typeinfo.isinstance_targets(self._lines, self._names)
         return typeinfo.checked_types(self._checked.get(name, []), self.scope, wanted)
 
+    def providers(self, name: str, wanted: set[type]) -> list[str]:
+        """The project's classes whose objects have every attribute the body uses on the parameter
+        (duck typing: `command.script` and `command.output` ask for the one class with both)."""
+        used = typeinfo.attributes_used(self._lines, [name]).get(name, set())
+        used = {attribute for attribute in used if not attribute.startswith("__")}
+        if not used:
+            return []
+        module = getattr(self.target, "__module__", None) or getattr(self._owner, "__module__", None) or ""
+        roots = frozenset({module.split(".")[0]} - {""})
+        found = [klass for klass in project_classes(roots) if used <= _attributes(klass)]
+        if not found or len(found) > MAX_PROVIDERS:
+            return []  # none, or so many that the attributes say nothing of the type
+        wanted.update(found)  # their constructors, among the builders
+        return [type_name(klass) for klass in found]
+
     def called(self, name: str) -> bool:
         """The body calls the parameter, or the class calls the attribute it is stored in."""
         if self._called is None:
             class_lines = _class_lines(self._owner) if isinstance(self._owner, type) else []
             self._called = typeinfo.called_parameters(self._lines, self._names, class_lines)
         return name in self._called
+
+
+def project_classes(roots: frozenset[str]) -> list[type]:
+    """The classes the project's loaded modules define (read once per set of roots)."""
+    found = _PROJECT_CLASSES.get(roots)
+    if found is None:
+        found = _PROJECT_CLASSES[roots] = [
+            value for name, module in sorted(sys.modules.items()) if module is not None
+            and name.split(".")[0] in roots for value in list(getattr(module, "__dict__", {}).values())
+            if isinstance(value, type) and getattr(value, "__module__", None) == name]
+    return found
+
+
+_PROJECT_CLASSES: dict[frozenset[str], list[type]] = {}
+_ATTRIBUTES: dict[type, frozenset[str]] = {}
+
+
+def _attributes(klass: type) -> frozenset[str]:
+    """What an object of `klass` has: its class's attributes (methods, properties, slots, fields of a
+    named tuple) and those its `__init__`s assign to `self`."""
+    found = _ATTRIBUTES.get(klass)
+    if found is None:
+        names = set(dir(klass))
+        for base in klass.__mro__:
+            init = base.__dict__.get("__init__")
+            if inspect.isfunction(init):
+                with contextlib.suppress(Exception):  # source that cannot be read: its class's names only
+                    lines = inspect.getsourcelines(init)[0]
+                    names |= typeinfo.attributes_used(lines, ["self"]).get("self", set())
+        found = _ATTRIBUTES[klass] = frozenset(names)
+    return found
 
 
 def _docstring(obj: Any) -> str | None:
@@ -633,6 +686,10 @@ def _parameter(param: inspect.Parameter, hints: dict, evidence: _Evidence, wante
         info.hints, source = [CALLBACK], "default"  # e.g. timer=time.monotonic: a callback we can supply
     if not info.hints and evidence.called(param.name):
         info.hints, source = [CALLBACK], "called"  # e.g. TLRUCache(maxsize, ttu): self.__ttu(key, value, now)
+    if not info.hints and param.annotation is param.empty and DUCK_TYPING[0]:
+        providers = evidence.providers(param.name, wanted)  # e.g. match(command): command.script
+        if providers:
+            info.hints, source = providers, "attributes"
     entry["hints"] = info.hints
     if info.choices:
         entry["choices"] = info.choices

@@ -141,6 +141,7 @@ class InitRequest(TypedDict):
     # changed private functions and methods no public code calls: operations of their own ("direct")
     direct: NotRequired[list[str]]
     asynchronous: NotRequired[bool]  # await coroutines and drain asynchronous generators (default true)
+    duck: NotRequired[bool]  # type parameters by the attributes their functions use (default true)
     lines: dict[str, list[int]]  # absolute file -> changed lines, for coverage
     coverage_path: str | None  # a folder holding only coverage.py, appended if the project has none
     # [folder, placeholder]: the run's own folders (the checkout, the worker's temporary folder), each

@@ -76,7 +76,8 @@ class Worker:
         probe = self.probe = CoverageProbe(request.get("lines", {}), request.get("coverage_path"))
         # Module and class bodies run only here: their changed lines are covered by the import.
         direct, asynchronous = request.get("direct", []), request.get("asynchronous", True)
-        catalog, at_import = probe.measure(lambda: build_catalog(request["modules"], direct, asynchronous))
+        catalog, at_import = probe.measure(lambda: build_catalog(request["modules"], direct, asynchronous,
+                                                                 request.get("duck", True)))
         tracer = ChangeTracer()
         unwrapped = install_hit_wrappers(request.get("units", []), tracer)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0,

@@ -698,3 +698,16 @@ def _parse(lines: typing.Sequence[str]) -> ast.AST | None:
         return ast.parse(textwrap.dedent("".join(lines)))
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # a body less indented than its def
         return None
+
+
+def attributes_used(lines: typing.Sequence[str], names: typing.Collection[str]) -> dict[str, set[str]]:
+    """Parameter name -> the attributes the function's body reads or calls on it (`command.script`,
+    `command.output.lower()`): what an object passed there must provide. Read, never run."""
+    function = _parse(lines)
+    if function is None:
+        return {}
+    used: dict[str, set[str]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names:
+            used.setdefault(node.value.id, set()).add(node.attr)
+    return used
