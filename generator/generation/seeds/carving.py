@@ -84,12 +84,13 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     modules = [*changes.modules, *changes.importers]
     existing = importing_test_files(base.root, modules)[:MAX_TEST_FILES]
     changed = [path for path in existing if path in changes.tests]
-    existing = changed + [path for path in existing if path not in changes.tests]  # their outcomes first
-    unchanged = [path for path in existing if path not in changes.tests and (head.root / path).is_file()]
-    # (side, checkout, files, whether they are new to carving: the last run's files are the second's,
-    # run again on head for their outcomes, and neither counted nor said twice)
+    others = [path for path in existing if path not in changes.tests]
+    unchanged = [path for path in others if (head.root / path).is_file()]
+    # (side, checkout, files, whether they are new to carving: the last run's files are base's, run
+    # again on head for their outcomes, and neither counted nor said twice). The pull request's tests
+    # and base's copy of the ones it changes run before base's whole suite, which may take all the time.
     runs = [("head", head, sorted(p for p in changes.tests if (head.root / p).is_file()), True),
-            ("base", base, existing, True), ("head", head, unchanged, False)]
+            ("base", base, changed, True), ("base", base, others, True), ("head", head, unchanged, False)]
     outcomes: dict[str, dict[str, str]] = {"base": {}, "head": {}}
     called: dict[str, set[str]] = {}
     sources: dict[str, set[str]] = {}
@@ -120,7 +121,7 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
                                            (seconds - (time.monotonic() - started)) / 2, test_timeout)
         if number == 1:
             carving.updated = _updated(recorded.outcomes, called, changed, base, head, modules, python,
-                                       (seconds - (time.monotonic() - started)) / 2, test_timeout)
+                                       (seconds - (time.monotonic() - started)) / 3, test_timeout)
     carving.broken = _confirmed_broken(outcomes, called, unchanged, base, head, modules, python,
                                        seconds - (time.monotonic() - started), test_timeout)
     carving.sources = _sources(carving.sequences, sources)
