@@ -5,7 +5,7 @@ from __future__ import annotations
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
-from bot.markdown import render_markdown
+from difforacle.bot.markdown import render_markdown
 from difforacle.generator.generation.techniques import Components
 from difforacle.generator.report.json_form import report_to_json, validate_report
 
