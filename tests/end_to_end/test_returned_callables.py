@@ -86,7 +86,8 @@ def cachedmethod(cache):
         return wrapper
     return decorator
 '''
-ON, OFF = Components(), Components.without(["callables"])
+# direct calls of private code are off in both: they would call a private method (`_say`) directly
+ON, OFF = Components.without(["direct"]), Components.without(["callables", "direct"])
 
 
 # ---------------------------------------------------------------- the worker
