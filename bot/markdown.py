@@ -237,8 +237,8 @@ def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -
         shown.append(f"Accepted by @{difference['accepted'].get('by', '?')}.")
     parts = [f"At {location}{on_base}." if location else "Location unknown."]
     if difference.get("direct"):
-        parts.append("Reached directly: its test calls a changed private function or method that no public "
-                     "code of the project calls by name.")
+        parts.append("Reached directly: its test calls a changed private function or method that no code of "
+                     "its module calls by name.")
     if inline:
         parts.append("Also posted as a review comment on the changed line.")
     if difference.get("count", 1) > 1:

@@ -78,9 +78,9 @@ TECHNIQUES: tuple[Technique, ...] = (
               "turn, with arguments for their signatures",
               plugin=CallablesPlugin),
     Technique("direct",
-              "changed private functions and methods that no public code calls by name (reached only "
-              "through a table, getattr or a subclass) called directly, as operations of their own; their "
-              "differences say so"),
+              "changed private functions and methods that no code of their module calls by name (reached "
+              "only through a table, getattr or a subclass) called directly, as operations of their own; "
+              "their differences say so"),
     Technique("asynchronous",
               "coroutines awaited and asynchronous generators drained (their first items), each call in "
               "an event loop of its own, in the worker and in the rendered tests"),

@@ -327,6 +327,15 @@ TABLE = textwrap.dedent('''\
             return value
 
 
+    def _setters(on_setattr):
+        return list(on_setattr)
+
+
+    class _Builder:
+        def __init__(self, on_setattr):
+            self.setters = _setters(on_setattr)
+
+
     def _outer():
         def _inner():
             return 1
@@ -343,6 +352,7 @@ def test_changed_private_code_no_public_code_calls_is_reached_directly() -> None
                  ("_Validator._process_name", "method", "modified"),  # only through getattr, say
                  ("_Validator.__check", "method", "modified"),  # name-mangled
                  ("_outer.<locals>._inner", "function", "modified"),  # nested
+                 ("_setters", "function", "modified"),  # a private caller calls it: it adapts to it
                  ("render", "function", "modified")]]  # public
     change = FileChange("tab.py", "tab.py", "tab", frozenset({1}), frozenset({1}))
     impact = Impact.of(ChangeSet("0" * 40, (change,), tuple(units)), {"tab": TABLE})
