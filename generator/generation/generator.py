@@ -15,7 +15,6 @@ order of the technique table.
 from __future__ import annotations
 
 import copy
-import json
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -24,7 +23,7 @@ from typing import TypeVar
 
 from ..planning.operation_plan import OperationPlan
 from ..runtime.catalog import Catalog
-from ..runtime.sequence import CallSequence, origin
+from ..runtime.sequence import CallSequence, origin, sequence_key
 from ..worker.protocol import OperationKind, SequenceResult, Status, digest_key
 from .call_builder import MAX_LENGTH, CallBuilder
 from .plugin import Plugin, PluginContext, Proposal
@@ -109,7 +108,7 @@ class SequenceGenerator:
             statements = self._candidate()
             if statements is None:
                 continue
-            key = _key(statements)
+            key = sequence_key(statements)
             if key in self.seen:
                 self.duplicates += 1
                 self._proposed.pop(id(statements), None)
@@ -200,7 +199,7 @@ class SequenceGenerator:
 
     def _is_seed(self, statements: CallSequence) -> bool:
         """Whether exploration was given `statements` (a carved or solved seed): not one of ours."""
-        return id(statements) not in self._proposed and _key(statements) not in self.seen
+        return id(statements) not in self._proposed and sequence_key(statements) not in self.seen
 
     def _revisit(self, statements: CallSequence) -> bool:
         """Ask the plugin that proposed `statements` to run its proposal again soon."""
@@ -268,8 +267,3 @@ class SequenceGenerator:
 
     def _attempts(self, op_id: str) -> Attempts:
         return self.attempts.setdefault(op_id, Attempts())
-
-
-def _key(statements: CallSequence) -> str:
-    """What tells apart the candidates made so far."""
-    return json.dumps(statements, separators=(",", ":"))

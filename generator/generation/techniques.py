@@ -72,7 +72,7 @@ TECHNIQUES: tuple[Technique, ...] = (
               "stepped, a line, token, character or final newline dropped or doubled, two texts spliced, "
               "a number stepped by one, an item dropped or doubled); mutants that enter changed code "
               "join the corpus (AFL's havoc stage on Pynguin-style seeds)",
-              plugin=CorpusPlugin.make),
+              plugin=CorpusPlugin),
     Technique("callables",
               "callables that calls return (a decorator's wrapper, a closure, a bound method) called in "
               "turn, with arguments for their signatures",

@@ -87,15 +87,15 @@ def mention(text: PullRequestText, targets: Iterable[str], removed: bool = False
     """The first passage that names one of `targets` (or is the changed docstring of one).
     `removed`: the difference is a name gone on head, which a rename or a move also names."""
     targets = list(targets)
-    names = [name for target in targets for name in names_of(target)]
-    modules = [name for target in targets for name in module_names_of(target)]
+    names = list(dict.fromkeys(name for target in targets for name in names_of(target)))
+    modules = list(dict.fromkeys(name for target in targets for name in module_names_of(target)))
     for passage in text.passages:
         if passage.unit is not None:
             lines = passage.text.strip().splitlines()
             if passage.unit in targets and lines:  # a docstring whose added lines are blank says nothing
                 return Mention(passage.source, _quote(lines[0]))
             continue
-        found = _naming_line(passage, list(dict.fromkeys(names)), list(dict.fromkeys(modules)), removed)
+        found = _naming_line(passage, names, modules, removed)
         if found is not None:
             return Mention(passage.source, _quote(found))
     return None

@@ -91,15 +91,14 @@ def _same_change_as_asserted(differences: list[Difference]) -> None:
     - the same operation turning the same value into the same other one at the same place of its
       result but for item positions (`parse(...)[0].tokens[2]` and `[0].tokens[0]`, both an
       `Identifier` that became a `Token`)."""
-    for signature in (_raised_at, _transition):
+    for signature, where in ((_raised_at, "at the same line, raising the same exception"),
+                             (_transition, "as the same change of the same part of its result")):
         asserted = {signature(d): d for d in differences
                     if d.verdict == Verdict.ASSERTED_BY_PR and signature(d) is not None}
         for difference in differences:
             same = asserted.get(signature(difference)) if difference.verdict == Verdict.UNEXPLAINED else None
             if same is not None:
                 difference.verdict = Verdict.ASSERTED_BY_PR
-                where = "at the same line, raising the same exception" if signature is _raised_at else \
-                    "as the same change of the same part of its result"
                 difference.evidence = f"the change {same.target} shows {where}: {same.evidence}"
 
 

@@ -120,7 +120,7 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
             carving.asserting = _asserting(recorded.outcomes, called, base, head, modules, python,
                                            (seconds - (time.monotonic() - started)) / 2, test_timeout)
         if number == 1:
-            carving.updated = _updated(recorded.outcomes, called, changed, base, head, modules, python,
+            carving.updated = _updated(recorded.outcomes, called, base, head, modules, python,
                                        (seconds - (time.monotonic() - started)) / 3, test_timeout)
     carving.broken = _confirmed_broken(outcomes, called, unchanged, base, head, modules, python,
                                        seconds - (time.monotonic() - started), test_timeout)
@@ -164,15 +164,14 @@ def _asserting(on_head: dict[str, str], called: dict[str, set[str]], base: Check
                                    test_timeout)
 
 
-def _updated(on_base: dict[str, str], called: dict[str, set[str]], changed: list[str], base: Checkout,
-             head: Checkout, modules: list[str], python: str, seconds: float,
+def _updated(on_base: dict[str, str], called: dict[str, set[str]], base: Checkout, head: Checkout,
+             modules: list[str], python: str, seconds: float,
              test_timeout: float) -> dict[str, frozenset[str]]:
-    """Base's tests in the files the pull request changes that pass on base and fail on head, run
-    there with base's copy of their files (a test the pull request removes included); with the
-    operations they called."""
-    files = set(changed)
-    ran = {test: outcome for test, outcome in on_base.items() if test.split("::", 1)[0] in files}
-    return _fail_on_the_other_side(ran, called, base, (head, "head"), modules, python, seconds, test_timeout)
+    """Base's tests in the files the pull request changes (`on_base`: their outcomes) that pass on base
+    and fail on head, run there with base's copy of their files (a test the pull request removes
+    included); with the operations they called."""
+    return _fail_on_the_other_side(on_base, called, base, (head, "head"), modules, python, seconds,
+                                   test_timeout)
 
 
 def _fail_on_the_other_side(outcomes: dict[str, str], called: dict[str, set[str]], where: Checkout,

@@ -199,14 +199,9 @@ class CorpusPlugin(Plugin):
         self.corpus: list[tuple[CallSequence, int]] = []  # a sequence and its mutations from its seed
         self.by_op: dict[str, list[int]] = {}  # operation id -> indexes into `corpus` of its callers
         self.texts: list[str] = []
-        self.proposed = self.kept = 0
-
-    @staticmethod
-    def make(context: PluginContext) -> CorpusPlugin:
-        return CorpusPlugin(context)
 
     def learn(self, statements: CallSequence, result: SequenceResult) -> None:
-        if self.is_seed(statements) and _entered(result):
+        if _entered(result) and self.is_seed(statements):  # the cheap test first: every result comes here
             self._add(statements, 0)
 
     def propose(self, op: Operation) -> Mutant | None:
@@ -221,12 +216,10 @@ class CorpusPlugin(Plugin):
             statement = statements[index]
             arg = statement["args"][place] if isinstance(place, int) else statement["kwargs"][place]
             arg["lit"] = mutate_literal(arg["lit"], self.rng, self.texts)
-        self.proposed += 1
         return Mutant(statements, depth + 1)
 
     def proposal_ran(self, proposal: Mutant, result: SequenceResult) -> None:  # type: ignore[override]
         if proposal.depth < MAX_DEPTH and _entered(result):
-            self.kept += 1
             self._add(proposal.statements, proposal.depth)
 
     def _add(self, statements: CallSequence, depth: int) -> None:
