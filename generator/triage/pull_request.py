@@ -9,6 +9,7 @@ also names the unit whose docstring changed, since it speaks for that unit where
 from __future__ import annotations
 
 import ast
+import doctest
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -103,10 +104,27 @@ def _changed_docstrings(changes: ChangeSet, base: Checkout, head: Checkout) -> l
         old_path = base_files.get(unit.path)
         old = _docstring(_tree(base.root / old_path, trees), unit.qualname) if old_path else None
         if new and new != old:
-            before = set((old or "").splitlines())
-            added = "\n".join(line for line in new.splitlines() if line not in before and line.strip())
+            added = "\n".join(_new_statements(old or "", new))
             passages.append(Passage(f"the docstring of {unit.target}", added[:MAX_TEXT], unit=unit.target))
     return passages
+
+
+def _new_statements(old: str, new: str) -> list[str]:
+    """The lines of the docstring `new` that say something `old` did not. Not its doctest examples:
+    a prompt and its expected output are code, evidence only once run, and a pull request that
+    puts back an older body often puts back its older examples. Not a line whose every word `old`
+    already uses: a rewrapped or reworded line ("new object" for "new :class:`Version` object")
+    states nothing new, while one new word ("defaults to build" for "defaults to rc") does."""
+    known = set(_words(old))
+    try:
+        prose = "".join(part for part in doctest.DocTestParser().parse(new) if isinstance(part, str))
+    except ValueError:  # an example doctest cannot read (inconsistent indentation): its prompts go
+        prose = "\n".join(line for line in new.splitlines() if not line.lstrip().startswith((">>>", "...")))
+    return [line for line in prose.splitlines() if any(word not in known for word in _words(line))]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W\d_]+", text.lower())
 
 
 def _tree(path: Path, trees: dict[Path, ast.Module | None]) -> ast.Module | None:

@@ -68,6 +68,48 @@ def test_a_changed_docstring_is_a_passage_of_its_unit(builder: RepoBuilder) -> N
     assert _read(builder, title="  ")[0].source.startswith("commit")  # a blank title says nothing
 
 
+BUMP = '''\
+def bump(version: str, token: str = "rc") -> str:
+    """Raise the prerelease part of the version.
+
+    :param token: defaults to ``'rc'``
+    :return: a new string with the raised prerelease part.
+        The original is not modified.
+
+    >>> bump("1.0")
+    '1.0-rc.1'
+    """
+    return version + "-" + (token or "rc") + ".1"
+'''
+
+
+def _docstring_passage(builder: RepoBuilder, base: str, head: str) -> Passage:
+    builder.commit({"pkg/__init__.py": "", "pkg/mod.py": base}, "base")
+    builder.branch("feature")
+    builder.commit({"pkg/mod.py": head}, "change")
+    builder.switch("main")
+    [passage] = [p for p in _read(builder) if p.unit == "pkg.mod:bump"]
+    return passage
+
+
+def test_reworded_lines_and_doctest_examples_add_no_statement(builder: RepoBuilder) -> None:
+    # an older body put back with its older wording and examples: every word was there before
+    older = (BUMP.replace(":param token: defaults to ``'rc'``", ":param token: defaults to ``rc``")
+             .replace("a new string with the raised prerelease part.\n        The original is not modified.",
+                      "new string with the raised prerelease part")
+             .replace(">>> bump(\"1.0\")\n    '1.0-rc.1'", ">>> bump(\"2.0\", token='')\n    '2.0-rc.1'")
+             .replace('(token or "rc")', "token"))
+    assert _docstring_passage(builder, BUMP, older).text == ""
+
+
+def test_a_docstring_line_with_a_new_word_is_a_statement(builder: RepoBuilder) -> None:
+    changed = (BUMP.replace(":param token: defaults to ``'rc'``",
+                            ":param token: defaults to ``'rc'``; empty gives just the number")
+               .replace('(token or "rc") + ".1"', '(token + "." if token else "") + "1"'))
+    passage = _docstring_passage(builder, BUMP, changed)
+    assert passage.text == ":param token: defaults to ``'rc'``; empty gives just the number"
+
+
 @pytest.mark.parametrize(("path", "changelog"), [
     ("CHANGES.rst", True), ("CHANGELOG.md", True), ("docs/changelog.rst", True), ("HISTORY.txt", True),
     ("NEWS", True), ("changelog.d/123.bugfix.md", True), ("newsfragments/5.feature", True),
