@@ -299,8 +299,9 @@ def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool)
                   or any(u.kind in ("module", "class") for u in run.changes.units))
     carving = _carve(run)
     influence = influence_map(run.impact.sources, catalog) if switches.influence else None
-    solver = (Solver(catalog.by_id, run.impact, run.sides, options.python, lines=lines if measured else None)
-              if switches.solver else None)
+    solver = (Solver(catalog.by_id, run.impact, run.sides, options.python, lines=lines if measured else None,
+                     cover=switches.solver, diverge=switches.diffbehavior)
+              if switches.solver or switches.diffbehavior else None)
     run.progress("exploring")
     with Replayer(explorers.replay, explorers.head, lines if measured else None,
                   paths=switches.paths) as replayer:

@@ -108,7 +108,9 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: Operatio
         while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
                                             bool(exploration.candidates.groups)):
             if solver is not None and solver.due(deadline.share_explored(exploration.sequences)):
-                found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE)))
+                differing = {key.target.rstrip("()") for key in exploration.candidates.groups}
+                found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE),
+                                                          differing))
                 solver.track(found)
                 seeds, solver_seeds = [*found, *seeds], len(found)
                 if found:  # what waits for replay goes now, so that the solver's inputs are replayed in

@@ -103,6 +103,11 @@ TECHNIQUES: tuple[Technique, ...] = (
               "execution (`crosshair cover`) and fed to exploration as seeds (JTestCraft's concolic step; "
               "needs the solver extra)",
               on=False),
+    Technique("diffbehavior",
+              "inputs on which base's and head's versions of a changed function differ, for those whose "
+              "changed lines ran with no difference seen, found by CrossHair's `diffbehavior` and fed to "
+              "exploration as seeds (shadow symbolic execution, HyDiff; needs the solver extra)",
+              on=False),
     Technique("paths",
               "path memo (JTestCraft's Constraint Tree without a solver): the branches out of changed lines "
               "each sequence takes are counted, sequences on often-seen paths extended less, and those that "

@@ -54,3 +54,36 @@ def test_the_same_sequences_miss_them_without_the_solver(builder: RepoBuilder) -
     assert not report.differences
     assert report.coverage.changed_lines_covered == 0
     assert report.stats.solver_calls == 0
+
+
+# ---------------------------------------------------------------- asking for divergence
+
+# The changed line runs on every call; base and head differ only for codes of one residue modulo
+# 1000 that are odd (633, 1633, ...), which random and mined integers rarely are.
+BOUNDARY = CODES.replace('        if code * 7 % 1000 == 431:\n', '        if is_reserved(code):\n') + (
+    '\n\ndef is_reserved(code: int) -> bool:\n    return code * 7 % 1000 == 431\n')
+ODD = BOUNDARY.replace("return code * 7 % 1000 == 431", "return code * 7 % 1000 == 431 and code % 2 == 0")
+
+
+def _boundary_pr(builder: RepoBuilder) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/codes.py": BOUNDARY}, {"pkg/codes.py": ODD})
+
+
+@pytest.mark.slow
+@needs_crosshair
+def test_the_solver_finds_where_two_versions_diverge_on_lines_that_ran(builder: RepoBuilder) -> None:
+    _boundary_pr(builder)
+    report = run_analyze(builder, max_sequences=300, budget=60,
+                         components=Components.without([], ["diffbehavior"]))
+    assert _found(report) == {"pkg.codes:is_reserved"}
+    [difference] = report.differences
+    assert (difference.base, difference.head) == ("True", "False")
+    assert report.stats.solver_calls == 1 and report.stats.solver_inputs >= 1
+
+
+@pytest.mark.slow
+def test_the_same_sequences_run_those_lines_and_miss_the_divergence_without_it(builder: RepoBuilder) -> None:
+    _boundary_pr(builder)
+    report = run_analyze(builder, max_sequences=300, budget=60)
+    assert not report.differences
+    assert report.stats.solver_calls == 0

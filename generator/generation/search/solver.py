@@ -13,6 +13,14 @@ are primitives (`literals.encode`) becomes that operation's call with those lite
 method's receiver is built as for any call): exploration runs these seeds next, pools and learns
 from them, and replays them like generated sequences. An input that cannot be parsed, or holds a
 value no literal spells (an object, `float('nan')`), is skipped and counted.
+
+A change that shows only on a boundary (`<` for `<=`, one residue of a modulus) leaves every
+changed line run by thousands of calls and nothing different. The `diffbehavior` component asks
+the solver for divergence instead (CrossHair's `diffbehavior`, after shadow symbolic execution
+and HyDiff's differential search): at the same moment, each changed function or method whose
+changed lines ran but through which no difference was seen gets a time slice in which CrossHair
+runs base's and head's versions of it side by side and prints the inputs on which they differ.
+Those become seeds the same way, and the replay on the two checkouts decides what differs.
 """
 
 from __future__ import annotations
@@ -21,12 +29,13 @@ import ast
 import importlib.metadata
 import json
 import math
+import re
 import shutil
 import subprocess
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +55,7 @@ from ...runtime.sequence import CallSequence, sequence_key
 from ...runtime.workers import BOOT, worker_environment
 from ...worker.literals import encode
 from ...worker.protocol import OperationKind
-from ...worker.solver import NO_SOLVER, PATH_VARIABLE
+from ...worker.solver import NO_HEAD, NO_SOLVER, PATH_VARIABLE
 from ..replay import KeptSequence
 
 # and a busy machine's slack (CrossHair prints a function's inputs only at its end; on an idle
@@ -54,6 +63,9 @@ from ..replay import KeptSequence
 MAX_FUNCTIONS = 6  # asked per run, those with the most uncovered targets first
 MEMORY_MB = 2048
 SOLVER_DISTRIBUTION = "crosshair-tool"
+GIVEN = "Given: ("  # how `crosshair diffbehavior` starts the line of an input the versions differ on
+ARGUMENT_NAME = re.compile(r"(?:^|, )([A-Za-z_]\w*)=")  # where `name=repr, ...` starts an argument
+UNSPELLED = "unspelled"  # stands for a repr that is no expression
 SOLVED_KINDS = (OperationKind.FUNCTION, OperationKind.METHOD, OperationKind.STATIC)
 NOT_INSTALLED_FOLDERS = (".dist-info", ".data", ".egg-info")  # a distribution's files that are no modules
 MISSING_NOTE = ("The solver component is on, but CrossHair is not installed in difforacle's environment "
@@ -62,11 +74,13 @@ MISSING_NOTE = ("The solver component is on, but CrossHair is not installed in d
 
 @dataclass(frozen=True)
 class SolverTarget:
-    """A changed function or method to ask for inputs, on the side where its code is uncovered."""
+    """A changed function or method to ask for inputs: on the side where its code is uncovered
+    (`cover`), or on base against head's file of its module (`diffbehavior`)."""
 
     operation: Operation
     side: str
-    uncovered: int  # changed lines and branches not yet covered in it
+    uncovered: int  # changed lines and branches not yet covered in it (`cover`), or run (`diffbehavior`)
+    head_file: Path | None = None  # head's file of the operation's module: ask for divergence
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +110,8 @@ class Solver:
     checkouts: Mapping[str, Checkout]  # side -> checkout
     python: str
     lines: ChangedLines | None = None  # the changed lines, when measured: to credit what seeds ran
+    cover: bool = True  # ask `cover` for the changed functions with code still uncovered
+    diverge: bool = False  # ask `diffbehavior` for those that ran with no difference (needs `lines`)
     stats: SolverStats = field(default_factory=SolverStats)
     notes: list[str] = field(default_factory=list)
     asked: bool = False
@@ -108,11 +124,18 @@ class Solver:
         covers by then with random and mined values needs no solver)."""
         return not self.asked and share_explored >= SOLVER_AFTER
 
-    def solve(self, uncovered: set[Target], seconds: float | None) -> list[SolverInput]:
-        """Inputs for the functions with uncovered targets; `seconds` (wall) for all calls, shared
-        by those still to come (None: a fixed time per function, for a reproducible run)."""
+    def solve(self, uncovered: set[Target], seconds: float | None,
+              differing: Collection[str] = ()) -> list[SolverInput]:
+        """Inputs for the functions with uncovered targets, and for those whose changed lines ran
+        but that no difference was seen through (`differing`: the operations a difference was);
+        `seconds` (wall) for all calls, shared by those still to come (None: a fixed time per
+        function, for a reproducible run)."""
         self.asked, self.asked_for = True, set(uncovered)
-        targets = solver_targets(uncovered, self.impact, self.by_id)[:MAX_FUNCTIONS]
+        targets = solver_targets(uncovered, self.impact, self.by_id)[:MAX_FUNCTIONS] if self.cover else []
+        if self.diverge and self.lines is not None:
+            ran = set(self.lines.targets()) - set(uncovered)
+            targets += quiet_targets(ran, differing, self.impact, self.by_id,
+                                     self.checkouts["head"].root)[:MAX_FUNCTIONS]
         if not targets or (seconds is not None and seconds < SOLVER_CALL_SECONDS[0]):
             return []
         packages = solver_packages()
@@ -131,10 +154,11 @@ class Solver:
                 low, high = SOLVER_CALL_SECONDS
                 wall = (SOLVER_REPRODUCIBLE_CALL_SECONDS if left is None
                         else min(high, max(low, left / (len(targets) - done))))
-                output = self._cover(target, wall, tmp)
+                output = self._ask(target, wall, tmp)
                 if output is None:
                     break  # CrossHair cannot run under this interpreter: the others would fail alike
-                inputs, skipped = parse_inputs(output, target.operation)
+                parse = parse_differences if target.head_file is not None else parse_inputs
+                inputs, skipped = parse(output, target.operation)
                 found += inputs
                 self.stats.skipped += skipped
             self.stats.seconds = round(time.monotonic() - started, 2)
@@ -143,9 +167,9 @@ class Solver:
         self.stats.inputs = len(found)
         return found
 
-    def _cover(self, target: SolverTarget, wall: float, solver_path: Path) -> str | None:
-        """What one `crosshair cover` of `target` printed within `wall` seconds; None (with a note)
-        when it cannot run."""
+    def _ask(self, target: SolverTarget, wall: float, solver_path: Path) -> str | None:
+        """What one `crosshair cover` (or `diffbehavior`) of `target` printed within `wall` seconds;
+        None (with a note) when CrossHair cannot run."""
         op, checkout = target.operation, self.checkouts[target.side]
         scratch = Path(tempfile.mkdtemp(prefix="difforacle-solver-run-")).resolve()  # its cwd and $TMPDIR
         try:
@@ -153,6 +177,8 @@ class Solver:
             options = {"module": op.module, "target": f"{op.module}.{op.qualname}", "seconds": analysis,
                        "path_seconds": min(SOLVER_PATH_SECONDS, analysis / 2), "memory_mb": MEMORY_MB,
                        "cpu_seconds": math.ceil(wall)}
+            if target.head_file is not None:
+                options["head_file"] = str(target.head_file)
             env = worker_environment(checkout, 0, str(scratch))
             env[PATH_VARIABLE] = str(solver_path)
             self.stats.calls += 1
@@ -166,11 +192,15 @@ class Solver:
             except OSError as exc:
                 self.notes.append(f"The solver could not start {self.python!r}: {exc.strerror or exc}.")
                 return None
+            reason = (_text(done.stderr).strip().splitlines() or ["unknown error"])[-1]
             if done.returncode == NO_SOLVER:
-                reason = (_text(done.stderr).strip().splitlines() or ["unknown error"])[-1]
                 self.notes.append(f"CrossHair does not run under the project's interpreter ({reason}): no "
                                   "solver-found inputs.")
                 return None
+            if done.returncode == NO_HEAD:
+                self.notes.append(f"Head's version of {op.module} does not load beside base's package "
+                                  f"({reason}): the solver was not asked where {op.id} diverges.")
+                return ""
             return _text(done.stdout)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -216,6 +246,66 @@ def solver_targets(uncovered: set[Target], impact: Impact,
     return [SolverTarget(by_id[op_id], side, count) for op_id, (count, side) in ranked]
 
 
+def quiet_targets(ran: set[Target], differing: Collection[str], impact: Impact,
+                  by_id: Mapping[str, Operation], head: Path) -> list[SolverTarget]:
+    """The changed functions and methods (catalog operations) whose changed lines or branches
+    `ran` and that no difference was seen through, the most run first, each with head's file of
+    its module under `head`, its checkout (a module head adds or removes has no other version)."""
+    head_files = {change.module: change.head_path for change in impact.changes.files
+                  if change.module and change.head_path and change.base_path}
+    counts: Counter[str] = Counter()
+    for target in ran:
+        unit = impact.unit_at(target[1], target[2], target[3])
+        op = by_id.get(f"{unit[0]}:{unit[1]}") if unit is not None else None
+        if op is not None and op.kind in SOLVED_KINDS and op.module in head_files:
+            counts[op.id] += 1
+    quiet = [op_id for op_id in counts if op_id not in differing]
+    ranked = sorted(quiet, key=lambda op_id: (-counts[op_id], op_id))
+    return [SolverTarget(by_id[op_id], "base", counts[op_id], head / head_files[by_id[op_id].module])
+            for op_id in ranked]
+
+
+def parse_differences(text: str, op: Operation) -> tuple[list[SolverInput], int]:
+    """The distinct inputs of `crosshair diffbehavior` output for `op` (a `Given: (name=repr, ...),`
+    line per difference, then a line per version saying what it did), and how many were skipped."""
+    found: dict[str, SolverInput] = {}
+    skipped = 0
+    for line in text.splitlines():
+        if not line.startswith(GIVEN) or not line.rstrip().endswith("),"):
+            continue
+        values = _keywords(line.rstrip()[len(GIVEN):-2])
+        parsed = _placed(values, op) if values is not None else None
+        if parsed is None:
+            skipped += 1
+        else:
+            found.setdefault(json.dumps([parsed.args, parsed.kwargs]), parsed)
+    return list(found.values()), skipped
+
+
+def _keywords(text: str) -> dict[str, ast.expr] | None:
+    """`name=repr, ...` as expressions by name; None when it is no such list. A repr that is no
+    expression (`<pkg.Meter object at 0x7f00>`, a receiver) stands as a name no literal spells."""
+    try:
+        node = ast.parse(f"f({text})", mode="eval").body
+    except (SyntaxError, ValueError):
+        node = None
+    if isinstance(node, ast.Call):
+        if node.args or any(k.arg is None for k in node.keywords):
+            return None
+        return {k.arg: k.value for k in node.keywords if k.arg is not None}
+    starts = list(ARGUMENT_NAME.finditer(text))
+    if not starts or starts[0].start() != 0:
+        return None
+    values: dict[str, ast.expr] = {}
+    for here, after in zip(starts, [*starts[1:], None], strict=True):
+        value = text[here.end():after.start() if after is not None else len(text)]
+        try:
+            values[here.group(1)] = ast.parse(value, mode="eval").body
+        except (SyntaxError, ValueError):
+            values[here.group(1)] = ast.Name(UNSPELLED, ast.Load())
+    return values
+
+
 def parse_inputs(text: str, op: Operation) -> tuple[list[SolverInput], int]:
     """The distinct inputs of `crosshair cover --example_output_format=arg_dictionary` output for
     `op` (one `{"name": repr, ...}` per line), and how many lines were skipped."""
@@ -242,7 +332,12 @@ def _arguments(line: str, op: Operation) -> SolverInput | None:
                                                  for k in node.keys):
         return None
     names = [k.value for k in node.keys]  # type: ignore[union-attr]
-    values = dict(zip(names, node.values, strict=True))
+    return _placed(dict(zip(names, node.values, strict=True)), op)
+
+
+def _placed(values: dict[str, ast.expr], op: Operation) -> SolverInput | None:
+    """Arguments by name as literals, placed as `op` takes them; None when any cannot be."""
+    names = list(values)
     params = {param.name: param for param in op.params}
     if op.kind in (OperationKind.METHOD, OperationKind.STATIC) and names and names[0] not in params:
         del values[names[0]]  # the receiver (or a class method's class): built as for any call

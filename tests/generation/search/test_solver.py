@@ -1,7 +1,7 @@
 """Tests for `difforacle.generator.generation.search.solver`, solver-found inputs: CrossHair's
-`cover` output parsed into literal arguments, the functions it is asked about and when, its run
-under the project's interpreter in the worker's sandbox, the note when it is missing. End to end:
-tests/end_to_end/test_solver.py."""
+`cover` and `diffbehavior` output parsed into literal arguments, the functions it is asked about
+and when, its run under the project's interpreter in the worker's sandbox (head's module beside
+base's for `diffbehavior`), the note when it is missing. End to end: tests/end_to_end/test_solver.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from difforacle.generator.generation.search.solver import (
     MISSING_NOTE,
     SOLVER_AFTER,
     Solver,
+    parse_differences,
     parse_inputs,
+    quiet_targets,
     solver_packages,
     solver_targets,
 )
@@ -79,6 +81,25 @@ def test_objects_unparseable_lines_and_unknown_names_are_skipped_and_counted() -
     assert skipped == 4
 
 
+def test_each_input_diffbehavior_prints_becomes_the_operations_literal_arguments() -> None:
+    output = "\n".join(["Given: (code=633, base=10),",
+                        "     pkg.codes.classify : returns 'reserved'",
+                        "  pkg.__difforacle_head__.classify : returns 'odd'",
+                        "Given: (code=Format.STRING, base=1),",  # an object: no literal spells it
+                        "Given: (code=633, base=10),",  # the same input again
+                        "No differences found. (attempted 12 iterations)", ""])
+    inputs, skipped = parse_differences(output, CLASSIFY)
+    assert [(i.op_id, i.args, i.kwargs) for i in inputs] == [
+        ("pkg.codes:classify", (["int", 633], ["int", 10]), ())]
+    assert skipped == 1
+
+
+def test_a_receiver_diffbehavior_prints_as_an_object_is_left_to_the_call_builder() -> None:
+    output = "Given: (self=<pkg.codes.Meter object at 0x7f00>, volts=-3),\n"
+    [found], skipped = parse_differences(output, READ)
+    assert (found.args, found.kwargs, skipped) == ((["int", -3],), (), 0)
+
+
 # ---------------------------------------------------------------- what is asked, and when
 
 
@@ -108,6 +129,36 @@ def test_only_changed_functions_and_methods_with_uncovered_code_are_asked_about(
     # the private helper is no operation (no seed could call it), the class body no function
     assert [(t.operation.id, t.side, t.uncovered) for t in targets] == [
         ("pkg.codes:classify", "head", 2), ("pkg.codes:Meter.read", "head", 1)]
+
+
+class _Changes:
+    def __init__(self, *files: object) -> None:
+        self.files = files
+
+
+class _File:
+    def __init__(self, module: str, base_path: str | None, head_path: str | None) -> None:
+        self.module, self.base_path, self.head_path = module, base_path, head_path
+
+
+def test_changed_functions_that_ran_with_no_difference_are_asked_for_divergence(tmp_path: Path) -> None:
+    impact = _Impact({("head", 3): "classify", ("base", 3): "classify", ("head", 4): "classify",
+                      ("head", 9): "Meter.read", ("head", 12): "_helper", ("head", 15): "Meter"})
+    impact.changes = _Changes(_File("pkg.codes", "pkg/codes.py", "pkg/codes.py"))  # type: ignore[attr-defined]
+    ran = {("line", "head", "pkg/codes.py", 3), ("line", "base", "pkg/codes.py", 3),
+           ("branch", "head", "pkg/codes.py", 3, 4), ("line", "head", "pkg/codes.py", 9),
+           ("line", "head", "pkg/codes.py", 12), ("line", "head", "pkg/codes.py", 15)}
+    targets = quiet_targets(ran, set(), impact, BY_ID, tmp_path)  # type: ignore[arg-type]
+    assert [(t.operation.id, t.side, t.uncovered, t.head_file) for t in targets] == [
+        ("pkg.codes:classify", "base", 3, tmp_path / "pkg/codes.py"),
+        ("pkg.codes:Meter.read", "base", 1, tmp_path / "pkg/codes.py")]
+    # one a difference was seen through is not asked about again
+    differing = {"pkg.codes:classify"}
+    assert [t.operation.id for t in quiet_targets(ran, differing, impact, BY_ID, tmp_path)] == [  # type: ignore[arg-type]
+        "pkg.codes:Meter.read"]
+    # a module head adds has no other version to differ from
+    impact.changes = _Changes(_File("pkg.codes", None, "pkg/codes.py"))  # type: ignore[attr-defined]
+    assert quiet_targets(ran, set(), impact, BY_ID, tmp_path) == []  # type: ignore[arg-type]
 
 
 def test_the_solver_is_asked_once_after_its_share_of_the_run() -> None:
@@ -170,6 +221,52 @@ def test_crosshair_runs_under_the_projects_interpreter_and_solves_the_branch(tmp
     codes = [i.args[0][1] for i in inputs if i.op_id == CODE.id]
     assert any(code * 7 % 1000 == 431 for code in codes)
     assert ("str", "admin") in [tuple(i.args[0]) for i in inputs if i.op_id == GREET.id]
+
+
+IS_RESERVED = Operation("pkg.codes:is_reserved", "function", None, (_param("code"),), (), None, None)
+RESERVED = ("from .limits import LIMIT\n\n\n"
+            "def is_reserved(code: int) -> bool:\n    return code * 7 % 1000 == 431\n")
+
+
+def _two_sides(tmp_path: Path, head: str) -> dict[str, Checkout]:
+    sides = {}
+    for side, source in (("base", RESERVED), ("head", head)):
+        root = tmp_path / side
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "__init__.py").write_text("")
+        (root / "pkg" / "limits.py").write_text("LIMIT = 3\n")
+        (root / "pkg" / "codes.py").write_text(source)
+        sides[side] = Checkout(side, "0" * 40, root, (root,))
+    return sides
+
+
+class _Lines:
+    def targets(self) -> list[tuple]:
+        return [("line", "head", "pkg/codes.py", 5), ("line", "base", "pkg/codes.py", 5)]
+
+
+def _diverging(tmp_path: Path, head: str) -> Solver:
+    impact = _Impact({("head", 5): "is_reserved", ("base", 5): "is_reserved"})
+    impact.changes = _Changes(_File("pkg.codes", "pkg/codes.py", "pkg/codes.py"))  # type: ignore[attr-defined]
+    return Solver({IS_RESERVED.id: IS_RESERVED}, impact, _two_sides(tmp_path, head),  # type: ignore[arg-type]
+                  sys.executable, lines=_Lines(), cover=False, diverge=True)  # type: ignore[arg-type]
+
+
+@needs_crosshair
+def test_crosshair_finds_where_base_and_head_diverge_with_heads_module_beside_bases(tmp_path: Path) -> None:
+    solver = _diverging(tmp_path, RESERVED.replace("== 431", "== 431 and code % 2 == LIMIT % 2 - 1"))
+    inputs = solver.solve(set(), 20.0)
+    assert solver.stats.calls == 1 and not solver.notes
+    codes = [i.args[0][1] for i in inputs]
+    assert codes and all(code * 7 % 1000 == 431 and code % 2 == 1 for code in codes)
+
+
+@needs_crosshair
+def test_a_head_that_does_not_load_beside_base_costs_a_note(tmp_path: Path) -> None:
+    solver = _diverging(tmp_path, RESERVED.replace("import LIMIT", "import LIMIT, MAXIMUM"))
+    assert solver.solve(set(), 10.0) == []
+    [note] = solver.notes
+    assert note.startswith("Head's version of pkg.codes does not load beside base's package (ImportError")
 
 
 @needs_crosshair
