@@ -28,6 +28,7 @@ IMPACT_DEPTH = 3
 UnitKey = tuple[str, str]  # (module, qualname)
 NOT_OPERATIONS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
 STATIC_DECORATORS = frozenset({"staticmethod", "classmethod"})
+CONSTRUCTION = frozenset({"__new__", "__init__", "__post_init__"})  # what calling a class runs
 
 
 @dataclass
@@ -67,9 +68,10 @@ class Impact:
         found = []
         for unit, reached in sorted(self.reached_by.items()):
             changed = kinds.get(unit)
+            callers = {key for key in reached - {unit} if key[1] in self.calls.get(key[0], {})}  # not classes
             if (changed is None or changed.status != "modified" or is_public(unit[1]) or "<" in unit[1]
                     or any(part.startswith("__") and not part.endswith("__") for part in unit[1].split("."))
-                    or reached - {unit}):
+                    or callers):
                 continue
             found.append(f"{unit[0]}:{unit[1]}")
         return found
@@ -238,19 +240,27 @@ def _import_time_calls(source: str) -> set[str]:
 
 
 def _callers(module: str, calls: dict[str, set[str]], changed: set[str]) -> set[UnitKey]:
-    """Units of `module` that call one of `changed` (by last name component), transitively.
+    """Units of `module` that call one of `changed` (by last name component), transitively, and
+    the classes whose construction one of those is (`Meter.__init__` runs when `Meter(...)` is
+    called, so code that calls `Meter` calls it, and so does the constructor operation `Meter`).
 
     `calls`: qualname -> names it calls, from `_called_names`.
     """
-    reached_names = {q.rsplit(".", 1)[-1] for q in changed}
-    found: set[UnitKey] = set()
+    reached = set(changed)
     for _ in range(IMPACT_DEPTH):
-        new = {q for q, names in calls.items() if names & reached_names} - {q for _, q in found}
+        reached |= _classes_built(reached)
+        names = {q.rsplit(".", 1)[-1] for q in reached}
+        new = {q for q, called in calls.items() if called & names} - reached
         if not new:
             break
-        found |= {(module, q) for q in new}
-        reached_names |= {q.rsplit(".", 1)[-1] for q in new}
-    return found
+        reached |= new
+    reached |= _classes_built(reached)
+    return {(module, q) for q in reached - set(changed)}
+
+
+def _classes_built(qualnames: set[str]) -> set[str]:
+    """The classes of the construction methods among `qualnames`."""
+    return {q.rsplit(".", 1)[0] for q in qualnames if "." in q and q.rsplit(".", 1)[1] in CONSTRUCTION}
 
 
 def _called_names(source: str) -> dict[str, set[str]]:

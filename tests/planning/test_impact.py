@@ -357,3 +357,54 @@ def test_changed_private_code_no_public_code_calls_is_reached_directly() -> None
     change = FileChange("tab.py", "tab.py", "tab", frozenset({1}), frozenset({1}))
     impact = Impact.of(ChangeSet("0" * 40, (change,), tuple(units)), {"tab": TABLE})
     assert impact.reached_directly() == ["tab:_Validator._process_name", "tab:_csv_row"]
+
+
+BUILT = textwrap.dedent('''\
+    class Meter:
+        def __init__(self, volts):
+            self.volts = _clip(volts)
+
+        def read(self):
+            return self.volts
+
+
+    class _Probe:
+        def __init__(self, volts):
+            self.volts = volts
+
+
+    def _clip(volts):
+        return max(0, volts)
+
+
+    def measure(volts):
+        return Meter(volts).read()
+
+
+    def unrelated():
+        return 1
+''')
+
+
+def _built_impact(*changed: str) -> Impact:
+    units = tuple(Unit("pkg.meter", q, "method" if "." in q else "function", "modified", "pkg/meter.py", 1, 2)
+                  for q in changed)
+    change = FileChange("pkg/meter.py", "pkg/meter.py", "pkg.meter", frozenset({1}), frozenset({1}))
+    return Impact.of(ChangeSet("0" * 40, (change,), units), {"pkg.meter": BUILT})
+
+
+def test_a_helper_of_a_constructor_is_reached_through_the_class_and_whoever_calls_it() -> None:
+    impact = _built_impact("_clip")
+    operations = impact.definitions
+    reached = impact.reaching(operations, {("pkg.meter", "_clip")})
+    # `Meter(volts)` runs `Meter.__init__`, which calls `_clip`: the constructor and `measure` reach it,
+    # and the module is no longer a whole-module target for want of any operation reaching it
+    assert reached == {("pkg.meter", "_clip"): {"pkg.meter:Meter", "pkg.meter:measure"}}
+    assert impact.whole_modules(operations) == set()
+    assert impact.focus(operations) == {"pkg.meter:Meter", "pkg.meter:measure"}
+
+
+def test_a_private_classs_constructor_nothing_calls_is_still_reached_directly() -> None:
+    # the class its construction belongs to is no caller: nothing in the module builds `_Probe`
+    assert _built_impact("_Probe.__init__").reached_directly() == ["pkg.meter:_Probe.__init__"]
+    assert _built_impact("_clip").reached_directly() == []  # `Meter.__init__` calls it
