@@ -18,8 +18,9 @@ A change that shows only on a boundary (`<` for `<=`, one residue of a modulus) 
 changed line run by thousands of calls and nothing different. The `diffbehavior` component asks
 the solver for divergence instead (CrossHair's `diffbehavior`, after shadow symbolic execution
 and HyDiff's differential search): at the same moment, each changed function or method whose
-changed lines ran but through which no difference was seen gets a time slice in which CrossHair
-runs base's and head's versions of it side by side and prints the inputs on which they differ.
+changed lines ran but through which no difference was seen (or, for a private helper, each
+operation that calls it) gets a time slice in which CrossHair runs base's and head's versions of
+it side by side and prints the inputs on which they differ.
 Those become seeds the same way, and the replay on the two checkouts decides what differs.
 """
 
@@ -249,20 +250,31 @@ def solver_targets(uncovered: set[Target], impact: Impact,
 def quiet_targets(ran: set[Target], differing: Collection[str], impact: Impact,
                   by_id: Mapping[str, Operation], head: Path) -> list[SolverTarget]:
     """The changed functions and methods (catalog operations) whose changed lines or branches
-    `ran` and that no difference was seen through, the most run first, each with head's file of
-    its module under `head`, its checkout (a module head adds or removes has no other version)."""
+    `ran` and that no difference was seen through, the most run first, then the operations of the
+    same module that call a changed unit that ran (a private helper is asked about through its
+    public callers: head's copy of the module calls head's helper), each with head's file of its
+    module under `head`, its checkout (a module head adds or removes has no other version)."""
     head_files = {change.module: change.head_path for change in impact.changes.files
                   if change.module and change.head_path and change.base_path}
-    counts: Counter[str] = Counter()
+    itself: Counter[str] = Counter()
+    callers: Counter[str] = Counter()
     for target in ran:
         unit = impact.unit_at(target[1], target[2], target[3])
-        op = by_id.get(f"{unit[0]}:{unit[1]}") if unit is not None else None
-        if op is not None and op.kind in SOLVED_KINDS and op.module in head_files:
-            counts[op.id] += 1
-    quiet = [op_id for op_id in counts if op_id not in differing]
-    ranked = sorted(quiet, key=lambda op_id: (-counts[op_id], op_id))
+        if unit is None or unit[0] not in head_files:
+            continue
+        op = by_id.get(f"{unit[0]}:{unit[1]}")
+        if op is not None and op.kind in SOLVED_KINDS:
+            itself[op.id] += 1
+            continue
+        for caller in impact.reached_by.get(unit, set()) - {unit}:
+            op = by_id.get(f"{caller[0]}:{caller[1]}")
+            if op is not None and op.kind in SOLVED_KINDS:
+                callers[op.id] += 1
+    ranked = [*sorted(itself, key=lambda op_id: (-itself[op_id], op_id)),
+              *sorted(set(callers) - set(itself), key=lambda op_id: (-callers[op_id], op_id))]
+    counts = callers + itself
     return [SolverTarget(by_id[op_id], "base", counts[op_id], head / head_files[by_id[op_id].module])
-            for op_id in ranked]
+            for op_id in ranked if op_id not in differing]
 
 
 def parse_differences(text: str, op: Operation) -> tuple[list[SolverInput], int]:

@@ -106,8 +106,10 @@ def test_a_receiver_diffbehavior_prints_as_an_object_is_left_to_the_call_builder
 class _Impact:
     """Units by line, as Impact.unit_at finds them."""
 
-    def __init__(self, units: dict[tuple[str, int], str]) -> None:
+    def __init__(self, units: dict[tuple[str, int], str],
+                 reached_by: dict[tuple[str, str], set[tuple[str, str]]] | None = None) -> None:
         self.units = units
+        self.reached_by = reached_by or {}
 
     def unit_at(self, side: str, path: str, line: int) -> tuple[str, str] | None:
         qualname = self.units.get((side, line))
@@ -156,6 +158,14 @@ def test_changed_functions_that_ran_with_no_difference_are_asked_for_divergence(
     differing = {"pkg.codes:classify"}
     assert [t.operation.id for t in quiet_targets(ran, differing, impact, BY_ID, tmp_path)] == [  # type: ignore[arg-type]
         "pkg.codes:Meter.read"]
+    # a private helper that ran is asked about through the operations that call it, after the others
+    impact.reached_by = {("pkg.codes", "_helper"): {("pkg.codes", "_helper"), ("pkg.codes", "Meter.read"),
+                                                   ("pkg.codes", "Meter")}}
+    assert [(t.operation.id, t.uncovered) for t in quiet_targets(ran, differing, impact, BY_ID,  # type: ignore[arg-type]
+                                                                 tmp_path)] == [("pkg.codes:Meter.read", 2)]
+    helper_only = {("line", "head", "pkg/codes.py", 12)}
+    assert [t.operation.id for t in quiet_targets(helper_only, set(), impact, BY_ID,  # type: ignore[arg-type]
+                                                  tmp_path)] == ["pkg.codes:Meter.read"]
     # a module head adds has no other version to differ from
     impact.changes = _Changes(_File("pkg.codes", None, "pkg/codes.py"))  # type: ignore[attr-defined]
     assert quiet_targets(ran, set(), impact, BY_ID, tmp_path) == []  # type: ignore[arg-type]
