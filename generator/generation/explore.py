@@ -20,7 +20,7 @@ from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy
 from ..planning.deadline import SOLVER_SHARE, Deadline
 from ..planning.operation_plan import OperationPlan
 from ..runtime.catalog import Catalog
-from ..runtime.sequence import CallSequence
+from ..runtime.sequence import CallSequence, path_origin
 from ..runtime.workers import Worker
 from ..worker.protocol import Status
 from .bloodhound import uncovered_ratios
@@ -108,7 +108,7 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: Operatio
         while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
                                             bool(exploration.candidates.groups)):
             if solver is not None and solver.due(deadline.share_explored(exploration.sequences)):
-                differing = {key.target.rstrip("()") for key in exploration.candidates.groups}
+                differing = {path_origin(key.target) for key in exploration.candidates.groups}
                 found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE),
                                                           differing))
                 solver.track(found)

@@ -95,6 +95,11 @@ def call_path(statements: Sequence[Statement], index: int) -> str:
     return statements[root]["op"] + "()" * calls
 
 
+def path_origin(path: str) -> str:
+    """The origin a `call_path` starts from (`pkg.mod:cached` for `pkg.mod:cached()()`)."""
+    return path.split("()", 1)[0]
+
+
 def _chain(statements: Sequence[Statement], index: int) -> tuple[int, int]:
     """The statement whose value a chain of calls of returned callables starts from, and the calls."""
     calls = 0

@@ -24,7 +24,7 @@ from difforacle.generator.generation.techniques import Components
 from difforacle.generator.generation.values.constants import Constants
 from difforacle.generator.generation.values.primitives import ValueGenerator
 from difforacle.generator.oracle.compare import Mismatch
-from difforacle.generator.runtime.sequence import call_path, origin
+from difforacle.generator.runtime.sequence import call_path, origin, path_origin
 from difforacle.generator.worker import literals
 from difforacle.generator.worker.introspect import returned_callable
 from difforacle.generator.worker.protocol import SequenceResult, Status
@@ -215,6 +215,7 @@ def test_a_call_comes_from_the_operation_that_made_its_callable() -> None:
     statements = [MAKE, DECORATE, CALL_WRAPPER]
     assert [origin(statements, i) for i in range(3)] == ["m:memo"] * 3
     assert [call_path(statements, i) for i in range(3)] == ["m:memo", "m:memo()", "m:memo()()"]
+    assert {path_origin(call_path(statements, i)) for i in range(3)} == {"m:memo"}
 
 
 def _result(callables: dict[int, list[dict]], count: int) -> SequenceResult:

@@ -10,6 +10,7 @@ from support.crosshair import CODES, needs_crosshair
 from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot.cli import build_parser
+from difforacle.generator import Report
 from difforacle.generator.generation.techniques import ALL, Components
 
 # ---------------------------------------------------------------- the switch
@@ -35,11 +36,16 @@ def _found(report) -> set[str]:
     return {d.target for d in report.differences}
 
 
+def _analyze(builder: RepoBuilder, *enabled: str) -> Report:
+    """The same 300 sequences, with `enabled` switched on besides the defaults."""
+    return run_analyze(builder, max_sequences=300, budget=60, components=Components.without([], enabled))
+
+
 @pytest.mark.slow
 @needs_crosshair
 def test_solved_inputs_reach_the_branches_and_find_the_differences(builder: RepoBuilder) -> None:
     _codes_pr(builder)
-    report = run_analyze(builder, max_sequences=300, budget=60, components=Components.without([], ["solver"]))
+    report = _analyze(builder, "solver")
     assert _found(report) == {"pkg.codes:classify", "pkg.codes:greet"}
     stats = report.stats
     assert stats.solver_calls == 2 and stats.solver_inputs >= 2 and stats.solver_seconds > 0
@@ -50,7 +56,7 @@ def test_solved_inputs_reach_the_branches_and_find_the_differences(builder: Repo
 @pytest.mark.slow
 def test_the_same_sequences_miss_them_without_the_solver(builder: RepoBuilder) -> None:
     _codes_pr(builder)
-    report = run_analyze(builder, max_sequences=300, budget=60)
+    report = _analyze(builder)
     assert not report.differences
     assert report.coverage.changed_lines_covered == 0
     assert report.stats.solver_calls == 0
@@ -73,8 +79,7 @@ def _boundary_pr(builder: RepoBuilder) -> None:
 @needs_crosshair
 def test_the_solver_finds_where_two_versions_diverge_on_lines_that_ran(builder: RepoBuilder) -> None:
     _boundary_pr(builder)
-    report = run_analyze(builder, max_sequences=300, budget=60,
-                         components=Components.without([], ["diffbehavior"]))
+    report = _analyze(builder, "diffbehavior")
     assert _found(report) == {"pkg.codes:is_reserved"}
     [difference] = report.differences
     assert (difference.base, difference.head) == ("True", "False")
@@ -84,6 +89,6 @@ def test_the_solver_finds_where_two_versions_diverge_on_lines_that_ran(builder: 
 @pytest.mark.slow
 def test_the_same_sequences_run_those_lines_and_miss_the_divergence_without_it(builder: RepoBuilder) -> None:
     _boundary_pr(builder)
-    report = run_analyze(builder, max_sequences=300, budget=60)
+    report = _analyze(builder)
     assert not report.differences
     assert report.stats.solver_calls == 0

@@ -234,11 +234,8 @@ def solver_targets(uncovered: set[Target], impact: Impact,
     uncovered changed lines or branches, the most uncovered first, each on the side that has more."""
     counts: Counter[tuple[str, str]] = Counter()
     for target in uncovered:
-        unit = impact.unit_at(target[1], target[2], target[3])
-        if unit is None:
-            continue
-        op = by_id.get(f"{unit[0]}:{unit[1]}")
-        if op is not None and op.kind in SOLVED_KINDS:
+        op = _solved(impact.unit_at(target[1], target[2], target[3]), by_id)
+        if op is not None:
             counts[(op.id, target[1])] += 1
     best: dict[str, tuple[int, str]] = {}
     for (op_id, side), count in counts.items():
@@ -262,13 +259,11 @@ def quiet_targets(ran: set[Target], differing: Collection[str], impact: Impact,
         unit = impact.unit_at(target[1], target[2], target[3])
         if unit is None or unit[0] not in head_files:
             continue
-        op = by_id.get(f"{unit[0]}:{unit[1]}")
-        if op is not None and op.kind in SOLVED_KINDS:
+        if (op := _solved(unit, by_id)) is not None:
             itself[op.id] += 1
             continue
         for caller in impact.reached_by.get(unit, set()) - {unit}:
-            op = by_id.get(f"{caller[0]}:{caller[1]}")
-            if op is not None and op.kind in SOLVED_KINDS:
+            if (op := _solved(caller, by_id)) is not None:
                 callers[op.id] += 1
     ranked = [*sorted(itself, key=lambda op_id: (-itself[op_id], op_id)),
               *sorted(set(callers) - set(itself), key=lambda op_id: (-callers[op_id], op_id))]
@@ -277,21 +272,19 @@ def quiet_targets(ran: set[Target], differing: Collection[str], impact: Impact,
             for op_id in ranked if op_id not in differing]
 
 
+def _solved(unit: tuple[str, str] | None, by_id: Mapping[str, Operation]) -> Operation | None:
+    """The catalog operation of a (module, qualname) unit, if a seed can call it with literals."""
+    op = by_id.get(f"{unit[0]}:{unit[1]}") if unit is not None else None
+    return op if op is not None and op.kind in SOLVED_KINDS else None
+
+
 def parse_differences(text: str, op: Operation) -> tuple[list[SolverInput], int]:
     """The distinct inputs of `crosshair diffbehavior` output for `op` (a `Given: (name=repr, ...),`
     line per difference, then a line per version saying what it did), and how many were skipped."""
-    found: dict[str, SolverInput] = {}
-    skipped = 0
-    for line in text.splitlines():
-        if not line.startswith(GIVEN) or not line.rstrip().endswith("),"):
-            continue
-        values = _keywords(line.rstrip()[len(GIVEN):-2])
-        parsed = _placed(values, op) if values is not None else None
-        if parsed is None:
-            skipped += 1
-        else:
-            found.setdefault(json.dumps([parsed.args, parsed.kwargs]), parsed)
-    return list(found.values()), skipped
+    lines = [line.rstrip() for line in text.splitlines()]
+    given = [_keywords(line[len(GIVEN):-2]) for line in lines
+             if line.startswith(GIVEN) and line.endswith("),")]
+    return _distinct([_placed(values, op) if values is not None else None for values in given])
 
 
 def _keywords(text: str) -> dict[str, ast.expr] | None:
@@ -321,17 +314,16 @@ def _keywords(text: str) -> dict[str, ast.expr] | None:
 def parse_inputs(text: str, op: Operation) -> tuple[list[SolverInput], int]:
     """The distinct inputs of `crosshair cover --example_output_format=arg_dictionary` output for
     `op` (one `{"name": repr, ...}` per line), and how many lines were skipped."""
+    return _distinct([_arguments(line, op) for line in text.splitlines() if line.strip()])
+
+
+def _distinct(parsed: list[SolverInput | None]) -> tuple[list[SolverInput], int]:
+    """The distinct inputs among `parsed`, in order, and how many could not be parsed (None)."""
     found: dict[str, SolverInput] = {}
-    skipped = 0
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        parsed = _arguments(line, op)
-        if parsed is None:
-            skipped += 1
-        else:
-            found.setdefault(json.dumps([parsed.args, parsed.kwargs]), parsed)
-    return list(found.values()), skipped
+    for one in parsed:
+        if one is not None:
+            found.setdefault(json.dumps([one.args, one.kwargs]), one)
+    return list(found.values()), parsed.count(None)
 
 
 def _arguments(line: str, op: Operation) -> SolverInput | None:
