@@ -304,7 +304,7 @@ def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool)
               if switches.solver or switches.diffbehavior else None)
     run.progress("exploring")
     with Replayer(explorers.replay, explorers.head, lines if measured else None,
-                  paths=switches.paths) as replayer:
+                  paths=switches.paths, distances=switches.divergence) as replayer:
         settings = ExploreSettings(options.seed, options.batch_size, switches, options.floats, options.scope)
         exploration = explore(explorers.base, replayer, catalog, operation_plan, constants, settings,
                               run.deadline, replay_all=replay_all, uncovered=lines.uncovered,
@@ -423,6 +423,9 @@ def _record(report: Report, exploration: Exploration) -> None:
     stats.paths_recorded, stats.paths_distinct = paths.recorded, paths.distinct
     stats.paths_top_share, stats.paths_near_misses = round(paths.top_share, 3), paths.near_misses
     stats.paths_revisited = paths.revisited
+    divergence = exploration.divergence
+    stats.divergence_conditions, stats.divergence_searches = divergence.conditions, divergence.searches
+    stats.divergence_steps, stats.divergence_boundaries = divergence.steps, divergence.boundaries
 
 
 def _worker_options(options: Options, deadline: Deadline) -> WorkerOptions:
@@ -432,14 +435,15 @@ def _worker_options(options: Options, deadline: Deadline) -> WorkerOptions:
                          start_timeout=deadline.bounded(WORKER_START_TIMEOUT),
                          request_timeout=WORKER_REQUEST_TIMEOUT, quit_timeout=WORKER_QUIT_TIMEOUT,
                          asynchronous=options.components.switches.asynchronous,
-                         duck=options.components.switches.duck)
+                         duck=options.components.switches.duck,
+                         divergence=options.components.switches.divergence)
 
 
 def _confirm_options(options: WorkerOptions, deadline: Deadline) -> WorkerOptions:
     """Confirmation's fresh workers are patient (see `confirm_timeouts`), and start within the budget."""
     call, sequence = confirm_timeouts(options.call_timeout)
     return replace(options, call_timeout=call, sequence_timeout=sequence,
-                   start_timeout=deadline.bounded(WORKER_START_TIMEOUT))
+                   start_timeout=deadline.bounded(WORKER_START_TIMEOUT), divergence=False)
 
 
 class _Progress:

@@ -27,6 +27,7 @@ from .bloodhound import uncovered_ratios
 from .generator import Attempts, SequenceGenerator
 from .replay import Candidates, KeptSequence, Replayer
 from .search.candidate_search import SearchPlugin, SearchStats
+from .search.divergence import DivergencePlugin, DivergenceStats
 from .search.influence import InfluenceMap
 from .search.path_memo import MemoPlugin, PathStats
 from .search.solver import Solver, SolverStats
@@ -65,6 +66,7 @@ class Exploration:
     search: SearchStats = field(default_factory=SearchStats)  # Candidate Sequence Search's figures
     solver: SolverStats = field(default_factory=SolverStats)  # the solver's calls and what its inputs did
     paths: PathStats = field(default_factory=PathStats)  # the path memo's figures
+    divergence: DivergenceStats = field(default_factory=DivergenceStats)  # divergence search's figures
 
 
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: OperationPlan, constants: Constants,
@@ -99,6 +101,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: Operatio
         if replayed:  # the plugins learn the paths they took (the path memo)
             generator.replayed([(kept.statements, kept.path) for kept in replayed],
                                lambda: {target[1:] for target in uncovered() if target[0] == "branch"})
+            if switches.divergence:
+                generator.distances([(kept.statements, kept.distances()) for kept in replayed])
         if solver is not None:
             solver.credit(replayed)
         exploration.candidates.compare(replayed, settings.floats, settings.scope)
@@ -150,5 +154,7 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: Operatio
         exploration.solver = solver.stats
     if (memo := generator.plugin(MemoPlugin)) is not None:
         exploration.paths = memo.memo.stats
+    if (divergence := generator.plugin(DivergencePlugin)) is not None:
+        exploration.divergence = divergence.stats
     return exploration
 

@@ -193,6 +193,11 @@ class SequenceGenerator:
         for statements, _ in measured:
             self._replaying.pop(id(statements), None)
 
+    def distances(self, measured: list[tuple[CallSequence, dict[str, float]]]) -> None:
+        """The branch distances replay measured go to the plugins."""
+        for plugin in self.plugins:
+            plugin.distances(measured)
+
     def plugin(self, kind: type[P]) -> P | None:
         """The plugin of that class, when its technique is on."""
         return next((plugin for plugin in self.plugins if isinstance(plugin, kind)), None)

@@ -11,6 +11,7 @@ of every plugin, in the table's order, at fixed points of Randoop's loop:
                        -> pooled: the pool entries made from a sequence
     replay on both     -> replayed: the paths replay measured (the path memo), and revisit:
                           run a proposal again soon
+                       -> distances: the branch distances replay measured (divergence search)
 
 Every hook does nothing by default, so a plugin implements only the ones it needs. A plugin
 draws random numbers only from `PluginContext.rng`, in hook order: a run with a fixed seed and
@@ -101,6 +102,10 @@ class Plugin:
                  untaken: Callable[[], set]) -> None:
         """The paths through changed code replay measured (None: not measured); `untaken()` gives
         the branches out of changed lines no sequence has taken yet."""
+
+    def distances(self, measured: Sequence[tuple[CallSequence, dict[str, float]]]) -> None:
+        """Per replayed sequence, the least branch distance it reached at each changed condition
+        ("base:<site>", "head:<site>"; empty when not measured)."""
 
     def revisit(self, proposal: Proposal) -> bool:
         """Run `proposal` again soon: its run came near a branch no sequence has taken. True if it

@@ -40,6 +40,13 @@ class KeptSequence:
     # the branches out of changed lines its replays took (see the path memo); None when not measured
     path: frozenset | None = None
 
+    def distances(self) -> dict[str, float]:
+        """The least branch distance per changed condition its replays reached, on both commits
+        (keys "base:<site>", "head:<site>"; empty when not measured)."""
+        return {f"{side}:{site}": found for side, result in (("base", self.replayed_base),
+                                                             ("head", self.replayed_head))
+                if result is not None for site, found in result.distances.items()}
+
     def history(self) -> list[CallSequence]:
         """The sequences that ran before this one in its replay round and ended normally on both
         commits (one that raised stopped part way, and would stop a joined sequence too)."""
@@ -114,10 +121,12 @@ class Replayer:
     ROUND_MIN = 20
 
     def __init__(self, base: Worker, head: Worker, lines: ChangedLines | None, *,
-                 paths: bool = False) -> None:
+                 paths: bool = False, distances: bool = False) -> None:
         """`lines` None: coverage cannot be measured, and is not asked for. `paths`: while coverage
-        is measured, each sequence's branches out of changed lines are too (its path)."""
+        is measured, each sequence's branches out of changed lines are too (its path). `distances`:
+        each sequence's branch distances on changed conditions (workers started with `divergence`)."""
         self.base, self.head, self.lines = base, head, lines
+        self.distances = distances
         self._branching = ({side: lines.branching(side) for side in SIDES}
                            if lines is not None and paths else {})
         self._pool = ThreadPoolExecutor(2)
@@ -139,9 +148,9 @@ class Replayer:
         # coverage is measured only while something is still uncovered (tracing is slow)
         wanted = {side: self.lines is not None and self.lines.pending(side) for side in SIDES}
         base = self._pool.submit(self.base.run, batch, REPLAY_RANDOM_SEED, lines=wanted["base"],
-                                 paths=self._branching.get("base"))
+                                 paths=self._branching.get("base"), distances=self.distances)
         head = self._pool.submit(self.head.run, batch, REPLAY_RANDOM_SEED, lines=wanted["head"],
-                                 paths=self._branching.get("head"))
+                                 paths=self._branching.get("head"), distances=self.distances)
         self._pending = (kept, base, head, time.monotonic())
 
     def finish(self) -> list[KeptSequence]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from .field_novelty import NoveltyPlugin
 from .plugin import Plugin, PluginContext
 from .search.candidate_search import SearchPlugin
+from .search.divergence import DivergencePlugin
 from .search.path_memo import MemoPlugin
 from .seeds.corpus import CorpusPlugin
 from .seeds.returned_callables import CallablesPlugin
@@ -66,6 +67,12 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique("carving",
               "seed sequences recorded from the calls of the project's tests and the PR's tests (Elbaum et "
               "al.'s test carving; Pynguin's seeding from tests)"),
+    Technique("divergence",
+              "divergence-directed search: the changed lines' comparisons and truth tests measured on both "
+              "commits (branch distance), and the literal arguments of sequences that come closest moved "
+              "toward the boundary, one at a time (Korel's alternating variable method; shadow symbolic "
+              "execution's and HyDiff's aim without a solver)",
+              plugin=DivergencePlugin.make),
     Technique("corpus",
               "the carved seeds that enter changed code as a fuzzer's seed corpus: their literal arguments "
               "mutated in place keeping their shape (a letter's case, a Unicode space or digit, a digit "

@@ -66,6 +66,7 @@ class WorkerOptions:
     memory_mb: int = 2048
     asynchronous: bool = True  # coroutines are awaited and asynchronous generators drained
     duck: bool = True  # parameters with no other evidence are typed by the attributes they use
+    divergence: bool = False  # the changed lines' conditions are measured (branch distances)
 
 
 class Worker:
@@ -98,6 +99,7 @@ class Worker:
                 "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
                 "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
                 "direct": list(direct), "asynchronous": options.asynchronous, "duck": options.duck,
+                "divergence": options.divergence,
                 "coverage_path": _coverage_only_path(self._tmp),
                 "placeholders": placeholders(checkout, self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,
@@ -166,9 +168,11 @@ class Worker:
             callees: bool = False, lines: bool = False, fields: bool = False,
             disabled_observers: Sequence[str] = (),
             influence: Sequence[dict | None] | None = None,
-            paths: dict[str, list[int]] | None = None) -> list[SequenceResult]:
+            paths: dict[str, list[int]] | None = None, distances: bool = False) -> list[SequenceResult]:
         """`influence`: per sequence, what to record for the dynamic influence check (or None).
-        `paths` (with `lines`): file -> lines whose outgoing arcs each sequence reports (its path)."""
+        `paths` (with `lines`): file -> lines whose outgoing arcs each sequence reports (its path).
+        `distances`: each sequence's branch distances on changed conditions (a worker started
+        with `divergence`)."""
         request: RunRequest = {"cmd": "run", "sequences": list(sequences), "random_seed": random_seed,
                                "isolate": isolate, "callees": callees, "lines": lines, "fields": fields,
                                "disabled_observers": list(disabled_observers)}
@@ -176,6 +180,8 @@ class Worker:
             request["paths"] = paths
         if influence is not None and any(spec is not None for spec in influence):
             request["influence"] = list(influence)
+        if distances:
+            request["distances"] = True
         timeout = self.request_timeout + self.sequence_timeout * len(sequences)
         reply = self.request(dict(request), timeout=timeout)
         return [SequenceResult.from_json(record) for record in reply["results"]]

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import literals
 from .asynchronous import settled
+from .distance import RECORDER
 from .fields import graph_triples
 from .influence import InfluenceRecorder
 from .introspect import returned_callable
@@ -62,6 +63,7 @@ class SequenceRunner:
         self.call_timeout = call_timeout
         self.random_seed = random_seed
         self.on_statement: Callable[[int], None] = lambda index: None
+        self.distances = False  # record each sequence's branch distances on changed lines (`distance`)
         # Operations that hung earlier in this request: later sequences calling them are
         # skipped, so that one endless loop costs one timeout, not one per sequence.
         self.hanging_ops: set[str] = set()
@@ -106,6 +108,8 @@ class SequenceRunner:
             result["callees"] = []
         self.tracer.hit = False
         recorder = InfluenceRecorder(influence) if influence is not None else None
+        RECORDER.on = self.distances
+        RECORDER.begin()
         try:
             for index, statement in enumerate(statements):
                 self.on_statement(index)
@@ -118,6 +122,9 @@ class SequenceRunner:
                     break
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            RECORDER.on = False
+        if self.distances:
+            result["dist"] = RECORDER.record()
         if want_fields and result["status"] == Status.OK.value and values:
             result["fields"] = _fields(statements[-1], values)
         if recorder is not None:

@@ -142,6 +142,8 @@ class InitRequest(TypedDict):
     direct: NotRequired[list[str]]
     asynchronous: NotRequired[bool]  # await coroutines and drain asynchronous generators (default true)
     duck: NotRequired[bool]  # type parameters by the attributes their functions use (default true)
+    # measure the conditions of the changed lines (rewritten at import; see `distance`)
+    divergence: NotRequired[bool]
     lines: dict[str, list[int]]  # absolute file -> changed lines, for coverage
     coverage_path: str | None  # a folder holding only coverage.py, appended if the project has none
     # [folder, placeholder]: the run's own folders (the checkout, the worker's temporary folder), each
@@ -175,6 +177,7 @@ class RunRequest(TypedDict):
     disabled_observers: list[str]  # type names whose observers must not run
     # per sequence, None or {"receiver", "calls"}: record its reads and writes (dynamic influence check)
     influence: NotRequired[list[dict | None]]
+    distances: NotRequired[bool]  # each sequence's least branch distance per changed condition
 
 
 class ResultRecord(TypedDict, total=False):
@@ -197,6 +200,7 @@ class ResultRecord(TypedDict, total=False):
     arcs: list[list]
     covered: list[list]
     paths: dict[str, list[list]]
+    dist: dict[str, float]
 
 
 # ---------------------------------------------------------------- observation keys
@@ -464,7 +468,9 @@ class SequenceResult:
     (when asked); `lines`: coverage (when asked, on the last result of each forked process);
     `callables`: the statements whose values are callables the generator may call, with their
     parameters (in the catalog's form); `influence`: the receiver fields each traced statement
-    read and wrote (when asked; None when the receiver could not be traced).
+    read and wrote (when asked; None when the receiver could not be traced); `distances`: per
+    changed condition ("file:line:column"), the least branch distance the sequence reached (when
+    asked; see `distance`).
     """
 
     status: Status
@@ -482,6 +488,7 @@ class SequenceResult:
     lines: ExecutedLines = field(default_factory=ExecutedLines)
     callables: dict[int, list[dict]] = field(default_factory=dict)
     influence: dict | None = None
+    distances: dict[str, float] = field(default_factory=dict)
 
     @staticmethod
     def from_json(data: ResultRecord) -> SequenceResult:
@@ -492,7 +499,7 @@ class SequenceResult:
             skipped_operation=data.get("skipped_op"), fields=data.get("fields"),
             callees=data.get("callees", []), lines=ExecutedLines.from_json(data),  # type: ignore[arg-type]
             callables={int(index): params for index, params in data.get("callables", {}).items()},
-            influence=data.get("influence"))
+            influence=data.get("influence"), distances=data.get("dist", {}))
 
     def forget_observations(self) -> None:
         """Drop the observations once compared (they are most of a result's memory)."""

@@ -14,7 +14,7 @@ import sys
 import traceback
 from typing import Any
 
-from . import observe
+from . import distance, observe
 from .execute import SequenceRunner
 from .introspect import build_catalog
 from .observe import Observer
@@ -74,6 +74,8 @@ class Worker:
                                            for form in (os.path.abspath(root), os.path.realpath(root))})
         observe.mask_folders(request.get("placeholders", []))
         probe = self.probe = CoverageProbe(request.get("lines", {}), request.get("coverage_path"))
+        if request.get("divergence"):  # before the changed modules are imported
+            distance.install(request.get("lines", {}))
         # Module and class bodies run only here: their changed lines are covered by the import.
         direct, asynchronous = request.get("direct", []), request.get("asynchronous", True)
         catalog, at_import = probe.measure(lambda: build_catalog(request["modules"], direct, asynchronous,
@@ -104,6 +106,7 @@ class Worker:
         runner.observer.disabled = set(request.get("disabled_observers", ()))
         want_callees = bool(request.get("callees"))
         want_fields = bool(request.get("fields"))
+        runner.distances = bool(request.get("distances"))
         isolate = bool(request.get("isolate"))
         probe = self.probe
         measured = (_Measured(probe, isolate, request.get("paths") or {}) if request.get("lines") else None)

@@ -174,7 +174,8 @@ class _Worker:
         self.file, self.arcs, self.lost = file, arcs, lost
         self.asked: list[dict | None] = []
 
-    def run(self, batch: list, seed: int, *, lines: bool, paths: dict | None = None) -> list[SequenceResult]:
+    def run(self, batch: list, seed: int, *, lines: bool, paths: dict | None = None,
+            distances: bool = False) -> list[SequenceResult]:
         self.asked.append(paths)
         results = [SequenceResult(Status.OK, {}) for _ in batch]
         if self.lost >= 0:  # its process died here: the sequences before it lose their arcs too
