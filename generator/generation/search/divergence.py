@@ -96,12 +96,11 @@ def _moved(literal: list, axis: str, by: float) -> list | None:
     if axis == "value":
         return ["int", int(value) + step]
     if axis == "length":
-        if tag in TEXT_TAGS:
-            return [tag, _resized(value, step, "a")]
         if tag in BYTES_TAGS:
             text = _resized(bytes.fromhex(value).decode("latin-1"), step, "a")
             return None if text is None else [tag, text.encode("latin-1").hex()]
-        return [tag, _resized(value, step, None)]
+        resized = _resized(value, step, "a" if tag in TEXT_TAGS else None)
+        return None if resized is None else [tag, resized]
     number = int(axis[len("digits"):])
     runs = list(DIGITS.finditer(value))
     if number >= len(runs):
@@ -149,7 +148,7 @@ def _pattern(variable: Variable, direction: float, best: float, near: float) -> 
     top = PATTERN_POWERS.get(variable.axis, 12)
     moves = [direction * 2 ** power for power in range(1, top)]
     rate = (best - near) / abs(direction)
-    if rate > 0:
+    if rate > 0:  # (none on a plateau: doubling strides alone)
         secant = direction / abs(direction) * best / rate
         moves += [secant] if variable.axis == "float" else [round(secant) + e for e in (-1, 0, 1)]
     return moves
@@ -160,21 +159,37 @@ def alternating_variables(start: CallSequence, distance: float) -> Search:
     time (see the module docstring)."""
     current, best = start, distance
     while best > 0:
-        exploratory = [(variable, step, moved) for variable in variables(current)
-                       for step in EXPLORATORY.get(variable.axis, (1, -1))
-                       if (moved := variable.moved(current, step)) is not None]
+        exploratory = _moves(current, lambda variable: EXPLORATORY.get(variable.axis, (1, -1)))
         if not exploratory:
             return
         found = yield [moved for _, _, moved in exploratory]
         closer = [(near, *move) for near, move in zip(found, exploratory, strict=True) if near < best]
-        if not closer:
+        if closer:
+            pattern = [(variable, stride) for near, variable, step, _ in closer
+                       for stride in _pattern(variable, step, best, near) if stride != step]
+        else:  # on a plateau (integer division, rounding), where one step changes nothing: longer ones
+            flat = {variable for near, (variable, _, _) in zip(found, exploratory, strict=True)
+                    if near == best}
+            pattern = [(variable, sign * stride) for variable in flat
+                       for stride in _pattern(variable, 1, best, best) for sign in (1, -1)]
+        moves = [(moved, stride) for variable, stride in pattern
+                 if (moved := variable.moved(current, stride)) is not None]
+        further = (yield [moved for moved, _ in moves]) if moves else []
+        points = [(near, moved) for near, _, _, moved in closer]
+        points += [(near, moved) for near, (moved, _) in zip(further, moves, strict=True)]
+        if not points:
             return
-        pattern = [moved for near, variable, step, _ in closer
-                   for stride in _pattern(variable, step, best, near)
-                   if stride != step and (moved := variable.moved(current, stride)) is not None]
-        further = (yield pattern) if pattern else []
-        points = [(near, moved) for near, _, _, moved in closer] + list(zip(further, pattern, strict=True))
-        best, current = min(points, key=lambda point: point[0])
+        nearest, point = min(points, key=lambda pair: pair[0])
+        if nearest >= best:
+            return
+        current, best = point, nearest
+
+
+def _moves(current: CallSequence, steps: Callable[[Variable], Sequence[float]]
+           ) -> list[tuple[Variable, float, CallSequence]]:
+    """Each variable of `current` moved by each of its `steps` (those it can make)."""
+    return [(variable, step, moved) for variable in variables(current) for step in steps(variable)
+            if (moved := variable.moved(current, step)) is not None]
 
 
 @dataclass
@@ -308,19 +323,23 @@ class DivergencePlugin(Plugin):
         self.under_way.remove(search)
 
     def _start(self) -> None:
-        """Start searches from the waiting points: toward the condition with the fewest searches,
-        from a sequence of calls no search toward it started from (a search that ended short of
-        the boundary often met a local minimum of that shape: a value passed through another
-        call), the closest."""
-        while len(self.under_way) < ACTIVE_LIMIT and self.waiting:
-            def rank(item: tuple[float, str, CallSequence]) -> tuple[int, bool, float]:
-                distance, site, statements = item
+        """Start searches from the waiting points: toward a condition no search is under way for,
+        the one with the fewest searches, from a sequence of calls no search toward it started
+        from (a search that ended short of the boundary often met a local minimum of that shape:
+        a value passed through another call), the closest."""
+        while len(self.under_way) < ACTIVE_LIMIT:
+            busy = {search.site for search in self.under_way}
+            self.waiting = [(distance, site, statements) for distance, site, statements in self.waiting
+                            if self.started.get(site, 0) < SEARCHES_PER_SITE and self.least.get(site) != 0]
+            free = [i for i, item in enumerate(self.waiting) if item[1] not in busy]
+            if not free:
+                return
+
+            def rank(i: int) -> tuple[int, bool, float]:
+                distance, site, statements = self.waiting[i]
                 return (self.started.get(site, 0), (site, _shape(statements)) in self.shapes, distance)
 
-            distance, site, statements = self.waiting.pop(min(range(len(self.waiting)),
-                                                              key=lambda i: rank(self.waiting[i])))
-            if self.started.get(site, 0) >= SEARCHES_PER_SITE or self.least.get(site) == 0:
-                continue
+            distance, site, statements = self.waiting.pop(min(free, key=rank))
             self.started[site] = self.started.get(site, 0) + 1
             self.shapes.add((site, _shape(statements)))
             self.stats.searches += 1
