@@ -8,8 +8,9 @@ the least *branch distance* a sequence reached there (`|a - b|`, a size; see `wo
 zero is the boundary. A sequence that comes closer to a condition than any before is the start
 of a search for it, with the moves of Korel's *alternating variable method* (as search-based test
 generators use it: EvoSuite's local search, AUSTIN): one variable at a time (an integer or float
-argument, the length of a text, bytes or list argument, a number written inside a text) moved by
-+1 and -1 (exploratory moves), then, in each direction that came closer, by doubling strides
+argument, the length of a text, bytes or list argument, one character of a text, a number
+written inside a text) moved by +1 and -1 (exploratory moves), then, in the directions that came
+closest, by doubling strides
 (pattern moves) and by the secant step, where the distance would reach zero if it kept falling
 at the rate the exploratory move showed (exact when the condition's operand is linear in the
 input). A step's distance comes back only with its replay, a round later, so where the method
@@ -42,7 +43,9 @@ MAX_STEPS = 400  # runs one search may take
 SEARCHES_PER_SITE = 3  # searches started toward one condition
 WAITING_LIMIT = 200  # starting points kept for later searches
 EXPLORATORY = {"float": (1, -1, 2 ** -4, -2 ** -4)}  # per axis; the others move by one
-PATTERN_POWERS = {"value": 24, "float": 24, "length": 8}  # doubling strides up to 2**(n-1); others 12
+PATTERN_POWERS = {"value": 24, "float": 24, "length": 8, "at": 6}  # doubling strides to 2**(n-1); else 12
+PLACES = 32  # positions of a text whose characters a search doubles or drops (spread over longer ones)
+PATTERN_LIMIT = 4  # exploratory moves that came closest, followed by pattern moves
 STALE_ROUNDS = 5  # replay rounds after which a step never replayed counts as no closer
 DIGITS = re.compile(r"\d+")
 
@@ -61,7 +64,8 @@ class Step:
 @dataclass(frozen=True)
 class Variable:
     """One thing a search moves: `axis` of the literal at (statement `index`, argument `place`):
-    "value" (a number), "length" (of a text, bytes or list), or "digits<k>" (the k-th number
+    "value" (a number), "length" (of a text, bytes or list, at its end), "at<k>" (a text's k-th
+    character repeated, or it and the ones after it dropped), or "digits<k>" (the k-th number
     written in a text)."""
 
     index: int
@@ -95,6 +99,8 @@ def _moved(literal: list, axis: str, by: float) -> list | None:
     step = int(by)
     if axis == "value":
         return ["int", int(value) + step]
+    if axis.startswith("at"):
+        return _at(literal, int(axis[len("at"):]), step)
     if axis == "length":
         if tag in BYTES_TAGS:
             text = _resized(bytes.fromhex(value).decode("latin-1"), step, "a")
@@ -110,6 +116,17 @@ def _moved(literal: list, axis: str, by: float) -> list | None:
     if stepped < 0:
         return None
     return [tag, value[:run.start()] + str(stepped).zfill(len(run.group())) + value[run.end():]]
+
+
+def _at(literal: list, position: int, step: int) -> list | None:
+    """A text with its character at `position` repeated `step` more times, or `-step` characters
+    dropped from there."""
+    tag, text = literal[0], literal[1]
+    if position >= len(text) or position - step > len(text):
+        return None
+    if step > 0:
+        return [tag, text[:position + 1] + text[position] * step + text[position + 1:]]
+    return [tag, text[:position] + text[position - step:]]
 
 
 def _resized(items: str | list | None, step: int, filler: str | None) -> str | list | None:
@@ -138,6 +155,7 @@ def variables(statements: CallSequence) -> list[Variable]:
             if tag in TEXT_TAGS:
                 numbers = len(DIGITS.findall(literal[1]))
                 found += [Variable(index, place, f"digits{k}") for k in range(numbers)]
+                found += [Variable(index, place, f"at{k}") for k in _places(len(literal[1]))]
     return found
 
 
@@ -145,13 +163,20 @@ def _pattern(variable: Variable, direction: float, best: float, near: float) -> 
     """The pattern moves after an exploratory move `direction` took the distance from `best` to
     `near`: doubling strides that way, and the secant step (where the distance would reach zero
     if it kept falling at that rate) with its neighbours."""
-    top = PATTERN_POWERS.get(variable.axis, 12)
+    top = PATTERN_POWERS.get(variable.axis.rstrip("0123456789"), 12)
     moves = [direction * 2 ** power for power in range(1, top)]
     rate = (best - near) / abs(direction)
     if rate > 0:  # (none on a plateau: doubling strides alone)
         secant = direction / abs(direction) * best / rate
         moves += [secant] if variable.axis == "float" else [round(secant) + e for e in (-1, 0, 1)]
     return moves
+
+
+def _places(length: int) -> list[int]:
+    """The positions of a text of `length` characters a search moves: all, or PLACES spread evenly."""
+    if length <= PLACES:
+        return list(range(length))
+    return sorted({k * length // PLACES for k in range(PLACES)})
 
 
 def alternating_variables(start: CallSequence, distance: float) -> Search:
@@ -163,9 +188,10 @@ def alternating_variables(start: CallSequence, distance: float) -> Search:
         if not exploratory:
             return
         found = yield [moved for _, _, moved in exploratory]
-        closer = [(near, *move) for near, move in zip(found, exploratory, strict=True) if near < best]
+        closer = sorted(((near, *move) for near, move in zip(found, exploratory, strict=True) if near < best),
+                        key=lambda move: move[0])
         if closer:
-            pattern = [(variable, stride) for near, variable, step, _ in closer
+            pattern = [(variable, stride) for near, variable, step, _ in closer[:PATTERN_LIMIT]
                        for stride in _pattern(variable, step, best, near) if stride != step]
         else:  # on a plateau (integer division, rounding), where one step changes nothing: longer ones
             flat = {variable for near, (variable, _, _) in zip(found, exploratory, strict=True)

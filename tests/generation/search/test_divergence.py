@@ -5,6 +5,7 @@ proposes their steps. End to end: tests/end_to_end/test_divergence.py."""
 
 from __future__ import annotations
 
+import math
 import random
 from types import SimpleNamespace
 
@@ -39,8 +40,10 @@ def test_numbers_lengths_and_numbers_written_in_texts_are_what_a_search_moves() 
     statements = _call(["int", 5], ["float", "0.5"], ["str", "09:05"], ["bool", True], ["none"],
                        ["list", [["int", 1]]], ["bytes", "6162"], unit=["str", "s"])
     assert [(v.place, v.axis) for v in variables(statements)] == [
-        (0, "value"), (1, "float"), (2, "length"), (2, "digits0"), (2, "digits1"), (5, "length"),
-        (6, "length"), ("unit", "length")]
+        (0, "value"), (1, "float"), (2, "length"), (2, "digits0"), (2, "digits1"),
+        *((2, f"at{k}") for k in range(5)), (5, "length"), (6, "length"), ("unit", "length"), ("unit", "at0")]
+    long = _call(["str", "x" * 100])
+    assert [v.axis for v in variables(long)][-3:] == ["at90", "at93", "at96"]  # 32 places spread
 
 
 def test_a_move_changes_one_literal_of_a_copy() -> None:
@@ -48,6 +51,8 @@ def test_a_move_changes_one_literal_of_a_copy() -> None:
     assert _quantity(Variable(0, 0, "value").moved(statements, 4)) == 9
     assert Variable(0, 1, "digits1").moved(statements, 1)[0]["args"][1]["lit"] == ["str", "09:06"]
     assert Variable(0, 1, "length").moved(statements, 2)[0]["args"][1]["lit"] == ["str", "09:0555"]
+    assert Variable(0, 1, "at3").moved(statements, 2)[0]["args"][1]["lit"] == ["str", "09:0005"]
+    assert Variable(0, 1, "at1").moved(statements, -2)[0]["args"][1]["lit"] == ["str", "005"]
     assert Variable(0, 2, "length").moved(statements, 1)[0]["args"][2]["lit"] == ["list", [["int", 1]] * 2]
     assert Variable(0, 3, "length").moved(statements, -1)[0]["args"][3]["lit"] == ["bytes", "61"]
     assert _quantity(statements) == 5  # the original is left as it was
@@ -58,6 +63,7 @@ def test_a_move_that_cannot_be_made_is_none() -> None:
     assert Variable(0, 0, "length").moved(statements, -3) is None  # shorter than empty
     assert Variable(0, 1, "digits0").moved(statements, -1) is None  # below zero
     assert Variable(0, 1, "digits1").moved(statements, 1) is None  # no second number
+    assert Variable(0, 0, "at1").moved(statements, -2) is None  # past the end
 
 
 def _walk(start: list[dict], fitness) -> tuple[float, int]:
@@ -94,6 +100,17 @@ def test_the_search_ends_where_no_move_comes_closer() -> None:
 
     best, generations = _walk(_call(["int", 5]), unreachable)
     assert best == 3 and generations <= 8
+
+
+def test_the_search_empties_a_name_inside_a_text_by_dropping_its_characters() -> None:
+    def name_length(statements: list[dict]) -> float:  # `not name.strip()` in a parser of "[name]"
+        text = statements[0]["args"][0]["lit"][1]
+        if not (text.startswith("[") and "]" in text):
+            return math.inf  # the parser stops before the condition
+        return float(len(text[1:text.index("]")].strip()))
+
+    best, generations = _walk(_call(["str", "[server]\nport = 80\n"]), name_length)
+    assert best == 0 and generations <= 8
 
 
 def _plugin() -> DivergencePlugin:
