@@ -332,13 +332,13 @@ class DivergencePlugin(Plugin):
             except StopIteration:
                 break
             first = False
-            generation = generation[:max(0, MAX_STEPS - search.steps)]
-            if not generation:
+            run = generation[:max(0, MAX_STEPS - search.steps)]  # the steps past its last stay unrun
+            if not run:
                 break
-            search.steps += len(generation)
+            search.steps += len(run)
             search.keys = [sequence_key(step) for step in generation]
             search.found = [self.measured.get(key, {}).get(search.site, math.inf) for key in search.keys]
-            search.pending = {key for key in search.keys if key not in self.measured}
+            search.pending = {key for key in search.keys[:len(run)] if key not in self.measured}
             in_flight = {key for key, _ in self.proposed.values()}
             for key, step in zip(search.keys, generation, strict=True):
                 if key in search.pending and key not in in_flight:

@@ -173,3 +173,14 @@ def test_only_picks_of_focus_operations_carry_steps() -> None:
     start = _call(["int", 5])
     plugin.distances([(start, {SITE: 100.0})])
     assert all(plugin.propose(SimpleNamespace(id="pkg.other:f")) is None for _ in range(20))
+
+
+def test_a_search_ends_after_its_steps_with_its_last_generation_cut_short(monkeypatch) -> None:
+    from difforacle.generator.generation.search import divergence
+
+    monkeypatch.setattr(divergence, "MAX_STEPS", 10)  # the pattern generation is longer than what is left
+    plugin = _plugin()
+    start = _call(["int", 5])
+    plugin.distances([(start, {SITE: _fee_distance(start)})])
+    proposed = _replay_proposals(plugin, lambda s: {SITE: _fee_distance(s)})
+    assert plugin.stats.searches == 3 and len(proposed) == 30 and not plugin.under_way  # 10 each
