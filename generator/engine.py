@@ -424,7 +424,8 @@ def _record(report: Report, exploration: Exploration) -> None:
     stats.paths_top_share, stats.paths_near_misses = round(paths.top_share, 3), paths.near_misses
     stats.paths_revisited = paths.revisited
     divergence = exploration.divergence
-    stats.divergence_conditions, stats.divergence_searches = divergence.conditions, divergence.searches
+    stats.divergence_conditions, stats.divergence_met = divergence.conditions, divergence.met
+    stats.divergence_searches = divergence.searches
     stats.divergence_steps, stats.divergence_boundaries = divergence.steps, divergence.boundaries
 
 

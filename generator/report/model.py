@@ -197,9 +197,11 @@ class Stats:
     paths_top_share: float = 0.0
     paths_near_misses: int = 0
     paths_revisited: int = 0
-    # Divergence-directed search: changed conditions whose branch distance replay measured, searches
-    # started toward them, the runs those searches made, and the searches that reached a boundary
+    # Divergence-directed search: changed conditions whose branch distance replay measured, those met
+    # on their boundary (by any sequence), searches started toward the others, the runs those
+    # searches made, and the searches that reached a boundary
     divergence_conditions: int = 0
+    divergence_met: int = 0
     divergence_searches: int = 0
     divergence_steps: int = 0
     divergence_boundaries: int = 0

@@ -220,9 +220,11 @@ def _moves(current: CallSequence, steps: Callable[[Variable], Sequence[float]]
 
 @dataclass
 class DivergenceStats:
-    """What the search did: conditions measured, searches, their steps, boundaries reached."""
+    """What the search did: conditions measured and met on their boundary, searches, their steps,
+    the searches that reached a boundary."""
 
     conditions: int = 0  # changed comparisons and truth tests some replay measured
+    met: int = 0  # of those, the ones some replay met on their boundary (distance zero)
     searches: int = 0
     steps: int = 0
     boundaries: int = 0  # searches that reached distance zero
@@ -292,6 +294,7 @@ class DivergencePlugin(Plugin):
                 if site not in self.least:
                     self.stats.conditions += 1
                 if distance < self.least.get(site, math.inf):
+                    self.stats.met += distance == 0
                     self.least[site] = distance
                     searched = self.started.get(site, 0) >= SEARCHES_PER_SITE
                     if distance > 0 and not searched and variables(statements):
