@@ -311,6 +311,9 @@ def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool)
                               on_progress=run.progress.explored, seeds=carving.sequences,
                               influence=influence, solver=solver)
     run.progress.exploration = exploration
+    report.notes.extend(f"A generation technique failed and was switched off for the rest of the run: "
+                        f"{failed}. This is a bug in difforacle; please report it."
+                        for failed in exploration.failed)
     if solver is not None:
         report.notes.extend(solver.notes)
     return exploration

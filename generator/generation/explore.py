@@ -67,6 +67,7 @@ class Exploration:
     solver: SolverStats = field(default_factory=SolverStats)  # the solver's calls and what its inputs did
     paths: PathStats = field(default_factory=PathStats)  # the path memo's figures
     divergence: DivergenceStats = field(default_factory=DivergenceStats)  # divergence search's figures
+    failed: list[str] = field(default_factory=list)  # techniques switched off after their plugin raised
 
 
 def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: OperationPlan, constants: Constants,
@@ -148,6 +149,7 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: Operatio
     compare(replayer.finish())
     exploration.replayed = replayer.replayed
     exploration.attempts = generator.attempts
+    exploration.failed = generator.failed
     if (search := generator.plugin(SearchPlugin)) is not None:
         exploration.search = search.search.stats
     if solver is not None:

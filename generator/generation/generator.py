@@ -19,7 +19,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..planning.operation_plan import OperationPlan
 from ..runtime.catalog import Catalog
@@ -98,6 +98,7 @@ class SequenceGenerator:
         self.seen: set[str] = set()
         self.duplicates = 0
         self.attempts: dict[str, Attempts] = {}  # operation id -> what became of its calls
+        self.failed: list[str] = []  # the techniques switched off after their plugin raised, and why
 
     def candidates(self, count: int, attempts: int = 20) -> Iterator[CallSequence]:
         """Up to `count` new, distinct sequences."""
@@ -152,11 +153,10 @@ class SequenceGenerator:
         proposed = self._proposed.pop(id(statements), None)
         if proposed is not None:
             plugin, proposal = proposed
-            plugin.proposal_ran(proposal, result)
+            self._guarded(plugin, "proposal_ran", proposal, result)
             if result.hit and result.status in (Status.OK, Status.EXCEPTION):  # its replay measures its path
                 self._replaying[id(statements)] = (statements, plugin, proposal)
-        for plugin in self.plugins:
-            plugin.learn(statements, result)
+        self._each("learn", statements, result)
         last_op = origin(statements, len(statements) - 1)  # a returned callable's call: its origin's
         attempts = self._attempts(last_op)
         attempts.ran += result.status == Status.OK
@@ -178,25 +178,57 @@ class SequenceGenerator:
             return
         self.selector.succeeded(last_op)
         self.learning.from_success(statements, result.types)
-        if not all(plugin.admit(statements, result) for plugin in self.plugins):
+        if not all(admitted for _, admitted in self._calls("admit", statements, result)):
             return  # redundant (no new field-coverage triple): not extended
         pooled = self._pool(statements, result)
-        for plugin in self.plugins:
-            plugin.pooled(statements, pooled)
+        self._each("pooled", statements, pooled)
 
     def replayed(self, measured: list[tuple[CallSequence, PathEdges | None]],
                  untaken: Callable[[], set]) -> None:
         """The paths replay measured (None: not measured) go to the plugins; `untaken()` gives the
         branches out of changed lines no sequence has taken yet."""
-        for plugin in self.plugins:
-            plugin.replayed(measured, untaken)
+        self._each("replayed", measured, untaken)
         for statements, _ in measured:
             self._replaying.pop(id(statements), None)
 
     def distances(self, measured: list[tuple[CallSequence, dict[str, float]]]) -> None:
         """The branch distances replay measured go to the plugins."""
-        for plugin in self.plugins:
-            plugin.distances(measured)
+        self._each("distances", measured)
+
+    def _calls(self, hook: str, *args: object) -> Iterator[tuple[Plugin, Any]]:
+        """Each plugin's `hook(*args)`, in the plugins' order, lazily (a caller that stops early
+        leaves the later plugins uncalled, and their random draws undrawn)."""
+        for plugin in list(self.plugins):
+            if self._on(plugin):
+                try:
+                    yield plugin, getattr(plugin, hook)(*args)
+                except Exception as exc:
+                    self._switch_off(plugin, hook, exc)
+
+    def _each(self, hook: str, *args: object) -> None:
+        """Every plugin's `hook(*args)`."""
+        for _ in self._calls(hook, *args):
+            pass
+
+    def _on(self, plugin: Plugin) -> bool:
+        return any(on is plugin for on in self.plugins)
+
+    def _guarded(self, plugin: Plugin, hook: str, *args: object) -> Any:
+        """`plugin.hook(*args)`, or None once it raised (or had raised before)."""
+        if not self._on(plugin):
+            return None
+        try:
+            return getattr(plugin, hook)(*args)
+        except Exception as exc:
+            self._switch_off(plugin, hook, exc)
+            return None
+
+    def _switch_off(self, plugin: Plugin, hook: str, exc: Exception) -> None:
+        """A technique's failure costs the technique, not the run: its plugin is called no more, and
+        the report says so (a bug of ours, to report)."""
+        self.plugins = [on for on in self.plugins if on is not plugin]
+        name = plugin.technique or type(plugin).__name__
+        self.failed.append(f"{name} ({hook}: {type(exc).__name__}: {exc})")
 
     def plugin(self, kind: type[P]) -> P | None:
         """The plugin of that class, when its technique is on."""
@@ -209,7 +241,7 @@ class SequenceGenerator:
     def _revisit(self, statements: CallSequence) -> bool:
         """Ask the plugin that proposed `statements` to run its proposal again soon."""
         replaying = self._replaying.get(id(statements))
-        return replaying is not None and replaying[1].revisit(replaying[2])
+        return replaying is not None and bool(self._guarded(replaying[1], "revisit", replaying[2]))
 
     def _pool(self, statements: CallSequence, result: SequenceResult) -> list[PoolEntry]:
         """The last statement's value, and the objects it was given (as the call left them); the
@@ -239,10 +271,9 @@ class SequenceGenerator:
             return None
         attempts = self._attempts(op.id)
         attempts.chosen += 1
-        substitute = next(filter(None, (plugin.substitute(op) for plugin in self.plugins)), None)
+        substitute = next((found for _, found in self._calls("substitute", op) if found), None)
         if substitute is None:
-            for plugin in self.plugins:
-                proposal = plugin.propose(op)
+            for plugin, proposal in self._calls("propose", op):
                 if proposal is not None:
                     self._proposed[id(proposal.statements)] = (plugin, proposal)
                     return proposal.statements

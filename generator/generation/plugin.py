@@ -13,7 +13,9 @@ of every plugin, in the table's order, at fixed points of Randoop's loop:
                           run a proposal again soon
                        -> distances: the branch distances replay measured (divergence search)
 
-Every hook does nothing by default, so a plugin implements only the ones it needs. A plugin
+Every hook does nothing by default, so a plugin implements only the ones it needs. A plugin whose
+hook raises is switched off for the rest of the run, and the report says so: a technique's bug
+costs the technique, not the run. A plugin
 draws random numbers only from `PluginContext.rng`, in hook order: a run with a fixed seed and
 sequence count stays reproducible.
 """
@@ -74,6 +76,7 @@ class PluginContext:
 class Plugin:
     """A generation technique's part in the generator's loop (see the module docstring)."""
 
+    technique = ""  # the name of the technique it is the part of (set by `Switches.plugins`)
     judges_novelty = False  # True: `admit` replaces state equality as the pools' redundancy filter
     traces = False  # True: the worker records each of its proposals' `request`
 

@@ -153,9 +153,14 @@ class Switches:
 
     def plugins(self, context: PluginContext) -> list[Plugin]:
         """The plugins of the techniques that are on, in the table's order."""
-        made = (technique.plugin(context) for technique in TECHNIQUES
-                if technique.plugin is not None and technique.name in self.on)
-        return [plugin for plugin in made if plugin is not None]
+        made = []
+        for technique in TECHNIQUES:
+            if technique.plugin is not None and technique.name in self.on:
+                plugin = technique.plugin(context)
+                if plugin is not None:
+                    plugin.technique = technique.name
+                    made.append(plugin)
+        return made
 
 
 @dataclass(frozen=True)

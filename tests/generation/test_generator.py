@@ -546,3 +546,24 @@ def test_novelty_pools_only_sequences_that_add_field_triples() -> None:
     assert pooled((), same_graph) == 2  # the second adds no triple: redundant
     assert pooled(("novelty",), same_graph) == 3  # three different digests
 
+
+
+# ---------------------------------------------------------------- a technique that fails
+
+
+def test_a_plugin_that_raises_is_switched_off_and_the_run_goes_on() -> None:
+    ex = explorer({"Item.discount", "describe"}, seed=3, without=OBJECT_TAKERS)
+    corpus = next(plugin for plugin in ex.plugins if plugin.technique == "corpus")
+    calls = []
+
+    def broken(statements: list[dict], result: SequenceResult) -> None:
+        calls.append(statements)
+        raise ValueError("a bug")
+
+    corpus.learn = broken  # type: ignore[method-assign]
+    for round_ in range(3):
+        for i, statements in enumerate(list(ex.candidates(10))):
+            ex.feedback(statements, fake_result(statements, f"d{round_}-{i}"))
+    assert len(calls) == 1  # called once, then no more
+    assert corpus not in ex.plugins and len(ex.plugins) > 0
+    assert ex.failed == ["corpus (learn: ValueError: a bug)"]

@@ -243,7 +243,7 @@ class _Under:
     steps: int = 0
 
 
-@dataclass
+@dataclass(eq=False)
 class DivergencePlugin(Plugin):
     """Keeps the least distance per changed condition; starts searches from the sequences that come
     closer than any before, and proposes their steps on picks of focus operations."""
