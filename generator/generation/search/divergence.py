@@ -49,7 +49,7 @@ PATTERN_LIMIT = 4  # exploratory moves that came closest, followed by pattern mo
 STALE_ROUNDS = 5  # replay rounds after which a step never replayed counts as no closer
 DIGITS = re.compile(r"\d+")
 
-# a search is a generator: it yields the next step's sequence and is sent that step's distance
+# a search is a generator: it yields a generation of steps and is sent their distances, in order
 Search = Generator[list[CallSequence], list[float], None]
 
 
