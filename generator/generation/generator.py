@@ -198,24 +198,20 @@ class SequenceGenerator:
     def _calls(self, hook: str, *args: object) -> Iterator[tuple[Plugin, Any]]:
         """Each plugin's `hook(*args)`, in the plugins' order, lazily (a caller that stops early
         leaves the later plugins uncalled, and their random draws undrawn)."""
-        for plugin in list(self.plugins):
-            if self._on(plugin):
-                try:
-                    yield plugin, getattr(plugin, hook)(*args)
-                except Exception as exc:
-                    self._switch_off(plugin, hook, exc)
+        for plugin in list(self.plugins):  # a copy: one that raises is switched off on the way
+            try:
+                yield plugin, getattr(plugin, hook)(*args)
+            except Exception as exc:
+                self._switch_off(plugin, hook, exc)
 
     def _each(self, hook: str, *args: object) -> None:
         """Every plugin's `hook(*args)`."""
         for _ in self._calls(hook, *args):
             pass
 
-    def _on(self, plugin: Plugin) -> bool:
-        return any(on is plugin for on in self.plugins)
-
     def _guarded(self, plugin: Plugin, hook: str, *args: object) -> Any:
         """`plugin.hook(*args)`, or None once it raised (or had raised before)."""
-        if not self._on(plugin):
+        if not any(on is plugin for on in self.plugins):
             return None
         try:
             return getattr(plugin, hook)(*args)

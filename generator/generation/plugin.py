@@ -15,9 +15,8 @@ of every plugin, in the table's order, at fixed points of Randoop's loop:
 
 Every hook does nothing by default, so a plugin implements only the ones it needs. A plugin whose
 hook raises is switched off for the rest of the run, and the report says so: a technique's bug
-costs the technique, not the run. A plugin
-draws random numbers only from `PluginContext.rng`, in hook order: a run with a fixed seed and
-sequence count stays reproducible.
+costs the technique, not the run. A plugin draws random numbers only from `PluginContext.rng`,
+in hook order: a run with a fixed seed and sequence count stays reproducible.
 """
 
 from __future__ import annotations

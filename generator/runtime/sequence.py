@@ -38,6 +38,11 @@ def arguments(statement: Statement) -> Iterator[tuple[int | str, Arg]]:
     yield from sorted(statement["kwargs"].items())
 
 
+def argument_at(statement: Statement, place: int | str) -> Arg:
+    """The statement's argument at `place`: a position, or a keyword's name (as `arguments` gives)."""
+    return statement["args"][place] if isinstance(place, int) else statement["kwargs"][place]
+
+
 def references(statement: Statement) -> list[int]:
     """The earlier statements whose values the statement takes: positional, then keyword."""
     return [arg["ref"] for arg in (*statement["args"], *statement["kwargs"].values()) if "ref" in arg]

@@ -91,10 +91,12 @@ class Recorder:
         if found is not None and found < self.least.get(site, math.inf):
             self.least[site] = found
 
-    def begin(self) -> None:
-        self.least = {}
+    def start(self, on: bool) -> None:
+        """A sequence begins: record its distances if `on`."""
+        self.on, self.least = on, {}
 
     def record(self) -> dict[str, float]:
+        """What the sequence reached so far, forgotten here."""
         found, self.least = self.least, {}
         return found
 

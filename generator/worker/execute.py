@@ -108,8 +108,7 @@ class SequenceRunner:
             result["callees"] = []
         self.tracer.hit = False
         recorder = InfluenceRecorder(influence) if influence is not None else None
-        RECORDER.on = self.distances
-        RECORDER.begin()
+        RECORDER.start(self.distances)
         try:
             for index, statement in enumerate(statements):
                 self.on_statement(index)
@@ -122,9 +121,9 @@ class SequenceRunner:
                     break
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            RECORDER.on = False
+            distances, RECORDER.on = RECORDER.record(), False
         if self.distances:
-            result["dist"] = RECORDER.record()
+            result["dist"] = distances
         if want_fields and result["status"] == Status.OK.value and values:
             result["fields"] = _fields(statements[-1], values)
         if recorder is not None:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
 from ...runtime.catalog import Operation
-from ...runtime.sequence import CallSequence, sequence_key
+from ...runtime.sequence import CallSequence, argument_at, sequence_key
 from ...worker.protocol import SequenceResult, Status
 from ..plugin import Plugin, PluginContext
 from ..seeds.corpus import BYTES_TAGS, TEXT_TAGS, literal_places
@@ -74,21 +74,13 @@ class Variable:
 
     def moved(self, statements: CallSequence, step: float) -> CallSequence | None:
         """A copy of `statements` with this variable moved by `step`; None when it cannot move so."""
-        before = self.literal(statements)
+        before = argument_at(statements[self.index], self.place)["lit"]
         literal = _moved(before, self.axis, step)
         if literal is None or literal == before:
             return None
         moved = copy.deepcopy(statements)
-        _argument(moved, self.index, self.place)["lit"] = literal
+        argument_at(moved[self.index], self.place)["lit"] = literal
         return moved
-
-    def literal(self, statements: CallSequence) -> list:
-        return _argument(statements, self.index, self.place)["lit"]
-
-
-def _argument(statements: CallSequence, index: int, place: int | str) -> dict:
-    statement = statements[index]
-    return statement["args"][place] if isinstance(place, int) else statement["kwargs"][place]
 
 
 def _moved(literal: list, axis: str, by: float) -> list | None:
@@ -144,7 +136,7 @@ def variables(statements: CallSequence) -> list[Variable]:
     """What a search may move in `statements`, in statement and argument order."""
     found = []
     for index, place in literal_places(statements):
-        literal = _argument(statements, index, place)["lit"]
+        literal = argument_at(statements[index], place)["lit"]
         tag = literal[0]
         if tag == "int":
             found.append(Variable(index, place, "value"))

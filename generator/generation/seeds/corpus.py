@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...runtime.catalog import Operation
-from ...runtime.sequence import CallSequence, arguments
+from ...runtime.sequence import CallSequence, argument_at, arguments
 from ...worker.protocol import SequenceResult, Status
 from ..plugin import Plugin, PluginContext
 from ..values.fuzz import fuzz_literal
@@ -214,7 +214,7 @@ class CorpusPlugin(Plugin):
         for _ in range(2 if self.rng.random() < SECOND_MUTATION else 1):
             index, place = self.rng.choice(places)
             statement = statements[index]
-            arg = statement["args"][place] if isinstance(place, int) else statement["kwargs"][place]
+            arg = argument_at(statement, place)
             arg["lit"] = mutate_literal(arg["lit"], self.rng, self.texts)
         return Mutant(statements, depth + 1)
 
