@@ -262,6 +262,8 @@ def _catalog(run: _Run, explorers: _Explorers) -> Catalog:
     switches = run.switches
     catalog = catalog.without(protocols=not switches.protocols, values=not switches.values,
                               commands=not switches.cli)
+    stats = run.report.stats
+    stats.catalog_direct, stats.catalog_awaited, stats.catalog_duck_parameters = catalog.counts()
     run.report.notes.extend(_check_imports(catalog, run.changes, run.options.python))
     if run.extensions is not None:
         run.report.notes.append(extension_note(run.extensions, catalog.compiled, bool(run.options.build)))

@@ -205,6 +205,13 @@ class Stats:
     divergence_searches: int = 0
     divergence_steps: int = 0
     divergence_boundaries: int = 0
+    # What the catalog holds for the techniques that act as flags: operations called directly (changed
+    # private code no public code calls), operations awaited or drained (async), and parameters typed
+    # by the attributes their function uses (duck typing); none of them means the technique had nothing
+    # to act on in this run
+    catalog_direct: int = 0
+    catalog_awaited: int = 0
+    catalog_duck_parameters: int = 0
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ class Parameter:
     hints: tuple[str, ...]
     choices: tuple[tuple, ...] = ()
     default_is_none: bool = False
-    hints_from: str = ""  # "" (annotation), "docstring", "default", "isinstance" or "dispatch"
+    hints_from: str = ""  # "" (annotation), "docstring", "default", "isinstance", "dispatch" or "attributes"
     # a command line's argv: the words its source spells, (text, takes a value, the value's choices)
     options: tuple[tuple[str, bool, tuple[str, ...]], ...] = ()
     # a container hint's element types, one tuple of hints per type argument:
@@ -114,6 +114,12 @@ class Catalog:
 
     def importable_on_both(self, modules: tuple[str, ...]) -> set[str]:
         return set(modules) - set(self.head_import_errors) - set(self.import_errors)
+
+    def counts(self) -> tuple[int, int, int]:
+        """Operations called directly, operations awaited or drained, and parameters typed by the
+        attributes their function uses (what `direct`, `asynchronous` and `duck` had to act on)."""
+        return (sum(op.direct for op in self.operations), sum(bool(op.awaits) for op in self.operations),
+                sum(p.hints_from == "attributes" for op in self.operations for p in op.params))
 
     def constructors_of(self, type_name: str) -> list[Operation]:
         return [op for op in self.operations
