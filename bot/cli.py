@@ -119,6 +119,12 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
     parser.add_argument("--minimize-share", type=_share, default=Options.minimize_share, metavar="FRACTION",
                         help="share of the budget for shrinking the tests of differences "
                         f"(default: {Options.minimize_share:g})")
+    parser.add_argument("--jobs", type=_positive_int, metavar="N",
+                        help="workers exploring on base at once (default: the cores this process may use; 1 "
+                        "with --max-sequences, whose report then does not depend on the machine)")
+    parser.add_argument("--no-early-stop", dest="early_stop", action="store_false",
+                        help="explore until the budget's end, even once the changed code is exhausted (every "
+                        "changed line and branch run and nothing new found for a while)")
     parser.add_argument("--allocation", choices=ALLOCATIONS,
                         help="share generation over the changed units by defect score (two tiers) "
                         "or equally (default: [tool.difforacle] allocation, else defect)")
@@ -192,7 +198,7 @@ def _run(args: argparse.Namespace, repo: Path, base: str, head: str, config: Con
 
     options = run_options(config, python=args.python, max_sequences=args.max_sequences,
                           minimize_share=args.minimize_share, show_unreproduced=args.show_unreproduced,
-                          history_window=args.window,
+                          history_window=args.window, early_stop=args.early_stop, jobs=args.jobs,
                           components=Components.without(args.disable, args.enable),
                           pr_title=getattr(args, "pr_title", ""), pr_body=getattr(args, "pr_body", ""),
                           progress=report_progress)

@@ -64,12 +64,13 @@ from .planning.deadline import (
     confirm_timeouts,
     sequence_timeout,
 )
+from .planning.early_stop import EarlyStop
 from .planning.impact import Impact, analyze_impact
 from .planning.operation_plan import plan_operations
 from .planning.plan import HistoryOptions, Plan, plan_change
 from .report.model import NOT_MEASURED, Difference, Report, RunError
 from .runtime.catalog import Catalog
-from .runtime.workers import Worker, WorkerOptions, WorkerPool
+from .runtime.workers import Worker, WorkerOptions, WorkerPool, usable_cores
 from .triage.pull_request import PullRequestText, read_pull_request
 from .triage.verdicts import triage
 
@@ -161,15 +162,25 @@ class _Run:
     def sides(self) -> dict[str, Checkout]:
         return {"base": self.base, "head": self.head}
 
+    @property
+    def jobs(self) -> int:
+        """Workers exploring on base: `--jobs`, else the cores the process may use (one in a run
+        bound by a count of sequences, whose report must not depend on the machine)."""
+        if self.options.jobs is not None:
+            return self.options.jobs
+        return 1 if self.deadline.reproducible else usable_cores()
+
 
 @dataclass(frozen=True)
 class _Explorers:
     """The workers of exploring: one that explores on base (hash seed 0), and the two that replay
-    what it keeps, on head and on base again (hash seed 1: what varies with it is masked)."""
+    what it keeps, on head and on base again (hash seed 1: what varies with it is masked); with
+    `--jobs N`, N - 1 more that explore on base (hash seed 0), sharing its generator."""
 
     base: Worker
     head: Worker
     replay: Worker
+    more: tuple[Worker, ...] = ()
 
 
 def _finish(report: Report, deadline: Deadline) -> None:
@@ -227,9 +238,12 @@ def _test_change(run: _Run) -> None:
     worker_options = _worker_options(run.options, run.deadline)
     direct = tuple(run.impact.reached_directly()) if run.switches.direct else ()
     with WorkerPool(run.changes, direct) as pool:
-        explorers = _Explorers(*pool.start((run.base, "base", 0, worker_options),
-                                           (run.head, "head", 1, worker_options),
-                                           (run.base, "base", 1, worker_options)))
+        base, head, replay, *more = pool.start((run.base, "base", 0, worker_options),
+                                               (run.head, "head", 1, worker_options),
+                                               (run.base, "base", 1, worker_options),
+                                               *[(run.base, "base", 0, worker_options)] * (run.jobs - 1))
+        explorers = _Explorers(base, head, replay, tuple(more))
+        run.report.stats.explore_workers = 1 + len(more)
         catalog = _catalog(run, explorers)
         if catalog.importable_on_both(run.changes.modules):
             _explore_and_confirm(run, explorers, pool, catalog, worker_options)
@@ -308,11 +322,18 @@ def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool)
     with Replayer(explorers.replay, explorers.head, lines if measured else None,
                   paths=switches.paths, distances=switches.divergence) as replayer:
         settings = ExploreSettings(options.seed, options.batch_size, switches, options.floats, options.scope)
-        exploration = explore(explorers.base, replayer, catalog, operation_plan, constants, settings,
-                              run.deadline, replay_all=replay_all, uncovered=lines.uncovered,
+        exploration = explore((explorers.base, *explorers.more), replayer, catalog, operation_plan, constants,
+                              settings, run.deadline, replay_all=replay_all, uncovered=lines.uncovered,
                               on_progress=run.progress.explored, seeds=carving.sequences,
-                              influence=influence, solver=solver)
+                              influence=influence, solver=solver,
+                              early_stop=EarlyStop() if options.early_stop and not run.deadline.reproducible
+                              else None)
     run.progress.exploration = exploration
+    if exploration.stopped_early:
+        report.stats.explore_stopped_early = 1
+        report.notes.append(f"Exploring stopped at {run.deadline.elapsed():.0f} s of the {options.budget:g} "
+                            f"s budget: the changed code was exhausted ({exploration.stopped_early}). "
+                            "--no-early-stop explores until the budget's end.")
     report.notes.extend(f"A generation technique failed and was switched off for the rest of the run: "
                         f"{failed}. This is a bug in difforacle; please report it."
                         for failed in exploration.failed)

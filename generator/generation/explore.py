@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..changes.scope import EVERYTHING, Scope
 from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy
 from ..planning.deadline import SOLVER_SHARE, Deadline
+from ..planning.early_stop import EarlyStop, Progress
 from ..planning.operation_plan import OperationPlan
 from ..runtime.catalog import Catalog
 from ..runtime.sequence import CallSequence, path_origin
@@ -68,14 +70,17 @@ class Exploration:
     paths: PathStats = field(default_factory=PathStats)  # the path memo's figures
     divergence: DivergenceStats = field(default_factory=DivergenceStats)  # divergence search's figures
     failed: list[str] = field(default_factory=list)  # techniques switched off after their plugin raised
+    stopped_early: str = ""  # why exploring stopped before its deadline ("": it did not)
 
 
-def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: OperationPlan, constants: Constants,
-            settings: ExploreSettings, deadline: Deadline, *, replay_all: bool, uncovered: Callable[[], set],
+def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, plan: OperationPlan,
+            constants: Constants, settings: ExploreSettings, deadline: Deadline, *, replay_all: bool,
+            uncovered: Callable[[], set],
             on_progress: Callable[[Exploration], None] = lambda exploration: None,
             seeds: list[CallSequence] | None = None, influence: InfluenceMap | None = None,
-            solver: Solver | None = None) -> Exploration:
-    """Generate on base; replay each batch's kept sequences while the next batch is generated.
+            solver: Solver | None = None, early_stop: EarlyStop | None = None) -> Exploration:
+    """Generate on base, each batch run by one of `workers` (the explorers, on base); replay each
+    batch's kept sequences while the next batches run.
 
     `replay_all`: the change cannot be detected by calls into changed functions (module-level
     code, class bodies, functions run at import), so every sequence is kept. `uncovered()`
@@ -83,7 +88,8 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: Operatio
     (sequences carved from the project's tests) are the first batches: run, learned from and
     replayed like generated ones. `influence`: the static influence between operations, for
     Candidate Sequence Search. `solver`: asked once, when due (SOLVER_AFTER of the run), for inputs
-    to the changed functions still uncovered; they are the next batches' seeds.
+    to the changed functions still uncovered; they are the next batches' seeds. `early_stop`: watches
+    the progress after each batch, and ends exploring once the change is exhausted.
     """
     rng = random.Random(settings.seed)
     switches = settings.switches
@@ -108,31 +114,53 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: Operatio
             solver.credit(replayed)
         exploration.candidates.compare(replayed, settings.floats, settings.scope)
 
-    # the base worker's request runs in this thread, waited for while the host works
-    with ThreadPoolExecutor(1) as base_run:
-        while not deadline.exploration_over(exploration.sequences, replayer.last_seconds,
-                                            bool(exploration.candidates.groups)):
-            if solver is not None and solver.due(deadline.share_explored(exploration.sequences)):
-                differing = {path_origin(key.target) for key in exploration.candidates.groups}
-                found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE),
-                                                          differing))
-                solver.track(found)
-                seeds, solver_seeds = [*found, *seeds], len(found)
-                if found:  # what waits for replay goes now, so that the solver's inputs are replayed in
-                    # rounds of their own: coverage is measured per round, and theirs is credited to them
-                    compare(replayer.finish())
-                    replayer.start([], all_waiting=True)
-            size = deadline.batch_size(settings.batch_size, exploration.sequences)
-            solving, size = solver_seeds > 0, min(size, solver_seeds or size)
-            solver_seeds -= size if solving else 0
-            batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
-            if not batch:
+    def exhausted() -> bool:
+        return early_stop is not None and early_stop.exhausted()
+
+    def next_batch() -> tuple[list[CallSequence], bool]:
+        """The next batch to run on base (empty: nothing more), and whether it is the solver's."""
+        nonlocal seeds, solver_seeds
+        if solver is not None and solver.due(deadline.share_explored(submitted)):
+            differing = {path_origin(key.target) for key in exploration.candidates.groups}
+            found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE),
+                                                      differing))
+            solver.track(found)
+            seeds, solver_seeds = [*found, *seeds], len(found)
+            if found:  # what waits for replay goes now, so that the solver's inputs are replayed in
+                # rounds of their own: coverage is measured per round, and theirs is credited to them
+                compare(replayer.finish())
+                replayer.start([], all_waiting=True)
+        size = deadline.batch_size(settings.batch_size, submitted)
+        solving, size = solver_seeds > 0, min(size, solver_seeds or size)
+        solver_seeds -= size if solving else 0
+        batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
+        return batch, solving
+
+    # Each explorer's request runs in a thread of its own, waited for while the host works. Batches
+    # are generated as explorers come free and learned from in the order they were sent: for a given
+    # count of explorers, a run bound by a count of sequences stays reproducible.
+    submitted = 0  # sequences sent to an explorer (run or running)
+    idle = list(workers)
+    running: deque[tuple[list[CallSequence], bool, Worker, Future]] = deque()
+    with ThreadPoolExecutor(len(workers)) as base_run:
+        while True:
+            while idle and not exhausted() and not deadline.exploration_over(
+                    submitted, replayer.last_seconds, bool(exploration.candidates.groups)):
+                batch, solving = next_batch()
+                if not batch:
+                    break
+                explorer = idle.pop(0)
+                request = base_run.submit(explorer.run, batch, EXPLORE_RANDOM_SEED, fields=switches.novelty,
+                                          influence=generator.requests(batch))
+                running.append((batch, solving, explorer, request))
+                submitted += len(batch)
+            if not running:
                 break
-            running = base_run.submit(worker.run, batch, EXPLORE_RANDOM_SEED, fields=switches.novelty,
-                                      influence=generator.requests(batch))
-            # while the worker runs this batch, the previous batch's replays are compared
+            # while the explorers run their batches, the previous batch's replays are compared
             compare(replayer.finish())
-            results = running.result()
+            batch, solving, explorer, done = running.popleft()
+            results = done.result()
+            idle.append(explorer)
             kept = []
             for statements, result in zip(batch, results, strict=True):
                 generator.feedback(statements, result)
@@ -144,12 +172,19 @@ def explore(worker: Worker, replayer: Replayer, catalog: Catalog, plan: Operatio
             exploration.sequences += len(batch)
             exploration.seconds = round(time.monotonic() - started, 2)
             on_progress(exploration)
+            if early_stop is not None:
+                found, searching = generator.progress()
+                searching |= solver is not None and not solver.asked  # its inputs are still to come
+                early_stop.observe(Progress(len(uncovered()), len(exploration.candidates.groups), found,
+                                            searching), len(batch))
     compare(replayer.finish())
     replayer.start([], all_waiting=True)
     compare(replayer.finish())
     exploration.replayed = replayer.replayed
     exploration.attempts = generator.attempts
     exploration.failed = generator.failed
+    if early_stop is not None and early_stop.stopped_at is not None:
+        exploration.stopped_early = early_stop.why()
     if (search := generator.plugin(SearchPlugin)) is not None:
         exploration.search = search.search.stats
     if solver is not None:

@@ -195,6 +195,12 @@ class SequenceGenerator:
         """The branch distances replay measured go to the plugins."""
         self._each("distances", measured)
 
+    def progress(self) -> tuple[int, bool]:
+        """The plugins' count of something new found in the changed code, and whether a search of
+        theirs is under way (what early stopping watches)."""
+        found = sum(count for _, count in self._calls("found"))
+        return found, any([searching for _, searching in self._calls("searching")])
+
     def _calls(self, hook: str, *args: object) -> Iterator[tuple[Plugin, Any]]:
         """Each plugin's `hook(*args)`, in the plugins' order, lazily (a caller that stops early
         leaves the later plugins uncalled, and their random draws undrawn)."""

@@ -12,6 +12,8 @@ of every plugin, in the table's order, at fixed points of Randoop's loop:
     replay on both     -> replayed: the paths replay measured (the path memo), and revisit:
                           run a proposal again soon
                        -> distances: the branch distances replay measured (divergence search)
+    after each batch   -> found, searching: what early stopping watches (something new still found;
+                          a search under way)
 
 Every hook does nothing by default, so a plugin implements only the ones it needs. A plugin whose
 hook raises is switched off for the rest of the run, and the report says so: a technique's bug
@@ -108,6 +110,15 @@ class Plugin:
     def distances(self, measured: Sequence[tuple[CallSequence, dict[str, float]]]) -> None:
         """Per replayed sequence, the least branch distance it reached at each changed condition
         ("base:<site>", "head:<site>"; empty when not measured)."""
+
+    def found(self) -> int:
+        """A count that grows while the technique still finds something new in the changed code (early
+        stopping waits while it does); 0: the technique says nothing of it."""
+        return 0
+
+    def searching(self) -> bool:
+        """Whether the technique is in the middle of a search that early stopping should not cut short."""
+        return False
 
     def revisit(self, proposal: Proposal) -> bool:
         """Run `proposal` again soon: its run came near a branch no sequence has taken. True if it

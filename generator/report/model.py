@@ -161,6 +161,8 @@ class Stats:
     seconds: float = 0.0
     sequences_per_second: float = 0.0
     explore_seconds: float = 0.0  # time in the exploration phase: sequences / this = base throughput
+    explore_workers: int = 0  # workers that explored on base (`--jobs`)
+    explore_stopped_early: int = 0  # 1: exploring ended before its deadline, the change exhausted
     kept: int = 0
     replayed: int = 0
     candidates: int = 0

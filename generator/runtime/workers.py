@@ -237,6 +237,19 @@ class Worker:
         self.close()
 
 
+MAX_JOBS = 8  # workers exploring on base by default, at most: each holds the project in memory
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, which a container or `taskset` narrows),
+    at most MAX_JOBS."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_JOBS, cores))
+
+
 class WorkerPool:
     """The run's worker processes: started in parallel (each spends its start-up importing the
     project), all closed when the run ends, whatever happened."""

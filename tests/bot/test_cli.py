@@ -20,6 +20,8 @@ from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot import cli
 from difforacle.generator import engine
+from difforacle.generator.errors import SetupError
+from difforacle.generator.options import Options
 from difforacle.generator.report.json_form import validate_report
 
 
@@ -208,3 +210,21 @@ def test_an_internal_error_before_exploring_exits_2_without_a_report(
     hint = "" if debug else " (set DIFFORACLE_DEBUG=1 for the traceback)"
     assert captured.err.splitlines()[-1] == ("difforacle: internal error: RuntimeError: injected failure in "
                                              f"changes{hint}")
+
+
+# ---------------------------------------------------------------- options reach the engine
+
+
+@pytest.mark.parametrize(("flags", "early_stop"), [((), True), (("--no-early-stop",), False)])
+def test_early_stopping_is_on_unless_switched_off(pr: RepoBuilder, monkeypatch: pytest.MonkeyPatch,
+                                                  flags: tuple[str, ...], early_stop: bool) -> None:
+    given: list[Options] = []
+
+    def analyze(repo: Path, base: str, head: str, options: Options) -> NoReturn:
+        given.append(options)
+        raise SetupError("stopped here")
+
+    monkeypatch.setattr(cli, "analyze", analyze)
+    status = cli.main(["diff", "--repo", str(pr.root), "--base", "main", "--head", "feature", "--quiet",
+                       *flags])
+    assert status != 0 and [options.early_stop for options in given] == [early_stop]

@@ -152,16 +152,20 @@ def test_head_that_does_not_import_exits_1(builder: RepoBuilder, tmp_path: Path,
 
 
 @pytest.mark.slow
-def test_same_seed_and_max_sequences_give_the_same_report(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [(), ("--jobs", "3")])
+def test_same_seed_and_max_sequences_give_the_same_report(tmp_path: Path, jobs: tuple[str, ...]) -> None:
     repo = tmp_path / "durations"
     build_demo_repo(repo)
     reports = []
     for run in (1, 2):
         path = tmp_path / f"run{run}.json"
         result = run_cli("diff", "--repo", str(repo), "--base", "main", "--head", "feature", "--seed", "7",
-                         "--budget", "6", "--max-sequences", "1000", "--quiet", "--json", str(path))
+                         "--budget", "6", "--max-sequences", "1000", "--quiet", "--json", str(path), *jobs)
         assert result.returncode == 1, result.stderr
         reports.append(json.loads(path.read_text(encoding="utf-8")))
+        # a reproducible run explores with one worker unless told otherwise, whatever the machine
+        assert reports[-1]["stats"]["explore_workers"] == (int(jobs[1]) if jobs else 1)
+        assert reports[-1]["stats"]["sequences"] == 1000
 
     first, second = reports
     fields = ("id", "kind", "target", "base", "head", "test")

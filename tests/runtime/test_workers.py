@@ -187,3 +187,12 @@ def test_boot_script_speaks_json_lines(tmp_path: Path) -> None:
     assert shout["obs"]["0/0"] == ["i", 2]
     assert probe["obs"]["0/0"] == ["list", 0]
     assert done.returncode == 0
+
+
+def test_usable_cores_are_the_affinity_within_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    from difforacle.generator.runtime import workers
+
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert workers.usable_cores() == 3
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert workers.usable_cores() == workers.MAX_JOBS

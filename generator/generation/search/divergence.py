@@ -255,6 +255,7 @@ class DivergencePlugin(Plugin):
     rounds: dict[str, int] = field(default_factory=dict)
     measured: dict[str, dict[str, float]] = field(default_factory=dict)
     shapes: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)  # (site, operations) searched from
+    closer: int = 0  # times a condition's least distance fell (what early stopping watches)
 
     @staticmethod
     def make(context: PluginContext) -> DivergencePlugin:
@@ -273,6 +274,15 @@ class DivergencePlugin(Plugin):
         self.stats.steps += 1
         return Step(statements)
 
+    def found(self) -> int:
+        return self.closer
+
+    def searching(self) -> bool:
+        """A search under way, or a point waiting to start one."""
+        return bool(self.under_way or self.ready) or any(
+            self.started.get(site, 0) < SEARCHES_PER_SITE and self.least.get(site) != 0
+            for _, site, _ in self.waiting)
+
     def proposal_ran(self, proposal: Step, result: SequenceResult) -> None:  # type: ignore[override]
         if not result.hit or result.status not in (Status.OK, Status.EXCEPTION):  # it will not be replayed
             self._answer(proposal.statements, {})
@@ -286,6 +296,7 @@ class DivergencePlugin(Plugin):
                 if site not in self.least:
                     self.stats.conditions += 1
                 if distance < self.least.get(site, math.inf):
+                    self.closer += 1
                     self.stats.met += distance == 0
                     self.least[site] = distance
                     searched = self.started.get(site, 0) >= SEARCHES_PER_SITE

@@ -129,6 +129,9 @@ class MemoPlugin(Plugin):
         if waiting is not None:
             waiting[1].extend(entries)
 
+    def found(self) -> int:
+        return self.memo.stats.distinct  # a path through changed code not taken before
+
     def replayed(self, measured: Sequence[tuple[CallSequence, PathEdges | None]],
                  untaken: Callable[[], set]) -> None:
         self.memo.untaken(untaken())

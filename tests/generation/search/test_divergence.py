@@ -144,6 +144,20 @@ def test_the_plugin_searches_from_the_closest_sequence_and_reaches_the_boundary(
     assert plugin.propose(FOCUS) is None  # the boundary was reached: nothing more to search
 
 
+def test_early_stopping_waits_while_a_search_is_under_way_and_while_distances_fall() -> None:
+    plugin = _plugin()
+    assert plugin.found() == 0 and not plugin.searching()
+    start = _call(["int", 5])
+    plugin.distances([(start, {SITE: _fee_distance(start)})])
+    assert plugin.found() == 1 and plugin.searching()  # a point waiting to start a search
+    _replay_proposals(plugin, lambda s: {SITE: _fee_distance(s)})
+    assert plugin.found() > 1  # the search came closer, step by step
+    assert not plugin.searching()  # the boundary was met: nothing left to search
+    found = plugin.found()
+    plugin.distances([(start, {SITE: _fee_distance(start)})])  # no closer than before
+    assert plugin.found() == found
+
+
 def test_the_searches_of_one_comparisons_two_sides_run_each_step_once() -> None:
     plugin = _plugin()
     start = _call(["int", 5])
