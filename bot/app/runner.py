@@ -45,6 +45,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import math
 import os
 import shlex
 import shutil
@@ -322,9 +323,11 @@ def _install(sandbox: Sandbox, repo: Path, venv: Path, commands: list[str], dead
 def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, settings_dir: Path, job: PullRequestJob,
             settings: AppSettings, deadline: float) -> SandboxResult:
     """`python -I -m difforacle.bot diff ...`: -I so that nothing of the project can stand in for ours;
-    `--config` the base commit's settings, so that the head's pyproject.toml is never read."""
+    `--config` the base commit's settings, so that the head's pyproject.toml is never read; `--jobs`
+    the sandbox's CPUs (a Docker CPU quota leaves every core in the affinity the engine would count)."""
+    limits = Limits(wall_seconds=_remaining(deadline, "running the engine"))
     argv = [sandbox.python, "-I", "-m", "difforacle.bot", "diff", "--repo", REPO, "--base", job.base_sha,
-            "--head", job.head_sha, "--budget", f"{settings.budget:g}",
+            "--head", job.head_sha, "--budget", f"{settings.budget:g}", "--jobs", str(math.ceil(limits.cpus)),
             "--config", f"{CONFIG}/pyproject.toml", "--json", f"{OUT}/{REPORT_NAME}",
             "--python", f"{VENV}/bin/python", "--quiet", "--progress-file", f"{OUT}/{PROGRESS_NAME}",
             f"--pr-title={job.title}", f"--pr-body={job.body}"]  # `=`: a text starting with "-" is no option
@@ -334,7 +337,7 @@ def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, settings_dir: P
         argv=argv, workdir=OUT, env=env, network=False,
         mounts=[Mount(repo, REPO, read_only=False), Mount(venv, VENV), Mount(out, OUT, read_only=False),
                 Mount(settings_dir, CONFIG)],
-        limits=Limits(wall_seconds=_remaining(deadline, "running the engine"))))
+        limits=limits))
     if result.timed_out:
         raise JobFailed(f"the engine was {result.outcome} in the {result.sandbox} sandbox", "timed_out")
     if result.exit_code not in (0, 1):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import math
 import os
 import re
 import time
@@ -425,6 +426,8 @@ def test_the_engine_judges_by_the_base_commits_settings_not_the_heads(
     assert outcome.status == "published", outcome.detail
     engine = next(request for request, _ in world.sandbox.calls if "diff" in request.argv)
     assert engine.argv[engine.argv.index("--config") + 1] == "/work/config/pyproject.toml"
+    # as many exploring workers as the sandbox has CPUs, not as the host has cores
+    assert engine.argv[engine.argv.index("--jobs") + 1] == str(math.ceil(engine.limits.cpus))
     assert given == [ignoring["pyproject.toml"]]
     [run] = world.ours()[0]
     assert run.conclusion == "success", run.output["summary"]  # nothing reported: the target is ignored
