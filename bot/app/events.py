@@ -10,6 +10,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from difforacle.bot.comment_commands import NotACommentCommand, comment_event, wants_answer
@@ -35,6 +36,8 @@ class Head:
 
     job: PullRequestJob
     before: str | None = None  # the head it replaced, if the event says
+    updated: float | None = None  # the pull request's updated_at in the event (POSIX seconds), if any
+    first: bool = False  # an `opened` event: the pull request's first head, older than any other
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def _pull_request(payload: dict[str, Any], delivery: str) -> Route:
     )
     before = payload.get("before") if action == "synchronize" else None
     before = before if isinstance(before, str) and SHA.fullmatch(before) else None
-    head = Head(job, before)
+    head = Head(job, before, _timestamp(pull.get("updated_at")), first=action == "opened")
     if pull.get("state") == "closed":
         return Route("skip", "the pull request is closed")
     if job.draft and action != "ready_for_review":
@@ -147,6 +150,17 @@ def _comment(payload: dict[str, Any], delivery: str) -> Route:
                          commenter=comment.login, commenter_type=comment.user_type,
                          comment=comment.body[:MAX_COMMENT])
     return Route("run", "command", (Head(job),))
+
+
+def _timestamp(value: Any) -> float | None:
+    """GitHub's "2024-03-01T10:00:05Z" as POSIX seconds; None if absent or not a time."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.timestamp() if moment.tzinfo is not None else None
 
 
 def _installation(payload: dict[str, Any]) -> int:

@@ -27,7 +27,7 @@ from huey.consumer import Consumer
 
 from .model import AppError, PullRequestJob
 from .settings import AppSettings, with_stored_credentials
-from .state import JobState
+from .state import STORAGE_ERRORS, JobState
 
 log = logging.getLogger("difforacle.app")
 
@@ -143,6 +143,12 @@ class JobQueue:
         try:
             self.settings = with_stored_credentials(self.settings)  # registered through /setup since start
             outcome = self.executor(job, self.settings, self.state)
+        except STORAGE_ERRORS:
+            # The queue's storage, not the job, failed (Redis down or still loading): no outcome is
+            # recorded, the lease is kept (JobState.running) and the job runs again once it expires.
+            log.warning("job %s: the queue's storage failed under it; it runs again after its lease",
+                        job.job_id)
+            raise
         except Exception as exc:  # a bug, or the runner's own failure: the delivery can be redelivered
             log.error("job %s failed: %s: %s", job.job_id, type(exc).__name__, _first_line(exc))
             log.debug("job %s traceback", job.job_id, exc_info=True)

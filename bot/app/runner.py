@@ -103,7 +103,8 @@ class JobStateView(Protocol):
 
     def publish_lock(self, pull_key: str) -> AbstractContextManager[None]: ...
 
-    def record_head(self, job: PullRequestJob, before: str | None = None) -> bool: ...
+    def record_head(self, job: PullRequestJob, before: str | None = None, *, updated: float | None = None,
+                    first: bool = False) -> bool: ...
 
 
 class JobFailed(Exception):

@@ -31,6 +31,8 @@ from typing import Any
 
 from huey import Huey
 from huey.constants import EmptyData
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .model import PullRequestJob
 
@@ -39,9 +41,15 @@ log = logging.getLogger("difforacle.app")
 PREFIX = "difforacle:"
 DELIVERY_STATUSES = ("queued", "running", "done", "failed")
 DELIVERY_RETENTION = 7 * 24 * 3600.0  # GitHub redelivers for 3 days; a record older than a week is dropped
+CLAIM_GRACE = 5.0  # seconds a claim whose job is not queued yet counts as a receiver still at work
 HEAD_HISTORY = 20  # superseded heads remembered per pull request: a late or redelivered event of one is stale
 LOG_SETTLE = 5.0  # seconds after which a log number taken but never written is given up for lost
 SCAN_CHUNK = 500
+
+
+# The storage itself unreachable for a while (refused, timed out, or Redis still loading its data
+# after a restart: BusyLoadingError is a ConnectionError). Not a job's failure: the job runs again.
+STORAGE_ERRORS: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError)
 
 
 class LockTimeout(TimeoutError):
@@ -102,8 +110,13 @@ class JobState:
     # ------------------------------------------------------------------ deliveries
 
     def claim_delivery(self, delivery: str) -> bool:
-        """True if this delivery should run: never seen, or seen and failed (a manual redelivery).
+        """True if this delivery should run: never seen, seen and failed (a manual redelivery), or
+        claimed but its jobs never confirmed queued (`confirm_delivery`) CLAIM_GRACE seconds on.
 
+        The last: the storage went away between the claim and the enqueue, so the receiver could
+        not mark the delivery failed either; the claim alone must not make every redelivery a
+        duplicate. Within CLAIM_GRACE the receiver may still be at work: a duplicate then (taking
+        it over would at worst queue the job twice, which coalesces).
         Atomic across processes: of two concurrent redeliveries of one failed delivery, one wins.
         """
         now = self.clock()
@@ -111,13 +124,24 @@ class JobState:
             self._deliveries.append({"delivery": delivery, "at": now})
             return True
         record = self._get(f"delivery:{delivery}") or {}
-        if record.get("status") != "failed":
-            return False
         attempt = int(record.get("attempt", 1))
+        unconfirmed = (record.get("status") == "queued" and now - record.get("at", 0) > CLAIM_GRACE
+                       and self._get(f"delivery-queued:{delivery}") != attempt)
+        if record.get("status") != "failed" and not unconfirmed:
+            return False
         if not self._put_if_empty(f"delivery-retry:{delivery}:{attempt}", now):
             return False
         self._put(f"delivery:{delivery}", {"status": "queued", "attempt": attempt + 1, "at": now})
         return True
+
+    def confirm_delivery(self, delivery: str) -> None:
+        """The claimed delivery's jobs are queued: from now on a redelivery of it is a duplicate.
+
+        A key of its own, not the delivery's record: a worker may already have rewritten that
+        record (running, done, failed), which must not go back to "queued".
+        """
+        record = self._get(f"delivery:{delivery}") or {}
+        self._put(f"delivery-queued:{delivery}", int(record.get("attempt", 1)))
 
     def delivery_status(self, delivery: str) -> str | None:
         record = self._get(f"delivery:{delivery}")
@@ -140,6 +164,7 @@ class JobState:
             if entry.get("at", 0) >= cutoff:
                 break
             record = self._pop(f"delivery:{entry['delivery']}") or {}
+            self._pop(f"delivery-queued:{entry['delivery']}")
             for attempt in range(1, int(record.get("attempt", 1))):
                 self._pop(f"delivery-retry:{entry['delivery']}:{attempt}")
             self._deliveries.pop(number)
@@ -148,23 +173,40 @@ class JobState:
 
     # ------------------------------------------------------------------ heads
 
-    def record_head(self, job: PullRequestJob, before: str | None = None) -> bool:
+    def record_head(self, job: PullRequestJob, before: str | None = None, *, updated: float | None = None,
+                    first: bool = False) -> bool:
         """Make `job.head_sha` the pull request's head; False if that head was superseded already.
 
         `before` is the head the event replaced (a `synchronize` event's `before`): remembered as
-        superseded, so an older event delivered late (or redelivered) cannot win back.
-        The latest job is kept too: a check run's re-run reuses it.
+        superseded, so an older event delivered late (or redelivered) cannot win back. Nor can an
+        older event whose head was never recorded (its delivery failed, then came back after a
+        newer one's) take the head back; it is older than the recorded head if
+        - its `before` is a superseded head: a head is replaced once, and that head's successor
+          is the recorded head or older (a push always has the current head as its `before`);
+        - it is `first` (an `opened` event: the pull request's first head) and another is recorded;
+        - its pull request's `updated` (updated_at) is older than the recorded head's (a tie, in
+          the same second, decides nothing).
+        Otherwise the later delivery wins. The latest job is kept too: a check run's re-run reuses it.
         """
         key = f"head:{job.pull_key}"
         record = self._get(key) or {}
         previous: list[str] = list(record.get("previous", []))
+        current, recorded = record.get("sha"), record.get("updated")
         if job.head_sha in previous:
             return False
-        for sha in (record.get("sha"), before):
+        if current and current != job.head_sha and (
+                first or (before is not None and before in previous)
+                or (updated is not None and recorded is not None and updated < recorded)):
+            stale = [sha for sha in (job.head_sha, before) if sha and sha != current and sha not in previous]
+            self._put(key, {**record, "previous": (stale + previous)[:HEAD_HISTORY]})
+            return False
+        for sha in (current, before):
             if sha and sha != job.head_sha and sha not in previous:
                 previous.insert(0, sha)
+        if recorded is not None and (updated is None or updated < recorded):
+            updated = recorded  # what is known of the latest head's time is kept
         self._put(key, {"sha": job.head_sha, "previous": previous[:HEAD_HISTORY], "job": job.to_json(),
-                        "at": self.clock()})
+                        "at": self.clock(), "updated": updated})
         return True
 
     def latest_head(self, pull_key: str) -> str | None:
@@ -319,13 +361,21 @@ class JobState:
             log.warning("job %s: lease lost (taken over after it expired)", job.job_id)
             return False
 
+        storage_failed = False
         try:
             with _Heartbeat(renew, self.lease_seconds / 3):
                 yield lease
+        except STORAGE_ERRORS:
+            # The storage failed under the job: keep its lease and its entry in the runs log, so
+            # that once the lease expires `expired_runs` finds the job and it runs again (releasing
+            # now may fail as well, or succeed and leave the job in no queue and under no lease).
+            storage_failed = True
+            raise
         finally:
             self._held.pop(job.job_id, None)
-            self._runs.pop(number)  # first: a crash before the release only delays the next run
-            self.release(name, token)
+            if not storage_failed:
+                self._runs.pop(number)  # first: a crash before the release only delays the next run
+                self.release(name, token)
 
     def expired_runs(self) -> list[PullRequestJob]:
         """Claims the runs whose process stopped renewing their lease; each is returned once, anywhere."""

@@ -132,7 +132,7 @@ class Receiver:
             return _answer(200, status="recorded", event=decision.reason)
         if decision.kind == "skip":
             for head in decision.heads:
-                state.record_head(head.job, head.before)
+                state.record_head(head.job, head.before, updated=head.updated, first=head.first)
             log.info("delivery %s: %s skipped: %s", delivery, event, decision.reason)
             return _answer(200, status="skipped", reason=decision.reason)
         if not state.claim_delivery(delivery):
@@ -142,11 +142,16 @@ class Receiver:
         try:
             # a command names no head: the worker reads it from GitHub and records it then
             jobs = [head.job for head in decision.heads
-                    if head.job.is_command or state.record_head(head.job, head.before)]
+                    if head.job.is_command
+                    or state.record_head(head.job, head.before, updated=head.updated, first=head.first)]
             for job in jobs:
                 self.queue.enqueue(job)
+            if jobs:
+                state.confirm_delivery(delivery)  # until then a redelivery may claim it again
         except Exception:
-            state.mark_delivery(delivery, "failed")  # so that a redelivery runs it
+            # so that a redelivery runs it; if the storage is down this fails too, and the claim,
+            # never confirmed, lets a redelivery run it anyway (JobState.claim_delivery)
+            state.mark_delivery(delivery, "failed")
             raise
         if not jobs:
             state.mark_delivery(delivery, "done")

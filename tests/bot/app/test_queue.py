@@ -180,6 +180,35 @@ def test_an_executor_that_raises_fails_the_delivery_and_releases_the_lease(tmp_p
     assert queue.state.running_jobs() == [] and queue.state.lock_holder(f"run:{job.job_id}") is None
 
 
+@pytest.mark.parametrize("error", [
+    redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused."),
+    redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory"),
+    redis.exceptions.TimeoutError("Timeout reading from socket"),
+], ids=type)
+def test_a_storage_error_inside_a_job_is_not_its_failure_the_job_runs_again(tmp_path: Path,
+                                                                              error: Exception) -> None:
+    clock = Clock()
+    settings = app_settings(tmp_path, DIFFORACLE_LEASE_SECONDS="30")
+
+    def storage_down_once(job: PullRequestJob, state: JobState) -> None:
+        if len(recorder.calls) == 1:
+            raise error  # what the runner's state.is_current or publish_lock raise while Redis is away
+
+    recorder = Recorder(hook=storage_down_once)
+    queue = JobQueue(settings, executor=recorder)
+    queue.state.clock = clock
+    job = make_job(2, 1)
+    submit(queue, job)
+    assert drain(queue) == 1 and len(recorder.calls) == 1
+    assert queue.state.delivery_status(job.delivery) != "failed"  # Redis is back: still not the job's failure
+    assert queue.state.running_jobs() == [job]  # its lease is left to expire
+    assert queue.recover() == []
+    clock.now += 31
+    assert queue.recover() == [job]
+    assert drain(queue) == 1 and len(recorder.calls) == 2 and recorder.current == [True]
+    assert queue.state.delivery_status(job.delivery) == "done" and queue.state.running_jobs() == []
+
+
 def test_the_recovery_thread_requeues_expired_leases(tmp_path: Path) -> None:
     settings = app_settings(tmp_path, DIFFORACLE_LEASE_SECONDS="0.3")
     queue = JobQueue(settings)

@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import redis
 from support.fake_github import FakeGitHub
 from support.repos import RepoBuilder, make_pr
 from support.services import TEST_IMAGE, service_unavailable
@@ -340,6 +341,31 @@ def test_a_job_already_superseded_does_not_start(tmp_path: Path, fake: FakeGitHu
 
     assert world.run().status == "superseded"
     assert fake.requests == [] and world.sandbox.calls == []
+
+
+def test_a_storage_error_is_not_the_jobs_failure_the_job_runs_again_on_its_check_run(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    world = _world(tmp_path, fake, bubblewrap)
+    is_current = world.state.is_current
+
+    def redis_down(job: PullRequestJob) -> bool:
+        raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    def redis_goes_down(request: SandboxRequest, result: SandboxResult) -> None:
+        if request.network:  # after the dependency step, the runner asks whether the head is current
+            world.state.is_current = redis_down
+
+    world.sandbox.after.append(redis_goes_down)
+    with pytest.raises(redis.exceptions.ConnectionError):  # to the queue, which runs the job again
+        world.run()
+    runs, comments, _ = world.ours()
+    assert [(r.status, r.conclusion) for r in runs] == [("in_progress", None)] and comments == []
+
+    world.sandbox.after.clear()
+    world.state.is_current = is_current
+    assert world.run().status == "published"
+    runs, comments, _ = world.ours()
+    assert [r.conclusion for r in runs] == ["neutral"] and len(comments) == 1  # the same check run
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from flask import Blueprint
 from support.app_helpers import SECRET, Recorder, drain, fixture, headers, pull_event, sha
 from support.paths import SUPPORT
@@ -28,7 +29,7 @@ from difforacle.bot.app.events import BadPayload, route
 from difforacle.bot.app.model import PullRequestJob
 from difforacle.bot.app.queue import JobQueue
 from difforacle.bot.app.settings import AppSettings, load_settings
-from difforacle.bot.app.state import JobState
+from difforacle.bot.app.state import CLAIM_GRACE, JobState
 from difforacle.bot.app.webhook import create_app, signature, verify_signature
 
 OPENED = fixture("pull_request.opened")
@@ -314,6 +315,31 @@ def test_the_queue_unavailable_is_503_and_the_delivery_stays_redeliverable(
     assert post(client, "pull_request", OPENED).status_code == 202
 
 
+def test_a_delivery_whose_job_never_reached_the_queue_runs_when_redelivered(
+        client: Any, queue: JobQueue, recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Redis went down between the claim and the enqueue: not even the failure could be recorded."""
+    now = [1_000_000.0]
+    queue.state.clock = lambda: now[0]
+
+    def down(*args: Any, **kwargs: Any) -> None:
+        raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(queue, "enqueue", down)
+    monkeypatch.setattr(queue.state, "mark_delivery", down)
+    assert post(client, "pull_request", OPENED).status_code == 503
+    monkeypatch.undo()
+    assert queue.pending() == 0 and queue.state.delivery_status("d-1") == "queued"  # the claim stayed
+    assert post(client, "pull_request", OPENED).json["status"] == "duplicate"  # as if still being received
+    now[0] += CLAIM_GRACE + 1
+    assert post(client, "pull_request", OPENED).status_code == 202  # GitHub's "Redeliver", later
+    now[0] += CLAIM_GRACE + 1
+    again = post(client, "pull_request", OPENED)  # queued this time: a duplicate, however late
+    assert again.json == {"status": "duplicate", "delivery_status": "queued"}
+    assert drain(queue) == 1 and len(recorder.calls) == 1
+    assert queue.state.delivery_status("d-1") == "done"
+    assert post(client, "pull_request", OPENED).json == {"status": "duplicate", "delivery_status": "done"}
+
+
 # ------------------------------------------------------------------ coalescing per pull request
 
 def test_a_newer_head_supersedes_a_queued_job(client: Any, queue: JobQueue, recorder: Recorder) -> None:
@@ -357,6 +383,57 @@ def test_an_older_head_delivered_late_is_not_run(client: Any, queue: JobQueue, r
     drain(queue)
     assert [job.head_sha for job in recorder.calls] == [sha(2)]
     assert queue.state.delivery_status("d-1") == "done"
+
+
+def _push(number: int, head: int, before: int | None = None, updated_at: str | None = None) -> dict:
+    """The synchronize payload of a push moving pull request `number` from sha(head - 1) (or `before`)."""
+    payload = pull_event(number, sha(head), action="synchronize",
+                         before=sha(head - 1 if before is None else before), base="pull_request.synchronize")
+    if updated_at is not None:
+        payload["pull_request"]["updated_at"] = updated_at
+    return payload
+
+
+def test_older_pushes_delivered_after_a_newer_one_do_not_take_the_head_back(
+        client: Any, queue: JobQueue, recorder: Recorder) -> None:
+    """Pushes 1 -> 2 -> 3 -> 4: the deliveries of 2 and 3 failed and are redelivered after 4's."""
+    assert post(client, "pull_request", pull_event(2, sha(1)), delivery="d-1").status_code == 202
+    assert post(client, "pull_request", _push(2, 4), delivery="d-4").status_code == 202
+    for head in (2, 3):  # 2's `before` (1) was superseded already; 3 was 4's `before`
+        late = post(client, "pull_request", _push(2, head), delivery=f"d-{head}")
+        assert late.status_code == 200 and late.json["status"] == "superseded", head
+    assert queue.state.latest_head(PULL_KEY) == sha(4)  # PULL_KEY is pull request 2's
+    drain(queue)
+    assert [job.head_sha for job in recorder.calls] == [sha(4)]
+    assert post(client, "pull_request", _push(2, 5), delivery="d-5").status_code == 202  # newer: supersedes
+    assert post(client, "pull_request", _push(2, 7), delivery="d-7").status_code == 202  # 6's not seen yet
+    assert post(client, "pull_request", _push(2, 6), delivery="d-6").json["status"] == "superseded"
+    drain(queue)
+    assert [job.head_sha for job in recorder.calls] == [sha(4), sha(7)]
+
+
+def test_an_opened_event_delivered_late_never_takes_the_head_back(client: Any, queue: JobQueue,
+                                                                   recorder: Recorder) -> None:
+    assert post(client, "pull_request", _push(2, 3), delivery="d-3").status_code == 202  # 2's delivery lost
+    late = post(client, "pull_request", pull_event(2, sha(1)), delivery="d-1")  # a pull request's first head
+    assert late.status_code == 200 and late.json["status"] == "superseded"
+    assert post(client, "pull_request", _push(2, 2), delivery="d-2").json["status"] == "superseded"
+    drain(queue)
+    assert [job.head_sha for job in recorder.calls] == [sha(3)]
+
+
+def test_a_delivery_older_by_the_pull_requests_updated_at_does_not_take_the_head_back(
+        client: Any, queue: JobQueue, recorder: Recorder) -> None:
+    newer = _push(2, 5, before=4, updated_at="2024-03-01T10:00:05Z")
+    assert post(client, "pull_request", newer, delivery="d-5").status_code == 202
+    reopened = pull_event(2, sha(9), action="reopened", base="pull_request.reopened")  # no `before`
+    reopened["pull_request"]["updated_at"] = "2024-03-01T10:00:01Z"
+    assert post(client, "pull_request", reopened, delivery="d-9").json["status"] == "superseded"
+    later = pull_event(2, sha(10), action="reopened", base="pull_request.reopened")
+    later["pull_request"]["updated_at"] = "2024-03-01T10:00:09Z"
+    assert post(client, "pull_request", later, delivery="d-10").status_code == 202  # later: it wins
+    drain(queue)
+    assert [job.head_sha for job in recorder.calls] == [sha(10)]
 
 
 def test_pull_requests_are_coalesced_separately(client: Any, queue: JobQueue, recorder: Recorder) -> None:
