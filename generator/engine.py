@@ -318,6 +318,7 @@ def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool)
     solver = (Solver(catalog.by_id, run.impact, run.sides, options.python, lines=lines if measured else None,
                      cover=switches.solver, diverge=switches.diffbehavior)
               if switches.solver or switches.diffbehavior else None)
+    early_stop = EarlyStop(options.budget) if options.early_stop and not run.deadline.reproducible else None
     run.progress("exploring")
     with Replayer(explorers.replay, explorers.head, lines if measured else None,
                   paths=switches.paths, distances=switches.divergence) as replayer:
@@ -325,9 +326,7 @@ def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool)
         exploration = explore((explorers.base, *explorers.more), replayer, catalog, operation_plan, constants,
                               settings, run.deadline, replay_all=replay_all, uncovered=lines.uncovered,
                               on_progress=run.progress.explored, seeds=carving.sequences,
-                              influence=influence, solver=solver,
-                              early_stop=EarlyStop() if options.early_stop and not run.deadline.reproducible
-                              else None)
+                              influence=influence, solver=solver, early_stop=early_stop)
     run.progress.exploration = exploration
     if exploration.stopped_early:
         report.stats.explore_stopped_early = 1

@@ -10,7 +10,10 @@ exploring is unlikely to find more:
 - "a while" is both a time and a count of sequences run, and grows with the time already spent:
   the longer progress took to come, the longer its absence is waited out;
 - while some changed line or branch has not run, much longer (it may yet be reached): that
-  window is the second tier.
+  window is the second tier;
+- and never before exploring has had a quarter of the budget: a change whose lines all run in the
+  first batch may still differ only on an input the thousandth batch draws (measured: two real
+  regressions found after 6 s of flat exploring were lost with no such floor).
 
 A run bound by a count of sequences never stops early (it would no longer be reproducible), nor
 does one asked not to (`--no-early-stop`).
@@ -31,6 +34,7 @@ STALE_SEQUENCES = 500
 UNRUN_STALE_SECONDS = 20.0
 UNRUN_STALE_SHARE = 0.67
 UNRUN_STALE_SEQUENCES = 1000
+MIN_EXPLORE_SHARE = 0.25  # of the budget, explored before any early stop
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class Progress:
 class EarlyStop:
     """Watches exploring's progress after each batch, and says when it is exhausted."""
 
+    budget: float  # the run's, in seconds: exploring lasts at least MIN_EXPLORE_SHARE of it
     clock: Callable[[], float] = time.monotonic
     started: float = field(default=float("nan"))
     last: Progress | None = None
@@ -73,6 +78,8 @@ class EarlyStop:
         if self.last is None:
             return False
         now = self._now()
+        if now < MIN_EXPLORE_SHARE * self.budget:
+            return False
         seconds, share, sequences = ((STALE_SECONDS, STALE_SHARE, STALE_SEQUENCES) if self.last.unrun == 0
                                      else (UNRUN_STALE_SECONDS, UNRUN_STALE_SHARE, UNRUN_STALE_SEQUENCES))
         flat = now - self.last_at

@@ -4,6 +4,7 @@ End to end: tests/end_to_end/test_early_stop.py."""
 from __future__ import annotations
 
 from difforacle.generator.planning.early_stop import (
+    MIN_EXPLORE_SHARE,
     STALE_SECONDS,
     STALE_SEQUENCES,
     UNRUN_STALE_SECONDS,
@@ -35,7 +36,7 @@ def _watch(progress: Progress, seconds: float, batches: int, clock: Clock, stop:
 
 def test_exploring_stops_once_nothing_new_comes_for_long_enough() -> None:
     clock = Clock()
-    stop = EarlyStop(clock)
+    stop = EarlyStop(0.0, clock)
     stop.observe(ALL_RUN, 50)
     assert not _watch(ALL_RUN, STALE_SECONDS - 1, 20, clock, stop)
     assert _watch(ALL_RUN, 2, 2, clock, stop)
@@ -46,7 +47,7 @@ def test_exploring_stops_once_nothing_new_comes_for_long_enough() -> None:
 def test_progress_of_any_kind_restarts_the_wait() -> None:
     for progress in (Progress(0, 1, 3, False), Progress(0, 0, 4, False), Progress(0, 0, 3, True)):
         clock = Clock()
-        stop = EarlyStop(clock)
+        stop = EarlyStop(0.0, clock)
         stop.observe(ALL_RUN, 50)
         assert not _watch(ALL_RUN, STALE_SECONDS - 1, 20, clock, stop)
         stop.observe(progress, 50)
@@ -55,13 +56,13 @@ def test_progress_of_any_kind_restarts_the_wait() -> None:
 
 def test_a_search_under_way_is_never_cut_short() -> None:
     clock = Clock()
-    stop = EarlyStop(clock)
+    stop = EarlyStop(0.0, clock)
     assert not _watch(Progress(0, 0, 0, True), 10 * STALE_SECONDS, 200, clock, stop)
 
 
 def test_the_wait_grows_with_the_time_progress_took_to_come() -> None:
     clock = Clock()
-    stop = EarlyStop(clock)
+    stop = EarlyStop(0.0, clock)
     for found in range(30):  # something new every second for 30 s
         clock.now += 1
         stop.observe(Progress(0, 0, found, False), 50)
@@ -72,7 +73,7 @@ def test_the_wait_grows_with_the_time_progress_took_to_come() -> None:
 
 def test_slow_sequences_are_waited_out_by_count_as_well() -> None:
     clock = Clock()
-    stop = EarlyStop(clock)
+    stop = EarlyStop(0.0, clock)
     stop.observe(ALL_RUN, 1)
     assert not _watch(ALL_RUN, 3 * STALE_SECONDS, 30, clock, stop, sequences=STALE_SEQUENCES // 60)
     assert _watch(ALL_RUN, 10 * STALE_SECONDS, 100, clock, stop, sequences=STALE_SEQUENCES // 60)
@@ -80,9 +81,18 @@ def test_slow_sequences_are_waited_out_by_count_as_well() -> None:
 
 def test_changed_code_not_run_yet_is_waited_for_longer() -> None:
     clock = Clock()
-    stop = EarlyStop(clock)
+    stop = EarlyStop(0.0, clock)
     unrun = Progress(unrun=2, differences=0, found=3, under_way=False)
     stop.observe(unrun, 50)
     assert not _watch(unrun, UNRUN_STALE_SECONDS - 1, 40, clock, stop)
     assert _watch(unrun, 20, 40, clock, stop)
     assert "2 changed line(s) or branch(es) had not run" in stop.why()
+
+
+def test_exploring_lasts_a_share_of_the_budget_whatever_the_progress() -> None:
+    clock = Clock()
+    stop = EarlyStop(60.0, clock)
+    stop.observe(ALL_RUN, 50)
+    floor = MIN_EXPLORE_SHARE * 60.0
+    assert not _watch(ALL_RUN, floor - 1, 40, clock, stop)  # flat all along, but too soon
+    assert _watch(ALL_RUN, 2, 2, clock, stop)
