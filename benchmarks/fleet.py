@@ -73,7 +73,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the fa
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # fleet_worker, for the changed file it anchors
 
 from fleet_worker import CHANGED_PATH, PATCH
-from support.app_helpers import ROOT, SECRET, app_environment, headers, install_app, pull_request_payload
+from support.app_helpers import (
+    ROOT,
+    SECRET,
+    app_environment,
+    headers,
+    install_app,
+    pull_request_payload,
+    wait_for,
+)
 from support.fake_github import FakeGitHub, RecordedRequest
 
 DAY = 86_400.0
@@ -469,11 +477,11 @@ def free_port() -> int:
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.05)
+    """The tests' `wait_for`, but a timeout ends the bench with its message, not a traceback."""
+    try:
+        wait_for(predicate, timeout, what)
+    except AssertionError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 class RedisServer(Service):

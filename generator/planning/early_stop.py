@@ -21,6 +21,7 @@ does one asked not to (`--no-early-stop`).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ class EarlyStop:
     stopped_at: float | None = None  # seconds into exploring when it said exhausted
 
     def __post_init__(self) -> None:
-        if self.started != self.started:  # NaN: now
+        if math.isnan(self.started):
             self.started = self.clock()
 
     def observe(self, progress: Progress, sequences: int) -> None:

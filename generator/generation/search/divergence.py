@@ -279,9 +279,11 @@ class DivergencePlugin(Plugin):
 
     def searching(self) -> bool:
         """A search under way, or a point waiting to start one."""
-        return bool(self.under_way or self.ready) or any(
-            self.started.get(site, 0) < SEARCHES_PER_SITE and self.least.get(site) != 0
-            for _, site, _ in self.waiting)
+        return bool(self.under_way or self.ready) or any(self._startable(site) for _, site, _ in self.waiting)
+
+    def _startable(self, site: str) -> bool:
+        """A search toward `site` may still start: it has searches left and is not met yet."""
+        return self.started.get(site, 0) < SEARCHES_PER_SITE and self.least.get(site) != 0
 
     def proposal_ran(self, proposal: Step, result: SequenceResult) -> None:  # type: ignore[override]
         if not result.hit or result.status not in (Status.OK, Status.EXCEPTION):  # it will not be replayed
@@ -361,8 +363,7 @@ class DivergencePlugin(Plugin):
         a value passed through another call), the closest."""
         while len(self.under_way) < ACTIVE_LIMIT:
             busy = {search.site for search in self.under_way}
-            self.waiting = [(distance, site, statements) for distance, site, statements in self.waiting
-                            if self.started.get(site, 0) < SEARCHES_PER_SITE and self.least.get(site) != 0]
+            self.waiting = [item for item in self.waiting if self._startable(item[1])]
             free = [i for i, item in enumerate(self.waiting) if item[1] not in busy]
             if not free:
                 return
