@@ -9,7 +9,8 @@ stage is on the right:
     plan       units in two tiers, their shares by defect score from the history    planning
     catalog    what the changed modules offer, listed by a base worker              runtime
     operations the plan and impact over the catalog: focus, quotas, targets        planning
-    carve      seed sequences from the calls of the project's own tests             generation.seeds
+    carve      seed sequences from the calls of the project's own tests (alongside  generation.seeds
+               exploring in a run bound by time, before it in a reproducible one)
     explore    feedback-directed generation on base, replayed on base and head in   generation
                the background and compared (what varies on base masked)             (oracle)
     reach      per changed unit: its changed lines run, and why not the rest        generation
@@ -28,6 +29,7 @@ partial report: what was found by then, and where the run stopped.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -70,6 +72,7 @@ from .planning.operation_plan import plan_operations
 from .planning.plan import HistoryOptions, Plan, plan_change
 from .report.model import NOT_MEASURED, Difference, Report, RunError
 from .runtime.catalog import Catalog
+from .runtime.sequence import CallSequence
 from .runtime.workers import Worker, WorkerOptions, WorkerPool, usable_cores
 from .triage.pull_request import PullRequestText, read_pull_request
 from .triage.verdicts import triage
@@ -304,16 +307,33 @@ def _measure_lines(run: _Run, explorers: _Explorers) -> bool:
 
 
 def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool) -> Exploration:
-    """OperationPlan at the plan, carve seeds, and explore with replay on both commits."""
+    """Carve seeds and explore with replay on both commits."""
+    switches, report = run.switches, run.report
+    report.allocation = run.plan.allocation()
+    report.stats.history_seconds = run.plan.history_seconds
+    replay_all = (bool(explorers.base.unwrapped) or bool(run.impact.at_import)
+                  or any(u.kind in ("module", "class") for u in run.changes.units))
+    with ThreadPoolExecutor(1, thread_name_prefix="carving") as alongside:
+        # A run bound by time carves while it explores (the carved seeds join exploring when they
+        # come): the project's tests take a core and a fifth of the budget that exploring need not
+        # wait out. A reproducible run carves first, so that its batches do not depend on timing.
+        if run.deadline.reproducible or not switches.carving:
+            carving: Carving | Future[Carving] = _carve(run)
+        else:
+            carving = alongside.submit(_carving, run)
+        exploration = _explore_with(run, explorers, catalog, measured, replay_all, carving)
+        if isinstance(carving, Future):
+            _take_carving(run, carving.result())
+    return exploration
+
+
+def _explore_with(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool, replay_all: bool,
+                  carving: Carving | Future[Carving]) -> Exploration:
+    """OperationPlan at the plan, and explore from the carved seeds, or from those still being carved."""
     assert run.lines is not None
     lines, switches, options, report = run.lines, run.switches, run.options, run.report
     operation_plan = plan_operations(run.plan, catalog, run.impact, lines)
-    report.allocation = run.plan.allocation()
-    report.stats.history_seconds = run.plan.history_seconds
     constants = mine_change(run.changes, run.base, run.head) if switches.constants else Constants()
-    replay_all = (bool(explorers.base.unwrapped) or bool(run.impact.at_import)
-                  or any(u.kind in ("module", "class") for u in run.changes.units))
-    carving = _carve(run)
     influence = influence_map(run.impact.sources, catalog) if switches.influence else None
     solver = (Solver(catalog.by_id, run.impact, run.sides, options.python, lines=lines if measured else None,
                      cover=switches.solver, diverge=switches.diffbehavior)
@@ -325,7 +345,7 @@ def _explore(run: _Run, explorers: _Explorers, catalog: Catalog, measured: bool)
         settings = ExploreSettings(options.seed, options.batch_size, switches, options.floats, options.scope)
         exploration = explore((explorers.base, *explorers.more), replayer, catalog, operation_plan, constants,
                               settings, run.deadline, replay_all=replay_all, uncovered=lines.uncovered,
-                              on_progress=run.progress.explored, seeds=carving.sequences,
+                              on_progress=run.progress.explored, seeds=_seeds(carving),
                               influence=influence, solver=solver, early_stop=early_stop)
     run.progress.exploration = exploration
     if exploration.stopped_early:
@@ -371,13 +391,41 @@ def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, c
 
 
 def _carve(run: _Run) -> Carving:
-    """Seed sequences from the project's tests, within their share of the budget (when switched on)."""
+    """Seed sequences from the project's tests, before exploring (when switched on)."""
     if not run.switches.carving:
         return Carving()
     run.progress("carving")
-    options, report = run.options, run.report
-    carving = carve(run.changes, run.base, run.head, options.python,
-                    run.deadline.carving_seconds(options.carve_share))
+    carving = _carving(run)
+    _take_carving(run, carving)
+    return carving
+
+
+def _carving(run: _Run) -> Carving:
+    """Run the project's tests to carve, within carving's share of the budget; touches nothing of the
+    run (it may run alongside exploring)."""
+    return carve(run.changes, run.base, run.head, run.options.python,
+                 run.deadline.carving_seconds(run.options.carve_share))
+
+
+def _seeds(carving: Carving | Future[Carving]) -> list[CallSequence] | Future[list[CallSequence]]:
+    """The carved sequences, or a future of them while carving runs."""
+    if not isinstance(carving, Future):
+        return carving.sequences
+    sequences: Future[list[CallSequence]] = Future()
+
+    def done(carved: Future[Carving]) -> None:
+        if (error := carved.exception()) is not None:
+            sequences.set_exception(error)
+        else:
+            sequences.set_result(carved.result().sequences)
+
+    carving.add_done_callback(done)
+    return sequences
+
+
+def _take_carving(run: _Run, carving: Carving) -> None:
+    """What carving found goes into the run (the tests that are evidence) and its report."""
+    report = run.report
     report.notes.extend(carving.notes)
     report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
     run.broken, run.asserting, run.carved = carving.broken, carving.asserting, carving.sources
@@ -393,7 +441,6 @@ def _carve(run: _Run) -> Carving:
         if names:
             more = ", ..." if len(names) > 5 else ""
             report.notes.append(f"{len(names)} {what}: {', '.join(names[:5])}{more}")
-    return carving
 
 
 def _confirm_and_minimize(run: _Run, exploration: Exploration, pool: WorkerPool, catalog: Catalog,
@@ -433,6 +480,7 @@ def _record(report: Report, exploration: Exploration) -> None:
     stats.sequences, stats.kept, stats.replayed = (exploration.sequences, exploration.kept,
                                                    exploration.replayed)
     stats.crashed, stats.explore_seconds = exploration.crashed, exploration.seconds
+    stats.explored_while_carving = exploration.before_seeds
     stats.masked_keys = exploration.candidates.masked_keys
     stats.candidates = len(exploration.candidates)
     search = exploration.search

@@ -71,13 +71,15 @@ class Exploration:
     divergence: DivergenceStats = field(default_factory=DivergenceStats)  # divergence search's figures
     failed: list[str] = field(default_factory=list)  # techniques switched off after their plugin raised
     stopped_early: str = ""  # why exploring stopped before its deadline ("": it did not)
+    before_seeds: int = 0  # sequences run before the seeds being carved came
 
 
 def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, plan: OperationPlan,
             constants: Constants, settings: ExploreSettings, deadline: Deadline, *, replay_all: bool,
             uncovered: Callable[[], set],
             on_progress: Callable[[Exploration], None] = lambda exploration: None,
-            seeds: list[CallSequence] | None = None, influence: InfluenceMap | None = None,
+            seeds: list[CallSequence] | Future[list[CallSequence]] | None = None,
+            influence: InfluenceMap | None = None,
             solver: Solver | None = None, early_stop: EarlyStop | None = None) -> Exploration:
     """Generate on base, each batch run by one of `workers` (the explorers, on base); replay each
     batch's kept sequences while the next batches run.
@@ -86,7 +88,8 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
     code, class bodies, functions run at import), so every sequence is kept. `uncovered()`
     gives the changed lines and branches not yet covered (for Bloodhound's weights). `seeds`
     (sequences carved from the project's tests) are the first batches: run, learned from and
-    replayed like generated ones. `influence`: the static influence between operations, for
+    replayed like generated ones; still being carved (a future), they are the next batches once they
+    come, and exploring is not exhausted before. `influence`: the static influence between operations, for
     Candidate Sequence Search. `solver`: asked once, when due (SOLVER_AFTER of the run), for inputs
     to the changed functions still uncovered; they are the next batches' seeds. `early_stop`: watches
     the progress after each batch, and ends exploring once the change is exhausted.
@@ -101,8 +104,9 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
         timed=not deadline.reproducible, influence=influence)
     exploration = Exploration()
     started = time.monotonic()
-    seeds = list(seeds or ())
-    solver_seeds = 0  # the solver's inputs still at the front of `seeds`
+    coming = seeds if isinstance(seeds, Future) else None  # seeds carved alongside exploring
+    waiting: list[CallSequence] = [] if isinstance(seeds, Future) else list(seeds or ())  # the next batches
+    solver_seeds = 0  # the solver's inputs still at the front of `waiting`
 
     def compare(replayed: list[KeptSequence]) -> None:
         if replayed:  # the plugins learn the paths they took (the path memo)
@@ -119,13 +123,16 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
 
     def next_batch() -> tuple[list[CallSequence], bool]:
         """The next batch to run on base (empty: nothing more), and whether it is the solver's."""
-        nonlocal seeds, solver_seeds
+        nonlocal waiting, solver_seeds, coming
+        if coming is not None and coming.done():  # after the solver's inputs already waiting
+            waiting, coming = [*waiting[:solver_seeds], *coming.result(), *waiting[solver_seeds:]], None
+            exploration.before_seeds = exploration.sequences
         if solver is not None and solver.due(deadline.share_explored(submitted)):
             differing = {path_origin(key.target) for key in exploration.candidates.groups}
             found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE),
                                                       differing))
             solver.track(found)
-            seeds, solver_seeds = [*found, *seeds], len(found)
+            waiting, solver_seeds = [*found, *waiting], len(found)
             if found:  # what waits for replay goes now, so that the solver's inputs are replayed in
                 # rounds of their own: coverage is measured per round, and theirs is credited to them
                 compare(replayer.finish())
@@ -133,7 +140,8 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
         size = deadline.batch_size(settings.batch_size, submitted)
         solving, size = solver_seeds > 0, min(size, solver_seeds or size)
         solver_seeds -= size if solving else 0
-        batch, seeds = (seeds[:size], seeds[size:]) if seeds else (list(generator.candidates(size)), [])
+        batch, waiting = ((waiting[:size], waiting[size:]) if waiting
+                          else (list(generator.candidates(size)), []))
         return batch, solving
 
     # Each explorer's request runs in a thread of its own, waited for while the host works. Batches
@@ -175,11 +183,14 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
             if early_stop is not None:
                 found, searching = generator.progress()
                 searching |= solver is not None and not solver.asked  # its inputs are still to come
+                searching |= coming is not None  # so are the carved seeds
                 early_stop.observe(Progress(len(uncovered()), len(exploration.candidates.groups), found,
                                             searching), len(batch))
     compare(replayer.finish())
     replayer.start([], all_waiting=True)
     compare(replayer.finish())
+    if coming is not None:  # the seeds came too late to run
+        exploration.before_seeds = exploration.sequences
     exploration.replayed = replayer.replayed
     exploration.attempts = generator.attempts
     exploration.failed = generator.failed

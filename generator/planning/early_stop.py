@@ -5,8 +5,8 @@ exploring is unlikely to find more:
 
 - nothing has progressed for a while: no changed line or branch out of one newly run, no new
   candidate difference, nothing new for the techniques that watch the change (a path through the
-  changed code not taken before, a changed condition come closer to its boundary), and no search
-  toward a boundary under way;
+  changed code not taken before, a changed condition come closer to its boundary), no search
+  toward a boundary under way, and no seeds still being carved;
 - "a while" is both a time and a count of sequences run, and grows with the time already spent:
   the longer progress took to come, the longer its absence is waited out;
 - while some changed line or branch has not run, much longer (it may yet be reached): that

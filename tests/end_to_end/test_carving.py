@@ -107,9 +107,21 @@ def test_the_projects_tests_reach_what_random_inputs_do_not(builder: RepoBuilder
     assert difference.target == "parts.codes:describe"
     assert 'describe("XK-4471")' in difference.test
     assert carved.stats.carved >= 1 and carved.stats.carve_seconds > 0
+    assert carved.stats.explored_while_carving == 0  # a reproducible run carves before it explores
     without = run_analyze(builder, budget=20.0, max_sequences=200, components=Components.without(["carving"]))
     assert without.differences == []
     assert without.stats.carved == 0
+
+
+def test_a_run_bound_by_time_explores_while_it_carves(builder: RepoBuilder) -> None:
+    make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST}, {"parts/codes.py": CODES_BROKEN})
+    report = run_analyze(builder, budget=20.0, max_sequences=None)
+    # exploring began at once (pytest takes longer to start than a batch to run), and the seeds
+    # carved meanwhile still joined it: only they reach the code the difference needs
+    assert report.stats.explored_while_carving > 0
+    assert report.stats.carved >= 1 and report.stats.explored_while_carving < report.stats.sequences
+    [difference] = report.differences
+    assert 'describe("XK-4471")' in difference.test
 
 
 def test_tests_the_pull_request_adds_run_on_head(builder: RepoBuilder) -> None:
