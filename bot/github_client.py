@@ -211,13 +211,13 @@ class GitHubClient:
 
     def issue_comments(self, number: int) -> list[IssueComment]:
         comments = self._call("list the pull request's comments",
-                              lambda: list(self._repo.get_pull(number).get_issue_comments()))
+                              lambda: list(self._issue(number).get_comments()))
         self._comments.update((c.id, c) for c in comments)
         return [IssueComment(c.id, _login(c), c.body or "", c.html_url or "") for c in comments]
 
     def create_issue_comment(self, number: int, body: str) -> IssueComment:
         comment = self._call("comment on the pull request",
-                             lambda: self._repo.get_pull(number).create_issue_comment(body))
+                             lambda: self._issue(number).create_comment(body))
         self._comments[comment.id] = comment
         return IssueComment(comment.id, _login(comment), body, comment.html_url or "")
 
@@ -225,7 +225,7 @@ class GitHubClient:
         def edit() -> None:
             comment = self._comments.get(comment_id)
             if comment is None:
-                comment = self._repo.get_pull(number).get_issue_comment(comment_id)
+                comment = self._issue(number).get_comment(comment_id)
             comment.edit(body)
 
         self._call("edit the summary comment", edit)
@@ -243,6 +243,11 @@ class GitHubClient:
                                       comments=[c.to_json() for c in comments])
 
         return self._call("post the review", create).id
+
+    def _issue(self, number: int) -> Any:
+        """The pull request as an issue, for its comments: a lazy object that knows its URL (a lazy
+        PullRequest's comment calls first GET the pull request for its `issue_url`)."""
+        return self._repo.get_issue(number)
 
     # ------------------------------------------------------------ errors
 

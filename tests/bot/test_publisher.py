@@ -91,6 +91,23 @@ def test_first_run_posts_a_check_run_a_comment_and_one_anchored_review(
     assert (tmp_path / "summary.md").read_text().startswith(SUMMARY_MARKER)
 
 
+def test_publishing_makes_only_the_requests_it_needs(fake: FakeGitHub, tmp_path: Path) -> None:
+    """Each request counts against the installation's 5,000 an hour: a first run with one finding
+    reads nothing twice, and comments through the issue (a pull request's comment calls in PyGithub
+    GET the pull request first, for its issue URL)."""
+    _publish(fake, _report([_difference(1)]), tmp_path)
+    assert [(r.method, r.operation) for r in fake.requests] == [
+        ("POST", "checks/create"), ("PATCH", "checks/update"), ("GET", "issues/list-comments"),
+        ("GET", "pulls/list-files"), ("GET", "pulls/list-reviews"), ("POST", "pulls/create-review"),
+        ("POST", "issues/create-comment"), ("PATCH", "checks/update")]
+    fake.requests.clear()
+    _publish(fake, _report([_difference(1)]), tmp_path)  # a re-run edits the comment it listed
+    assert [(r.method, r.operation) for r in fake.requests] == [
+        ("POST", "checks/create"), ("PATCH", "checks/update"), ("GET", "issues/list-comments"),
+        ("GET", "pulls/list-files"), ("GET", "pulls/list-reviews"), ("PATCH", "issues/update-comment"),
+        ("PATCH", "checks/update")]
+
+
 def test_a_new_push_edits_the_comment_and_a_rerun_adds_no_second_review(
         fake: FakeGitHub, tmp_path: Path) -> None:
     fake.add_issue_comment(OWNER, REPO, NUMBER, SUMMARY_MARKER + "\nnot ours", login="someone")
