@@ -23,6 +23,7 @@ from github import Auth, Github, GithubException, GithubRetry
 DEFAULT_API_URL = "https://api.github.com"
 RETRIED_STATUSES = [500, 502, 503, 504]  # a list: GithubRetry appends 403 to it
 READ_ONLY_MESSAGE = "Resource not accessible by integration"
+RATE_LIMIT_RESERVE = 0.2  # of the hour's requests: below this, progress updates are skipped
 
 T = TypeVar("T")
 
@@ -153,6 +154,12 @@ class GitHubClient:
         # PyGithub objects already read, so that editing one needs no extra GET request
         self._check_runs: dict[int, Any] = {}
         self._comments: dict[int, Any] = {}
+
+    def rate_limit_low(self) -> bool:
+        """Whether the last response said that less than RATE_LIMIT_RESERVE of the hour's requests are
+        left (False before any response): what can wait, such as progress updates, then waits."""
+        remaining, limit = self._github.requester.rate_limiting
+        return limit > 0 and remaining < RATE_LIMIT_RESERVE * limit
 
     # ------------------------------------------------------------ check runs
 

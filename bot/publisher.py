@@ -50,7 +50,7 @@ from .summary import (
 from .workflow import Annotation, Workflow
 
 ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit per check run create or update
-PROGRESS_INTERVAL = 15.0  # seconds between progress updates of the check run
+PROGRESS_INTERVAL = 30.0  # seconds between progress updates of the check run (each is a request)
 CHECK_NAME = "difforacle"
 ACTIONS_BOT = "github-actions[bot]"
 
@@ -174,10 +174,11 @@ class Publisher:
             self._error(exc)
 
     def progress(self, text: str) -> None:
-        """Update the check run's summary, at most every PROGRESS_INTERVAL seconds."""
+        """Update the check run's summary, at most every PROGRESS_INTERVAL seconds, and not while the
+        installation's requests run low (the results' requests come first)."""
         if self.client is None or self.check_run is None:
             return
-        if self.clock() - self._last_progress < PROGRESS_INTERVAL:
+        if self.clock() - self._last_progress < PROGRESS_INTERVAL or self.client.rate_limit_low():
             return
         self._last_progress = self.clock()
         try:

@@ -11,7 +11,13 @@ import pytest
 from support.fake_github import FakeGitHub
 
 from difforacle.bot.github_client import GitHubClient, Retries
-from difforacle.bot.publisher import Published, Publisher, PublishSettings, PullRequestContext
+from difforacle.bot.publisher import (
+    PROGRESS_INTERVAL,
+    Published,
+    Publisher,
+    PublishSettings,
+    PullRequestContext,
+)
 from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
 from difforacle.bot.workflow import Workflow
 
@@ -106,6 +112,35 @@ def test_publishing_makes_only_the_requests_it_needs(fake: FakeGitHub, tmp_path:
         ("POST", "checks/create"), ("PATCH", "checks/update"), ("GET", "issues/list-comments"),
         ("GET", "pulls/list-files"), ("GET", "pulls/list-reviews"), ("PATCH", "issues/update-comment"),
         ("PATCH", "checks/update")]
+
+
+def test_progress_updates_are_spaced_and_wait_while_the_rate_limit_runs_low(fake: FakeGitHub) -> None:
+    client = GitHubClient(f"{OWNER}/{REPO}", "rw", api_url=fake.url, retries=FAST)
+    now = [1000.0]
+    publisher = Publisher(client, PullRequestContext(f"{OWNER}/{REPO}", NUMBER, BASE, HEAD), DEFAULTS,
+                          Workflow({}, io.StringIO()), clock=lambda: now[0])
+    publisher.start()
+
+    def updates() -> int:
+        return len(fake.requests_to("PATCH", "/repos/*/check-runs/*"))
+
+    publisher.progress("importing")  # the first at once
+    now[0] += PROGRESS_INTERVAL - 1
+    publisher.progress("exploring: 100 sequences")  # too soon after it
+    assert updates() == 1
+    now[0] += 1
+    fake.rate_limit_remaining = 999  # under a fifth of the hour's 5,000 left: results come first
+    publisher.progress("exploring: 200 sequences")
+    assert updates() == 2  # this one still went: the last response before it had 4,999 left
+    now[0] += PROGRESS_INTERVAL
+    publisher.progress("exploring: 300 sequences")
+    assert updates() == 2
+    fake.rate_limit_remaining = 1000
+    client.issue_comments(NUMBER)  # any response says how many are left
+    publisher.progress("exploring: 400 sequences")
+    assert updates() == 3
+    [run] = fake.check_runs.values()
+    assert run.output["summary"] == "exploring: 400 sequences"
 
 
 def test_a_new_push_edits_the_comment_and_a_rerun_adds_no_second_review(

@@ -542,6 +542,7 @@ class FakeGitHub:
         self.default_login = default_login
         self.strict_tokens = strict_tokens
         self.read_only = False  # every token read-only at once
+        self.rate_limit_remaining = 4999  # what every response says is left of the hour's 5,000 requests
         self.tokens: dict[str, Identity] = {}
         self.repos: dict[str, Repo] = {}
         self.pulls: dict[tuple[str, int], Pull] = {}
@@ -909,7 +910,7 @@ class FakeGitHub:
             response = self._api_error(_failure_error(g.failure))
         response.headers.setdefault("X-GitHub-Media-Type", "github.v3; format=json")
         response.headers.setdefault("X-RateLimit-Limit", "5000")
-        response.headers.setdefault("X-RateLimit-Remaining", "4999")
+        response.headers.setdefault("X-RateLimit-Remaining", str(self.rate_limit_remaining))
         response.headers.setdefault("X-RateLimit-Reset", "4102444800")
         response.headers.setdefault("X-RateLimit-Resource", "core")
         self.requests.append(RecordedRequest(
