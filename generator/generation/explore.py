@@ -105,8 +105,8 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
     exploration = Exploration()
     started = time.monotonic()
     coming = seeds if isinstance(seeds, Future) else None  # seeds carved alongside exploring
-    waiting: list[CallSequence] = [] if isinstance(seeds, Future) else list(seeds or ())  # the next batches
-    solver_seeds = 0  # the solver's inputs still at the front of `waiting`
+    queued: list[CallSequence] = [] if isinstance(seeds, Future) else list(seeds or ())  # the next batches
+    solver_seeds = 0  # the solver's inputs still at the front of `queued`
 
     def compare(replayed: list[KeptSequence]) -> None:
         if replayed:  # the plugins learn the paths they took (the path memo)
@@ -123,16 +123,16 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
 
     def next_batch() -> tuple[list[CallSequence], bool]:
         """The next batch to run on base (empty: nothing more), and whether it is the solver's."""
-        nonlocal waiting, solver_seeds, coming
-        if coming is not None and coming.done():  # after the solver's inputs already waiting
-            waiting, coming = [*waiting[:solver_seeds], *coming.result(), *waiting[solver_seeds:]], None
+        nonlocal queued, solver_seeds, coming
+        if coming is not None and coming.done():  # after the solver's inputs already queued
+            queued, coming = [*queued[:solver_seeds], *coming.result(), *queued[solver_seeds:]], None
             exploration.before_seeds = exploration.sequences
         if solver is not None and solver.due(deadline.share_explored(submitted)):
             differing = {path_origin(key.target) for key in exploration.candidates.groups}
             found = generator.calls_with(solver.solve(uncovered(), deadline.side_seconds(SOLVER_SHARE),
                                                       differing))
             solver.track(found)
-            waiting, solver_seeds = [*found, *waiting], len(found)
+            queued, solver_seeds = [*found, *queued], len(found)
             if found:  # what waits for replay goes now, so that the solver's inputs are replayed in
                 # rounds of their own: coverage is measured per round, and theirs is credited to them
                 compare(replayer.finish())
@@ -140,7 +140,7 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
         size = deadline.batch_size(settings.batch_size, submitted)
         solving, size = solver_seeds > 0, min(size, solver_seeds or size)
         solver_seeds -= size if solving else 0
-        batch, waiting = ((waiting[:size], waiting[size:]) if waiting
+        batch, queued = ((queued[:size], queued[size:]) if queued
                           else (list(generator.candidates(size)), []))
         return batch, solving
 
@@ -183,9 +183,9 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
             if early_stop is not None:
                 found, searching = generator.progress()
                 searching |= solver is not None and not solver.asked  # its inputs are still to come
-                searching |= coming is not None  # so are the carved seeds
                 early_stop.observe(Progress(len(uncovered()), len(exploration.candidates.groups), found,
-                                            searching), len(batch))
+                                            searching, waiting=coming is not None or bool(queued)),
+                                   len(batch))
     compare(replayer.finish())
     replayer.start([], all_waiting=True)
     compare(replayer.finish())

@@ -5,15 +5,17 @@ exploring is unlikely to find more:
 
 - nothing has progressed for a while: no changed line or branch out of one newly run, no new
   candidate difference, nothing new for the techniques that watch the change (a path through the
-  changed code not taken before, a changed condition come closer to its boundary), no search
-  toward a boundary under way, and no seeds still being carved;
+  changed code not taken before, a changed condition come closer to its boundary), and no search
+  toward a boundary under way;
 - "a while" is both a time and a count of sequences run, and grows with the time already spent:
   the longer progress took to come, the longer its absence is waited out;
 - while some changed line or branch has not run, much longer (it may yet be reached): that
   window is the second tier;
 - and never before exploring has had a quarter of the budget: a change whose lines all run in the
   first batch may still differ only on an input the thousandth batch draws (measured: two real
-  regressions found after 6 s of flat exploring were lost with no such floor).
+  regressions found after 6 s of flat exploring were lost with no such floor);
+- nor while seeds are still to come (carved alongside): their wait does not restart the while,
+  only what they bring does, so that a carving that brings nothing new costs no extra time.
 
 A run bound by a count of sequences never stops early (it would no longer be reproducible), nor
 does one asked not to (`--no-early-stop`).
@@ -46,6 +48,11 @@ class Progress:
     differences: int  # candidate difference groups
     found: int  # the techniques' own count of something new (paths, distances come closer)
     under_way: bool  # a technique is in the middle of a search that should not be cut short
+    waiting: bool = False  # seeds are still to come: no stop before they have, but no progress either
+
+    def news(self) -> tuple[int, int, int, bool]:
+        """What counts as progress when it changes."""
+        return self.unrun, self.differences, self.found, self.under_way
 
 
 @dataclass
@@ -67,16 +74,17 @@ class EarlyStop:
     def observe(self, progress: Progress, sequences: int) -> None:
         """A batch of `sequences` ran and its replays were compared: `progress` is where exploring
         stands."""
-        if progress != self.last or progress.under_way:
-            self.last, self.last_at, self.sequences_since = progress, self._now(), 0
+        if self.last is None or progress.news() != self.last.news() or progress.under_way:
+            self.last_at, self.sequences_since = self._now(), 0
         else:
             self.sequences_since += sequences
+        self.last = progress
 
     def exhausted(self) -> bool:
         """Whether exploring should stop now (once said, it stays said)."""
         if self.stopped_at is not None:
             return True
-        if self.last is None:
+        if self.last is None or self.last.waiting:
             return False
         now = self._now()
         if now < MIN_EXPLORE_SHARE * self.budget:

@@ -96,3 +96,25 @@ def test_exploring_lasts_a_share_of_the_budget_whatever_the_progress() -> None:
     floor = MIN_EXPLORE_SHARE * 60.0
     assert not _watch(ALL_RUN, floor - 1, 40, clock, stop)  # flat all along, but too soon
     assert _watch(ALL_RUN, 2, 2, clock, stop)
+
+
+def test_seeds_still_to_come_hold_the_stop_without_restarting_the_wait() -> None:
+    clock = Clock()
+    stop = EarlyStop(0.0, clock)
+    stop.observe(ALL_RUN, 50)
+    waiting = Progress(0, 0, 3, False, waiting=True)
+    # flat for long enough, but carved seeds are still to come: no stop
+    assert not _watch(waiting, 10 * STALE_SECONDS, 400, clock, stop)
+    # they came and brought nothing new: the wait was not restarted by them, so exploring stops at once
+    assert _watch(ALL_RUN, 0.01, 1, clock, stop)
+    assert stop.stopped_at is not None and stop.stopped_at - stop.last_at > 10 * STALE_SECONDS - 1
+
+
+def test_what_seeds_bring_restarts_the_wait() -> None:
+    clock = Clock()
+    stop = EarlyStop(0.0, clock)
+    stop.observe(ALL_RUN, 50)
+    assert not _watch(Progress(0, 0, 3, False, waiting=True), 2 * STALE_SECONDS, 80, clock, stop)
+    brought = Progress(0, 0, 5, False)  # new paths through the changed code
+    stop.observe(brought, 50)
+    assert not _watch(brought, STALE_SECONDS - 1, 20, clock, stop)
