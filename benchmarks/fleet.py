@@ -70,8 +70,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the fake GitHub and its helpers
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # fleet_worker, for the changed file it anchors
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # fleet_worker and figures
 
+from figures import percentile
 from fleet_worker import CHANGED_PATH, PATCH
 from support.app_helpers import (
     ROOT,
@@ -273,14 +274,6 @@ def plan_chaos(duration: float, workers: int, kill_every: float, restart_after: 
 
 
 # ------------------------------------------------------------------ metrics (pure)
-
-def percentile(values: list[float], share: float) -> float:
-    """Nearest-rank percentile (NaN for no values)."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
-
 
 def peak_in_window(times: list[float], width: float) -> int:
     """The most times within any span of `width` (a sliding window)."""

@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from checkout_code import use_this_checkout
+from figures import percentile
 
 use_this_checkout()
 
@@ -51,13 +52,6 @@ def run_and_keep(argv: list[str]) -> int:
             Path(keep).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(report, Path(keep) / name)
     return status
-
-
-def percentile(values: list[int], fraction: float) -> float:
-    """Nearest-rank percentile: the smallest value with at least `fraction` of values at or below it."""
-    ordered = sorted(values)
-    rank = max(1, -(-int(fraction * 100) * len(ordered) // 100))
-    return ordered[rank - 1]
 
 
 def summarize(folder: Path) -> str:

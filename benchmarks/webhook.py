@@ -26,7 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the fake GitHub and its helpers
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # figures
 
+from figures import percentile
 from support.app_helpers import ROOT, SECRET, headers, pull_event, sha
 
 
@@ -93,11 +95,6 @@ def burst(port: int, requests: list[tuple[bytes, dict[str, str]]], concurrency: 
         first = list(pool.map(send, requests[:concurrency], chunksize=1))  # one per client: opens them
         rest = list(pool.map(send, requests[concurrency:]))
     return first + rest, statuses
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -135,6 +135,8 @@ def test_killed_workers_come_back_and_one_is_always_up() -> None:
 def test_percentiles_and_the_busiest_window() -> None:
     assert fleet.percentile([3.0, 1.0, 2.0, 4.0], 0.5) == 2.0
     assert fleet.percentile(list(range(1, 101)), 0.95) == 95
+    assert fleet.percentile(list(range(1, 101)), 0.07) == 7  # 0.07 * 100 is 7.000000000000001
+    assert fleet.percentile([5.0], 0.0) == 5.0
     assert fleet.percentile([], 0.5) != fleet.percentile([], 0.5)  # NaN
     assert fleet.peak_in_window([0, 1, 2, 10, 10.5, 11, 11.9], 2.0) == 4
     assert fleet.peak_in_window([], 1.0) == 0
