@@ -871,6 +871,7 @@ WORKER_EVENTS = {  # log lines of the workers worth counting, by what they say
     "engine runs": re.compile(r"job \S+: the engine ran in the "),
     "superseded before starting": re.compile(r"superseded by head \S+ before it started"),
     "superseded after the engine": re.compile(r"job \S+: superseded: "),
+    "engine stopped by a new push": re.compile(r"superseded: .*while the engine ran: it was stopped"),
     "recovered: lease expired": re.compile(r"its worker stopped \(lease expired\); queued again"),
     "recovered: lost from the queue": re.compile(r"taken from the queue by a worker that stopped"),
     "given up": re.compile(r"given up \(redeliver it to retry\)"),

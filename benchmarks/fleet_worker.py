@@ -33,6 +33,7 @@ import math
 import os
 import random
 import sys
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -98,21 +99,28 @@ class StubSandbox:
         out = next(mount.source for mount in request.mounts if mount.target == runner.OUT)
         base, head = _option(request.argv, "--base"), _option(request.argv, "--head")
         real = self.times.draw(self.rng, self.times.engine_median)
-        self._explore(out / runner.PROGRESS_NAME, real)
+        if not self._explore(out / runner.PROGRESS_NAME, real, request.stop):
+            return SandboxResult(self.name, None, "", "", seconds=time.monotonic() - began, cancelled=True)
         report = stub_report(base, head, real, self.times.differences)
         (out / runner.REPORT_NAME).write_text(json.dumps(report), encoding="utf-8")
         return SandboxResult(self.name, 1 if report["differences"] else 0, "", "",
                              seconds=time.monotonic() - began)
 
-    def _explore(self, path: Path, real: float) -> None:
-        """Sleep `real` real-day seconds, compressed, rewriting the progress file as the engine does."""
+    def _explore(self, path: Path, real: float, stop: threading.Event | None) -> bool:
+        """Sleep `real` real-day seconds, compressed, rewriting the progress file as the engine does;
+        False if `stop` was set first (the sandbox would kill the engine)."""
         compression = self.times.compression
         started = time.monotonic()
         write = progress.ProgressFile(path, clock=lambda: time.monotonic() * compression)
         while (elapsed := (time.monotonic() - started) * compression) < real:
             write(Progress("exploring", sequences=int(elapsed * 25), elapsed=elapsed))
-            time.sleep(min(progress.WRITE_INTERVAL, real - elapsed) / compression)
+            pause = min(progress.WRITE_INTERVAL, real - elapsed) / compression
+            if stop is not None and stop.wait(pause):
+                return False
+            if stop is None:
+                time.sleep(pause)
         write.flush()
+        return True
 
 
 def stub_report(base: str, head: str, seconds: float, share: float) -> dict:
@@ -149,9 +157,11 @@ def stub_checkout(times: StubTimes, rng: random.Random) -> None:
 
 
 def compressed_retries(compression: float) -> Retries:
-    """PyGithub's pauses and backoffs, and the check run's progress throttle, divided by the compression:
+    """PyGithub's pauses and backoffs, the check run's progress throttle and the look at whether a running
+    job's head is current, divided by the compression:
     at the App's own values a job compressed to a second would be all pauses."""
     publisher.PROGRESS_INTERVAL = publisher.PROGRESS_INTERVAL / compression
+    runner.CURRENT_POLL = runner.CURRENT_POLL / compression
     runner.watch_progress_file = functools.partial(progress.watch_progress_file,
                                                    interval=progress.WATCH_INTERVAL / compression)
     default = Retries()

@@ -25,7 +25,9 @@ The steps, and why each is the way it is:
    interpreter as --python; both steps together within `settings.job_timeout`. Its JSON
    report is read without following links (the sandbox could plant one) and validated. Its
    progress, a small file it rewrites in its output folder, is read the same way and shown on
-   the check run while it runs (`bot.progress`).
+   the check run while it runs (`bot.progress`). A new push stops it: while it runs, the queue's
+   state is asked every CURRENT_POLL seconds whether the job's head is still the latest, and the
+   sandbox is killed once it is not (the check run says superseded, the slot goes to the new head).
 7. Publishing under the pull request's lock, and only if the job's head is still the head
    both for the queue and for GitHub; otherwise the check run says it was superseded and
    nothing else is written. The summary names the sandbox that ran.
@@ -51,6 +53,7 @@ import shlex
 import shutil
 import stat
 import tempfile
+import threading
 import time
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -83,6 +86,7 @@ log = logging.getLogger("difforacle.app.runner")
 REPO, VENV, OUT, CONFIG = "/work/repo", "/work/venv", "/work/out", "/work/config"
 REPORT_NAME = "report.json"
 PROGRESS_NAME = "progress.json"  # rewritten by the engine in the sandbox, read for the check run
+CURRENT_POLL = 2.0  # seconds between looks at whether a running engine's head is still the latest
 MAX_REPORT_BYTES = 50_000_000
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SYSTEM_CERTIFICATES = "/etc/ssl/certs/ca-certificates.crt"
@@ -231,8 +235,10 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
     def show_progress(update: Progress) -> None:  # on the check run, from the engine's progress file
         publisher.progress(describe_progress(update))
 
-    with watch_progress_file(out / PROGRESS_NAME, show_progress):
-        result = _engine(sandbox, repo, venv, out, settings_dir, job, settings, deadline)
+    with watch_progress_file(out / PROGRESS_NAME, show_progress), _while_current(state, job) as stop:
+        result = _engine(sandbox, repo, venv, out, settings_dir, job, settings, deadline, stop)
+    if result.cancelled:
+        raise Superseded("a newer head arrived while the engine ran: it was stopped")
     log.info("job %s: the engine ran in the %s sandbox in %.1f s", job.job_id, result.sandbox, result.seconds)
     report = _read_report(out / REPORT_NAME, result)
     report["notes"] = [*report.get("notes", []), *notes, f"Ran in the {result.sandbox} sandbox: no network "
@@ -321,8 +327,35 @@ def _install(sandbox: Sandbox, repo: Path, venv: Path, commands: list[str], dead
     return result
 
 
+@contextmanager
+def _while_current(state: JobStateView, job: PullRequestJob) -> Iterator[threading.Event]:
+    """An event set once the job's head is no longer the pull request's (a new push), looked at every
+    CURRENT_POLL seconds while the block runs: the engine is stopped then, not run to its end for
+    a result nobody will see, and its slot goes to the new head."""
+    stop, done = threading.Event(), threading.Event()
+
+    def watch() -> None:
+        while not done.wait(CURRENT_POLL):
+            try:
+                current = state.is_current(job)
+            except Exception as exc:  # the shared state hiccuped: the engine goes on, the next look may tell
+                log.debug("job %s: could not tell whether the head is current: %s", job.job_id, exc)
+                continue
+            if not current:
+                stop.set()
+                return
+
+    watcher = threading.Thread(target=watch, name=f"current-{job.job_id}", daemon=True)
+    watcher.start()
+    try:
+        yield stop
+    finally:
+        done.set()
+        watcher.join()
+
+
 def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, settings_dir: Path, job: PullRequestJob,
-            settings: AppSettings, deadline: float) -> SandboxResult:
+            settings: AppSettings, deadline: float, stop: threading.Event | None = None) -> SandboxResult:
     """`python -I -m difforacle.bot diff ...`: -I so that nothing of the project can stand in for ours;
     `--config` the base commit's settings, so that the head's pyproject.toml is never read; `--jobs`
     the sandbox's CPUs (a Docker CPU quota leaves every core in the affinity the engine would count)."""
@@ -338,7 +371,9 @@ def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, settings_dir: P
         argv=argv, workdir=OUT, env=env, network=False,
         mounts=[Mount(repo, REPO, read_only=False), Mount(venv, VENV), Mount(out, OUT, read_only=False),
                 Mount(settings_dir, CONFIG)],
-        limits=limits))
+        limits=limits, stop=stop))
+    if result.cancelled:
+        return result
     if result.timed_out:
         raise JobFailed(f"the engine was {result.outcome} in the {result.sandbox} sandbox", "timed_out")
     if result.exit_code not in (0, 1):

@@ -15,6 +15,7 @@ only what is mounted into it and the environment it is given (never a secret).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from typing import Protocol
 SANDBOX_UID = 10001  # the image's `difforacle` user; a root worker runs sandboxed code as this uid
 SANDBOX_HOME = "/home/sandbox"  # a tmpfs in both sandboxes; HOME unless the request sets it
 SANDBOX_HOSTNAME = "sandbox"
+STOP_POLL = 1.0  # seconds between looks at a request's `stop` while its run goes on
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ class SandboxRequest:
     env: dict[str, str] = field(default_factory=dict)  # the whole environment inside: nothing is inherited
     network: bool = False
     limits: Limits = field(default_factory=Limits)
+    # set by the caller while the run goes on (the pull request moved on): the run is killed within
+    # STOP_POLL seconds and its result says `cancelled`
+    stop: threading.Event | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -64,10 +69,13 @@ class SandboxResult:
     out_of_memory: bool = False
     seconds: float = 0.0
     truncated: bool = False  # stdout or stderr went over limits.output_bytes (the rest was dropped)
+    cancelled: bool = False  # killed because the request's `stop` was set
 
     @property
     def outcome(self) -> str:
         """One phrase for a summary: how the run ended."""
+        if self.cancelled:
+            return "cancelled"
         if self.timed_out:
             return "killed at the wall-clock limit"
         if self.out_of_memory:

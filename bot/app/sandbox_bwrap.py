@@ -37,6 +37,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from functools import cache
 from pathlib import Path
@@ -44,6 +45,7 @@ from pathlib import Path
 from .sandbox import (
     SANDBOX_HOME,
     SANDBOX_HOSTNAME,
+    STOP_POLL,
     Limits,
     OutputCap,
     SandboxError,
@@ -128,7 +130,7 @@ class BubblewrapSandbox:
             argv = self._argv(request, files, info_write, block_read)
             with handed_over(request.mounts):
                 return self._run(argv, request.limits, [*files.values(), *_given(block_read)], info_read,
-                                 info_write, block_write)
+                                 info_write, block_write, request.stop)
         finally:
             for fd in [*files.values(), *_given(block_read)]:
                 os.close(fd)
@@ -169,9 +171,9 @@ class BubblewrapSandbox:
         spaces = ["--unshare-all", "--unshare-user"] + (["--share-net"] if shared_network else [])
         return spaces + (["--disable-userns"] if self.tools["disable-userns"] else [])
 
-    def _run(self, argv: list[str], limits: Limits, fds: list[int], info_read: int,
-             info_write: int, block_write: int | None = None) -> SandboxResult:
-        """Runs bwrap to its end or the deadline; closes both ends of the info pipe, and
+    def _run(self, argv: list[str], limits: Limits, fds: list[int], info_read: int, info_write: int,
+             block_write: int | None = None, stop: threading.Event | None = None) -> SandboxResult:
+        """Runs bwrap to its end, the deadline or `stop`; closes both ends of the info pipe, and
         `block_write` (given: the sandbox's network is attached before the command starts)."""
         stdout, stderr = OutputCap(limits.output_bytes), OutputCap(limits.output_bytes)
         info = OutputCap(4096)
@@ -188,7 +190,7 @@ class BubblewrapSandbox:
             raise SandboxError(f"cannot start bwrap: {exc}") from None
         finally:
             os.close(info_write)  # bwrap has its own copy: EOF once it has gone
-        timed_out = False
+        timed_out = cancelled = False
         network: subprocess.Popen | None = None
         try:
             if block_write is not None:
@@ -199,14 +201,15 @@ class BubblewrapSandbox:
                 finally:
                     os.close(block_write)
             streams = {process.stdout: stdout, process.stderr: stderr, info_read: info}
-            timed_out = not _collect(streams, deadline)
-            if not timed_out:
+            ended = _collect(streams, deadline, stop)
+            timed_out, cancelled = ended == "deadline", ended == "stopped"
+            if ended == "read":
                 try:
                     process.wait(timeout=max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     timed_out = True
         finally:
-            if timed_out or process.poll() is None:
+            if timed_out or cancelled or process.poll() is None:
                 _kill(process, info)
             process.wait()
             if network is not None:
@@ -218,10 +221,11 @@ class BubblewrapSandbox:
             os.close(info_read)
         seconds = time.monotonic() - started
         code = process.returncode if process.returncode >= 0 else 128 - process.returncode
-        oom = not timed_out and code != 0 and bool(OUT_OF_MEMORY.search(stderr.tail))
-        return SandboxResult(sandbox=self.name, exit_code=None if timed_out else code, stdout=stdout.text(),
-                             stderr=stderr.text(), timed_out=timed_out, out_of_memory=oom,
-                             seconds=round(seconds, 3), truncated=bool(stdout.dropped or stderr.dropped))
+        oom = not (timed_out or cancelled) and code != 0 and bool(OUT_OF_MEMORY.search(stderr.tail))
+        return SandboxResult(sandbox=self.name, exit_code=None if timed_out or cancelled else code,
+                             stdout=stdout.text(), stderr=stderr.text(), timed_out=timed_out,
+                             out_of_memory=oom, seconds=round(seconds, 3),
+                             truncated=bool(stdout.dropped or stderr.dropped), cancelled=cancelled)
 
     def _attach_network(self, info_read: int, info: OutputCap, deadline: float) -> subprocess.Popen:
         """slirp4netns on the sandbox's network namespace, without the host's loopback; returns
@@ -380,8 +384,9 @@ def _cpu_list(cpus: float) -> str:
     return "" if wanted >= len(allowed) else ",".join(str(c) for c in allowed[:wanted])
 
 
-def _collect(streams: dict, deadline: float) -> bool:
-    """Read the pipes to their end, capped; False when the deadline came first."""
+def _collect(streams: dict, deadline: float, stop: threading.Event | None = None) -> str:
+    """Read the pipes to their end, capped: "read", or "deadline" when the deadline came first, or
+    "stopped" when `stop` was set first."""
     selector = selectors.DefaultSelector()
     for pipe, cap in streams.items():
         os.set_blocking(pipe if isinstance(pipe, int) else pipe.fileno(), False)
@@ -390,8 +395,10 @@ def _collect(streams: dict, deadline: float) -> bool:
         while selector.get_map():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return False
-            for key, _ in selector.select(timeout=remaining):
+                return "deadline"
+            if stop is not None and stop.is_set():
+                return "stopped"
+            for key, _ in selector.select(timeout=remaining if stop is None else min(remaining, STOP_POLL)):
                 try:
                     data = os.read(key.fd, 1 << 16)
                 except BlockingIOError:
@@ -400,7 +407,7 @@ def _collect(streams: dict, deadline: float) -> bool:
                     key.data.add(data)
                 else:
                     selector.unregister(key.fileobj)
-        return True
+        return "read"
     finally:
         selector.close()
 

@@ -29,6 +29,7 @@ from docker.types import Mount as DockerMount
 from .sandbox import (
     SANDBOX_HOME,
     SANDBOX_HOSTNAME,
+    STOP_POLL,
     OutputCap,
     SandboxError,
     SandboxRequest,
@@ -123,9 +124,10 @@ class DockerSandbox:
         try:
             started = time.monotonic()
             container.start()
-            status = _wait(container, limits.wall_seconds)
-            timed_out = status is None
-            if timed_out:
+            status = _wait(container, limits.wall_seconds, request.stop)
+            cancelled = status is None and request.stop is not None and request.stop.is_set()
+            timed_out = status is None and not cancelled
+            if status is None:
                 _kill(container)
                 status = _wait(container, 30.0)
             seconds = time.monotonic() - started
@@ -134,11 +136,11 @@ class DockerSandbox:
             stream.close()
         container.reload()
         oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
-        killed = timed_out or (oom and status == KILLED_STATUS)
+        killed = timed_out or cancelled or (oom and status == KILLED_STATUS)
         return SandboxResult(sandbox=self.name, exit_code=None if killed else status,
                              stdout=stdout.text(), stderr=stderr.text(), timed_out=timed_out,
-                             out_of_memory=oom, seconds=round(seconds, 3),
-                             truncated=bool(stdout.dropped or stderr.dropped))
+                             out_of_memory=oom and not cancelled, seconds=round(seconds, 3),
+                             truncated=bool(stdout.dropped or stderr.dropped), cancelled=cancelled)
 
     def remove_leftovers(self, min_age: float = 3600.0) -> int:
         """Remove stopped sandbox containers older than `min_age` seconds (a killed worker leaves them).
@@ -178,15 +180,21 @@ def _drain(stream: Any, stdout: OutputCap, stderr: OutputCap) -> None:
         pass  # the stream closes under us when the container is killed or removed
 
 
-def _wait(container: Any, seconds: float) -> int | None:
-    """The exit status, or None if the container still runs after `seconds`."""
-    try:
-        return int(container.wait(timeout=max(seconds, 0.1))["StatusCode"])
-    except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-        container.reload()
-        if container.status in ("exited", "dead"):
-            return int(container.attrs["State"]["ExitCode"])
-        return None
+def _wait(container: Any, seconds: float, stop: threading.Event | None = None) -> int | None:
+    """The exit status, or None if the container still runs after `seconds` or once `stop` is set
+    (looked at every STOP_POLL seconds)."""
+    deadline = time.monotonic() + max(seconds, 0.1)
+    while True:
+        remaining = deadline - time.monotonic()
+        step = remaining if stop is None else min(remaining, STOP_POLL)
+        try:
+            return int(container.wait(timeout=max(step, 0.1))["StatusCode"])
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            container.reload()
+            if container.status in ("exited", "dead"):
+                return int(container.attrs["State"]["ExitCode"])
+        if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
+            return None
 
 
 def _kill(container: Any) -> None:

@@ -28,6 +28,7 @@ from support.fake_github import FakeGitHub
 from support.repos import RepoBuilder, make_pr
 from support.services import TEST_IMAGE, service_unavailable
 
+from difforacle.bot.app import runner
 from difforacle.bot.app.installation import TOKEN_PERMISSIONS, AppAccess
 from difforacle.bot.app.model import PullRequestJob
 from difforacle.bot.app.runner import (
@@ -297,6 +298,30 @@ def test_a_head_superseded_before_publishing_gets_nothing_published(
     assert [(r.conclusion, r.output["title"], r.annotations) for r in runs] == [
         ("cancelled", "Superseded", [])]
     assert fake.requests_to("GET", "/repos/*/pulls/*/files") == []  # not even prepared
+
+
+def test_a_push_while_the_engine_runs_stops_it(tmp_path: Path, fake: FakeGitHub, bubblewrap: object,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "CURRENT_POLL", 0.2)
+    world = _world(tmp_path, fake, bubblewrap, budget=60.0)
+
+    def push_as_the_engine_starts(request: SandboxRequest) -> None:
+        if not request.network:  # the engine's step
+            world.state.latest[world.job.pull_key] = "f" * 40
+
+    world.sandbox.before.append(push_as_the_engine_starts)
+
+    outcome = world.run()
+
+    assert outcome.status == "superseded", outcome.detail
+    assert "while the engine ran: it was stopped" in outcome.detail
+    [result] = [r for q, r in world.sandbox.calls if not q.network]
+    assert result.cancelled and result.outcome == "cancelled" and result.exit_code is None
+    assert result.seconds < 30  # stopped, not run to the end of its 60 s budget
+    assert not (tmp_path / "data" / "work").exists() or not any((tmp_path / "data" / "work").iterdir())
+    runs, comments, reviews = world.ours()
+    assert comments == [] and reviews == []
+    assert [(r.conclusion, r.output["title"]) for r in runs] == [("cancelled", "Superseded")]
 
 
 @pytest.mark.slow

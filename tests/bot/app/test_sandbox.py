@@ -144,6 +144,24 @@ def test_infinite_loop_is_killed_at_the_wall_clock(sandbox: Sandbox, project: Pa
     assert_next_run_works(sandbox, project)
 
 
+def test_a_run_is_stopped_when_its_caller_asks(sandbox: Sandbox, project: Path) -> None:
+    stop = threading.Event()
+    timer = threading.Timer(2.0, stop.set)  # the pull request moved on while its engine ran
+    timer.start()
+    try:
+        request = SandboxRequest(argv=[sandbox.python, f"{PROJECT}/infinite_loop.py"],
+                                 mounts=[Mount(project, PROJECT)], workdir=PROJECT,
+                                 limits=Limits(**{**HOSTILE.__dict__, "wall_seconds": 60.0}), stop=stop)
+        result = sandbox.run(request)
+    finally:
+        timer.cancel()
+    assert result.cancelled and result.outcome == "cancelled"
+    assert not result.timed_out and result.exit_code is None and not result.out_of_memory
+    assert 2.0 <= result.seconds < 15.0  # within a poll of being asked, not at its 60 s limit
+    assert_nothing_left("infinite_loop.py")
+    assert_next_run_works(sandbox, project)
+
+
 @pytest.fixture
 def listener() -> Iterator[tuple[int, list]]:
     """A TCP server on every interface of this machine, counting the connections it accepts."""
