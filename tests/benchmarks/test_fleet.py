@@ -8,6 +8,7 @@ import importlib.util
 import json
 import random
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -239,6 +240,17 @@ def test_the_stub_engine_writes_a_valid_report_and_its_progress(tmp_path: Path) 
     assert read_progress_file(tmp_path / PROGRESS_NAME).phase == "exploring"
     assert sandbox.run(SandboxRequest(argv=["sh"], network=True)).exit_code == 0  # the dependency step
     assert fleet_worker.stub_report("a" * 40, "b" * 40, 1.0, 0.0)["differences"] == []
+
+
+def test_the_stub_engine_stops_when_asked(tmp_path: Path) -> None:
+    times = fleet_worker.StubTimes(compression=1.0, engine_median=40.0, differences=1.0)
+    sandbox = fleet_worker.StubSandbox(times, random.Random(0))
+    argv = ["python", "-m", "difforacle.bot", "diff", "--base", "a" * 40, "--head", "b" * 40]
+    stop = threading.Event()
+    stop.set()  # a new push came as it started: it stops at its first pause, not 40 s later
+    result = sandbox.run(SandboxRequest(argv=argv, mounts=[Mount(tmp_path, OUT, read_only=False)], stop=stop))
+    assert result.cancelled and result.exit_code is None and result.seconds < 5
+    assert not (tmp_path / REPORT_NAME).exists()
 
 
 def test_the_changed_line_is_an_added_line_of_the_patch() -> None:
