@@ -46,6 +46,7 @@ VERBS = frozenset({
 VALUE_METHODS = frozenset({"get", "pop", "peek", "setdefault", "popitem", "lookup"})
 DUNDER_NAMES = {
     "__getitem__": "item", "__len__": "length", "__contains__": "contains", "__iter__": "items",
+    "__reversed__": "reversed_items",
     "__str__": "text", "__repr__": "text", "__hash__": "hash_value", "__bool__": "truth",
     "__int__": "number", "__float__": "number", "__abs__": "magnitude", "__neg__": "negated",
     "__eq__": "equal", "__ne__": "not_equal", "__lt__": "less", "__le__": "at_most",

@@ -58,7 +58,7 @@ BINARY = {f"__{name}__": symbol
           for name, symbol in {**COMPARISONS, **ARITHMETIC, "and": "&", "or": "|", "xor": "^"}.items()}
 UNARY = {"__neg__": "-{0}", "__abs__": "abs({0})", "__int__": "int({0})", "__float__": "float({0})",
          "__len__": "len({0})", "__iter__": "list({0})", "__str__": "str({0})", "__repr__": "repr({0})",
-         "__bool__": "bool({0})", "__hash__": "hash({0})"}
+         "__bool__": "bool({0})", "__hash__": "hash({0})", "__reversed__": "list(reversed({0}))"}
 WRAPPERS = {"len": "len({})", "list": "list(iter({}))", "str": "str({})", "repr": "repr({})"}
 HELPER_MODULES = ("asyncio", "copy", "datetime", "decimal", "fractions", "hashlib", "io", "itertools", "math",
                   "pathlib", "pytest", "re")

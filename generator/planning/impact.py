@@ -292,11 +292,12 @@ _OPERATOR_DUNDERS = {
     ast.Mod: "__mod__", ast.BitAnd: "__and__", ast.BitOr: "__or__", ast.BitXor: "__xor__",
 }
 _SUBSCRIPT_DUNDERS = {ast.Load: "__getitem__", ast.Store: "__setitem__", ast.Del: "__delitem__"}
+BUILTINS_CALLING_DUNDERS = frozenset({"len", "iter", "repr", "str", "reversed"})  # f(x) calls x.__f__()
 
 
 def _names_called_by(node: ast.AST) -> tuple[str, ...]:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return (node.func.id, f"__{node.func.id}__") if node.func.id in ("len", "iter", "repr", "str") \
+        return (node.func.id, f"__{node.func.id}__") if node.func.id in BUILTINS_CALLING_DUNDERS \
             else (node.func.id,)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return (node.func.attr,)

@@ -32,6 +32,7 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "__floordiv__": operator.floordiv, "__mod__": operator.mod, "__and__": operator.and_,
     "__or__": operator.or_, "__xor__": operator.xor, "__neg__": operator.neg, "__abs__": abs,
     "__int__": int, "__float__": float, "__hash__": hash,
+    "__reversed__": lambda a: list(reversed(a)),  # drained: the items are the behaviour
 }
 
 

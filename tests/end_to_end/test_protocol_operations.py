@@ -1,5 +1,5 @@
-"""Protocol operations: copy, deepcopy, hash, format, len, iteration, `in`, and arithmetic and
-comparisons with standard values (plain and reflected) reach the dunders a change touches."""
+"""Protocol operations: copy, deepcopy, hash, format, len, iteration, `reversed`, `in`, and arithmetic
+and comparisons with standard values (plain and reflected) reach the dunders a change touches."""
 
 from __future__ import annotations
 
@@ -66,6 +66,17 @@ def test_hash_of_a_class_that_becomes_hashable(builder: RepoBuilder) -> None:
     [difference] = [d for d in report.differences if d.target == "durations.core:Duration.__hash__"]
     assert "hash(" in difference.test
     assert difference.kind == "exception"  # unhashable on base
+
+
+def test_reversed_reaches_a_changed_reversed(builder: RepoBuilder) -> None:
+    steps = ('class Steps:\n    def __init__(self, stop: int) -> None:\n        self.stop = stop\n\n'
+             '    def __iter__(self):\n        return iter(range(self.stop))\n\n'
+             '    def __reversed__(self):\n        return iter(range(self.stop - 1, -1, -1))\n')
+    off_by_one = steps.replace("range(self.stop - 1, -1, -1)", "range(self.stop - 1, 0, -1)")
+    report = _run(builder, steps, off_by_one)
+    found = [d for d in report.differences if d.target == "durations.core:Steps.__reversed__"]
+    assert ("return", "list of 1 items", "list of 0 items") in [(d.kind, d.base, d.head) for d in found]
+    assert all("list(reversed(steps))" in d.test for d in found)  # called as user code does, drained
 
 
 def test_format_with_a_spec_of_an_int_subclass(builder: RepoBuilder) -> None:
