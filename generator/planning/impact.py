@@ -58,17 +58,20 @@ class Impact:
 
     def reached_directly(self) -> list[str]:
         """Changed private functions and methods (on both commits) that no code of their module calls
-        by name, to be called directly (`pkg.mod:_asciidoc_row`, reached only through a table;
+        by name, to be called directly (`pkg.mod:_asciidoc_row`, reached only through a table, whose
+        readers pass it the table's arguments, not its own;
         `_Validator._process_summary`, only through `getattr`): otherwise nothing runs them. One a
         private caller calls (`_determine_setters`, called by `_ClassBuilder.__init__`) is left out:
         its callers adapt to what a refactoring changes in it, and a call of it alone would report
         that as a difference. Name-mangled methods and nested functions cannot be named from
         outside, and are left out too."""
         kinds = {(u.module, u.qualname): u for u in self.changes.units}
+        named = {module: _called_names(source, tables=False) for module, source in self.sources.items()}
         found = []
-        for unit, reached in sorted(self.reached_by.items()):
+        for unit in sorted(self.reached_by):
             changed = kinds.get(unit)
-            callers = {key for key in reached - {unit} if key[1] in self.calls.get(key[0], {})}  # not classes
+            reached = _callers(unit[0], named.get(unit[0], {}), {unit[1]})  # a table's readers do not count
+            callers = {key for key in reached if key[1] in named.get(key[0], {})}  # not classes
             if (changed is None or changed.status != "modified" or is_public(unit[1]) or "<" in unit[1]
                     or any(part.startswith("__") and not part.endswith("__") for part in unit[1].split("."))
                     or callers):
@@ -263,15 +266,20 @@ def _classes_built(qualnames: set[str]) -> set[str]:
     return {q.rsplit(".", 1)[0] for q in qualnames if "." in q and q.rsplit(".", 1)[1] in CONSTRUCTION}
 
 
-def _called_names(source: str) -> dict[str, set[str]]:
+def _called_names(source: str, tables: bool = True) -> dict[str, set[str]]:
     """qualname -> names called in its body, for top-level functions and methods.
 
     Syntax that calls dunder methods counts as calling them: `with` calls `__enter__`, a
-    subscript `__getitem__`, `in` `__contains__`, `<` `__lt__`, a `for` loop `__iter__`.
+    subscript `__getitem__`, `in` `__contains__`, `<` `__lt__`, a `for` loop `__iter__`. Code that
+    reads a module-level table (a dispatch table, a registry) may call every function it holds
+    (unless not `tables`: calls by name only).
     """
     tree = _parse(source)
     if tree is None:
         return {}
+    held: dict[str, set[str]] = {}
+    for entry in table_entries(tree) if tables else ():
+        held.setdefault(entry.table, set()).add(entry.name)
     result: dict[str, set[str]] = {}
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -279,10 +287,57 @@ def _called_names(source: str) -> dict[str, set[str]]:
             if isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                result[prefix + child.name] = {name for n in ast.walk(child) for name in _names_called_by(n)}
+                called = {name for n in ast.walk(child) for name in _names_called_by(n)}
+                for n in ast.walk(child):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in held:
+                        called |= held[n.id]
+                result[prefix + child.name] = called
 
     visit(tree, "")
     return result
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """A function or class that a module-level table holds (`_formats = {"asciidoc":
+    TableFormat(row=partial(_asciidoc_row, False))}`): code that reads the table may call it, and
+    the key it is held under is the value that selects it."""
+
+    table: str  # the module-level name the table is assigned to
+    name: str  # the function's or class's name
+    key: str | None  # the string key of the dict entry that holds it, if any
+    line: int  # that key's line (else the reference's)
+
+
+def table_entries(tree: ast.Module) -> list[TableEntry]:
+    """The functions and classes of the module that its module-level assignments hold in a value
+    (not those they call: `X = make()` runs `make` at import, it does not hold it)."""
+    defined = {node.name for node in tree.body
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    found: list[TableEntry] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            tables, value = [t.id for t in statement.targets if isinstance(t, ast.Name)], statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            tables = [statement.target.id] if isinstance(statement.target, ast.Name) else []
+            value = statement.value
+        else:
+            continue
+        if not tables:
+            continue
+        called = {id(node.func) for node in ast.walk(value) if isinstance(node, ast.Call)}  # run, not held
+        keys: dict[int, tuple[str, int]] = {}  # id of a node under a dict entry -> its key and line
+        for node in ast.walk(value):
+            if isinstance(node, ast.Dict):
+                for key, item in zip(node.keys, node.values, strict=True):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                        keys.update((id(n), (key.value, key.lineno)) for n in ast.walk(item))
+        for node in ast.walk(value):
+            if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defined
+                    and id(node) not in called):
+                key, line = keys.get(id(node), (None, node.lineno))
+                found += [TableEntry(table, node.id, key, line) for table in tables]
+    return found
 
 
 _OPERATOR_DUNDERS = {

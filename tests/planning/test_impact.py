@@ -3,6 +3,7 @@ base sources."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from support.catalog_samples import CATALOG, MOD, SOURCE, real_catalog
 
 from difforacle.generator.changes.model import ChangeSet, FileChange, Unit
-from difforacle.generator.planning.impact import Impact, read_sources
+from difforacle.generator.planning.impact import Impact, read_sources, table_entries
 from difforacle.generator.runtime.catalog import Catalog
 
 
@@ -408,3 +409,58 @@ def test_a_private_classs_constructor_nothing_calls_is_still_reached_directly() 
     # the class its construction belongs to is no caller: nothing in the module builds `_Probe`
     assert _built_impact("_Probe.__init__").reached_directly() == ["pkg.meter:_Probe.__init__"]
     assert _built_impact("_clip").reached_directly() == []  # `Meter.__init__` calls it
+
+
+DISPATCH = textwrap.dedent('''
+    import functools
+
+
+    class Style:
+        def __init__(self, row):
+            self.row = row
+
+
+    def _pipe_row(cells):
+        return "|" + "|".join(cells) + "|"
+
+
+    def _grid_row(width, cells):
+        return "+" * width
+
+
+    def _make(name):
+        return name
+
+
+    _STYLES = {
+        "pipe": Style(row=_pipe_row),
+        "grid": Style(row=functools.partial(_grid_row, 2)),
+    }
+    DEFAULT = _make("pipe")
+    HANDLERS = [_pipe_row]
+
+
+    def render(rows, style="pipe"):
+        return "\\n".join(_STYLES[style].row(row) for row in rows)
+
+
+    def other(rows):
+        return len(rows)
+''')
+
+
+def test_a_table_holds_functions_under_keys_and_its_readers_may_call_them() -> None:
+    entries = table_entries(ast.parse(DISPATCH))
+    assert sorted({(e.table, e.name, e.key) for e in entries}) == [
+        ("HANDLERS", "_pipe_row", None), ("_STYLES", "_grid_row", "grid"), ("_STYLES", "_pipe_row", "pipe")]
+    # calls made while the table is built (`Style(...)`, `_make(...)`) are not held
+    [grid] = [e for e in entries if e.name == "_grid_row"]
+    assert DISPATCH.splitlines()[grid.line - 1].strip().startswith('"grid":')
+    impact = Impact.of(_changed("fmt", "_grid_row"), {"fmt": DISPATCH})
+    assert impact.reached_by[("fmt", "_grid_row")] == {("fmt", "_grid_row"), ("fmt", "render")}
+    catalog = Catalog.from_json({"operations": [
+        {"id": f"fmt:{name}", "kind": "function", "owner": None, "params": [], "returns": []}
+        for name in ("render", "other")], "classes": {}})
+    assert impact.focus(catalog.operations) == {"fmt:render"}
+    # its readers pass it the table's arguments: it is still called directly as well
+    assert impact.reached_directly() == ["fmt:_grid_row"]

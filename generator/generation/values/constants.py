@@ -10,7 +10,8 @@ pattern passed to `re` (`r"^(\\d+)([smh])$"` -> "1s"). Docstrings, f-string frag
 the messages of `raise`, `assert` and logging calls are prose, never compared, and skipped.
 
 Pools, in the tagged literal form of the worker's `literals`:
-- `hunk`: literals on the PR's changed lines (base or head), drawn most often;
+- `hunk`: literals on the PR's changed lines (base or head), and the keys under which a table of
+  the module holds a changed function (the value that selects it), drawn most often;
 - `module`: the rest of the changed modules' literals (GRT's local, per-class constants);
 - `package`: the rest of their package's literals, each weighted by GRT's TF-IDF (Randoop's
   `TfIdfSelector`) over the package's modules;
@@ -31,6 +32,7 @@ from re import _constants as sre
 from re import _parser as sre_parse
 
 from ...changes.model import ChangeSet, Checkout
+from ...planning.impact import table_entries
 
 MAX_CONSTANT_LENGTH = 80
 MAX_TEST_LITERALS = 400  # per test file: fixtures can be huge tables
@@ -80,12 +82,26 @@ def mine_change(changes: ChangeSet, base: Checkout, head: Checkout) -> Constants
         if change.base_path:
             path = base.root / change.base_path
             files.append(path)
-            changed[path] = set(change.base_lines)
+            changed[path] = set(change.base_lines) | _selector_lines(path, changes, change.module)
             named.append((path, change.module))
         if change.head_path and change.head_lines:
             changed[head.root / change.head_path] = set(change.head_lines)  # its hunks only
     tests = [p for d in TEST_DIRS for p in sorted((base.root / d).rglob("test*.py"))][:MAX_TEST_FILES]
     return mine_constants(files, changed, tests, package_modules(named))
+
+
+def _selector_lines(path: Path, changes: ChangeSet, module: str) -> set[int]:
+    """The lines of the keys that select a changed function from a table of its module (`"asciidoc":
+    partial(_asciidoc_row, ...)`): the key is what a caller must pass to reach it, as much a
+    literal of the change as those on its changed lines."""
+    names = {u.qualname for u in changes.units if u.module == module and u.kind == "function"}
+    if not names:
+        return set()
+    try:
+        tree = ast.parse(_read(path))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {entry.line for entry in table_entries(tree) if entry.name in names and entry.key is not None}
 
 
 def mine_constants(module_files: Iterable[Path], changed: dict[Path, set[int]],

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange, Unit
 from difforacle.generator.generation.values.constants import (
     Constants,
     literal_constants,
+    mine_change,
     mine_constants,
     package_modules,
     regex_examples,
@@ -385,3 +387,19 @@ def test_constants_by_tag() -> None:
     constants = Constants(hunk=[["int", 1], ["str", "a"]], module=[["int", 2]], tests=[["float", "1.0"]])
     assert constants.by_tag("int") == ([["int", 1]], [["int", 2]], [])
     assert constants.by_tag("float") == ([], [], [["float", "1.0"]])
+
+
+def test_the_key_that_selects_a_changed_function_from_a_table_is_a_hunk_literal(tmp_path: Path) -> None:
+    source = ('def _pipe_row(cells):\n    return "|".join(cells)\n\n\n'
+              'def _grid_row(cells):\n    return "+".join(cells)\n\n\n'
+              '_STYLES = {\n    "pipe": _pipe_row,\n    "grid-v2": _grid_row,\n}\n')
+    for side in ("base", "head"):
+        (tmp_path / side / "pkg").mkdir(parents=True)
+        (tmp_path / side / "pkg" / "__init__.py").write_text("")
+        (tmp_path / side / "pkg" / "fmt.py").write_text(source)
+    change = FileChange("pkg/fmt.py", "pkg/fmt.py", "pkg.fmt", frozenset({6}), frozenset({6}))
+    unit = Unit("pkg.fmt", "_grid_row", "function", "modified", "pkg/fmt.py", 5, 6)
+    base, head = (Checkout(side, "0" * 40, tmp_path / side, (tmp_path / side,)) for side in ("base", "head"))
+    constants = mine_change(ChangeSet("0" * 40, (change,), (unit,)), base, head)
+    assert ["str", "grid-v2"] in constants.hunk  # what a caller passes to reach the changed function
+    assert ["str", "pipe"] not in constants.hunk and ["str", "pipe"] in constants.module
