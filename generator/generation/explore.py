@@ -171,9 +171,12 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
             idle.append(explorer)
             kept = []
             for statements, result in zip(batch, results, strict=True):
+                # a change no call can be told to enter (module-level code): every sequence is
+                # replayed, so every one counts as entering it for the techniques that learn from those
+                result.hit = result.hit or replay_all
                 generator.feedback(statements, result)
                 exploration.crashed += result.status in (Status.CRASH, Status.TIMEOUT)
-                if result.status in KEPT_STATUSES and (result.hit or replay_all):
+                if result.status in KEPT_STATUSES and result.hit:
                     kept.append(KeptSequence(statements, result))
             exploration.kept += len(kept)
             replayer.start(kept, all_waiting=solving)

@@ -82,14 +82,16 @@ class Impact:
     # ------------------------------------------------------------ reach
 
     def whole_modules(self, operations: list[Operation]) -> set[str]:
-        """Modules every operation of which is a target: their changed functions run at import, or
-        a changed unit is reached by no operation known (a method of a private helper class,
-        `_Timer.__enter__`, reached only through other classes)."""
+        """Modules every operation of which is a target: their module-level code changed (a table,
+        a constant, a compiled pattern every function may read), their changed functions run at
+        import, or a changed unit is reached by no operation known (a method of a private helper
+        class, `_Timer.__enter__`, reached only through other classes)."""
         keys = {(op.module, op.qualname) for op in operations}
         owners = {(op.module, op.qualname.rsplit(".", 1)[0]) for op in operations if "." in op.qualname}
         unreached = {unit[0] for unit, reached in self.reached_by.items()
                      if not reached & keys and (unit[0], unit[1].rsplit(".", 1)[0]) not in owners}
-        return self.at_import | unreached
+        module_level = {u.module for u in self.changes.units if u.kind == "module"}
+        return self.at_import | unreached | module_level
 
     def focus(self, operations: list[Operation]) -> set[str]:
         """Ids of the operations that touch the change: those whose unit changed or that call a

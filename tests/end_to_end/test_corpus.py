@@ -39,3 +39,33 @@ def test_a_mutated_test_input_shows_a_difference_generated_inputs_miss(builder: 
     assert 'Document("\\n' in difference.test  # blank lines at the end: a line doubled, a newline added
     without = run_analyze(builder, budget=20.0, max_sequences=300, components=Components.without(["corpus"]))
     assert [d.verdict for d in without.differences] == [Verdict.OUTSIDE_DECLARED_TYPES]  # only lines(None)
+
+
+# The same change made at module level: no call can be told to enter it, so every sequence is
+# replayed, and the corpus learns from every seed.
+LINES_AT_MODULE = '''\
+_split = str.splitlines
+
+
+class Document:
+    """A text document, read line by line."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def lines(self) -> list[str]:
+        return _split(self.text)
+'''
+LINES_AT_MODULE_HEAD = LINES_AT_MODULE.replace(
+    "_split = str.splitlines",
+    '_split = lambda text: text.rstrip("\\n").split("\\n") if text else []  # noqa: E731')
+
+
+def test_a_module_level_change_mutates_test_inputs_too(builder: RepoBuilder) -> None:
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/document.py": LINES_AT_MODULE,
+                      "tests/test_document.py": TESTS}, {"pkg/document.py": LINES_AT_MODULE_HEAD})
+    found = run_analyze(builder, budget=20.0, max_sequences=300)
+    shown = [d for d in found.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
+    assert shown and all('Document("' in d.test and "\\n" in d.test for d in shown)
+    without = run_analyze(builder, budget=20.0, max_sequences=300, components=Components.without(["corpus"]))
+    assert [d.verdict for d in without.differences] == [Verdict.OUTSIDE_DECLARED_TYPES]

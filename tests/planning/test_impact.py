@@ -464,3 +464,17 @@ def test_a_table_holds_functions_under_keys_and_its_readers_may_call_them() -> N
     assert impact.focus(catalog.operations) == {"fmt:render"}
     # its readers pass it the table's arguments: it is still called directly as well
     assert impact.reached_directly() == ["fmt:_grid_row"]
+
+
+def test_a_changed_module_level_statement_makes_the_whole_module_the_focus() -> None:
+    source = ("import re\n\n_END = re.compile(r'[ \\t]+$')\n\n\n"
+              "def clean(text):\n    return _END.sub('', text)\n")
+    unit = Unit("text", "<module>", "module", "modified", "text.py", 3, 3)
+    changes = ChangeSet("0" * 40, (FileChange("text.py", "text.py", "text", frozenset({3}), frozenset({3})),),
+                        (unit,))
+    catalog = Catalog.from_json({"operations": [
+        {"id": "text:clean", "kind": "function", "owner": None, "params": [], "returns": []},
+    ], "classes": {}})
+    impact = Impact.of(changes, {"text": source})
+    assert impact.whole_modules(catalog.operations) == {"text"}
+    assert impact.focus(catalog.operations) == {"text:clean"}  # it reads the changed pattern
