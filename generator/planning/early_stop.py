@@ -48,11 +48,8 @@ class Progress:
     differences: int  # candidate difference groups
     found: int  # the techniques' own count of something new (paths, distances come closer)
     under_way: bool  # a technique is in the middle of a search that should not be cut short
-    waiting: bool = False  # seeds are still to come: no stop before they have, but no progress either
-
-    def news(self) -> tuple[int, int, int, bool]:
-        """What counts as progress when it changes."""
-        return self.unrun, self.differences, self.found, self.under_way
+    # seeds are still to come: no stop before they have, but no progress either (not compared)
+    waiting: bool = field(default=False, compare=False)
 
 
 @dataclass
@@ -74,7 +71,7 @@ class EarlyStop:
     def observe(self, progress: Progress, sequences: int) -> None:
         """A batch of `sequences` ran and its replays were compared: `progress` is where exploring
         stands."""
-        if self.last is None or progress.news() != self.last.news() or progress.under_way:
+        if progress != self.last or progress.under_way:
             self.last_at, self.sequences_since = self._now(), 0
         else:
             self.sequences_since += sequences

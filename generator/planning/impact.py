@@ -36,6 +36,7 @@ class Impact:
     changes: ChangeSet
     sources: dict[str, str]  # module -> base source, for the changed modules that exist on base
     calls: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # module -> qualname -> names called
+    calls_by_name: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # the same, tables left out
     reached_by: dict[UnitKey, set[UnitKey]] = field(default_factory=dict)  # changed function -> it, callers
     at_import: set[str] = field(default_factory=set)  # modules whose changed functions run at import
     impacted: set[UnitKey] = field(default_factory=set)  # public units reached without being changed
@@ -48,6 +49,8 @@ class Impact:
     def of(changes: ChangeSet, sources: dict[str, str], roots: dict[str, Path] | None = None) -> Impact:
         impact = Impact(changes, sources, roots=roots or {})
         impact.calls = {module: _called_names(source) for module, source in sources.items()}
+        impact.calls_by_name = {module: _called_names(source, tables=False)
+                                for module, source in sources.items()}
         changed = {(u.module, u.qualname) for u in changes.units if u.kind in ("function", "method")}
         impact.reached_by = {unit: {unit} | _callers(unit[0], impact.calls.get(unit[0], {}), {unit[1]})
                              for unit in changed}
@@ -66,7 +69,7 @@ class Impact:
         that as a difference. Name-mangled methods and nested functions cannot be named from
         outside, and are left out too."""
         kinds = {(u.module, u.qualname): u for u in self.changes.units}
-        named = {module: _called_names(source, tables=False) for module, source in self.sources.items()}
+        named = self.calls_by_name
         found = []
         for unit in sorted(self.reached_by):
             changed = kinds.get(unit)
