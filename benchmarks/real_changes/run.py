@@ -882,8 +882,9 @@ def run_difforacle(
     changes: ChangeMap,
     keep: Path | None = None,
     words: tuple[str, str] | None = None,
-) -> dict[str, Any]:
-    """One `difforacle diff` run, judged: detected only by a difference at a changed unit or a caller.
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """One `difforacle diff` run, judged: detected only by a difference at a changed unit or a caller;
+    and the full report (None when there is none).
 
     `keep`: where to copy the full report (the results keep a summary of it). `words`: the pull
     request's title and body (`--pr-title`, `--pr-body`), the evidence a reviewer would have.
@@ -917,15 +918,16 @@ def run_difforacle(
         entry: dict[str, Any] = {"exit": result.returncode, "seconds": result.seconds}
         if result.returncode not in (0, 1):
             why = "timed out" if result.returncode == -1 else tail(result.stderr, 2)
-            return {**entry, "status": "tool-error", "reason": f"difforacle exit {result.returncode}: {why}"}
+            reason = f"difforacle exit {result.returncode}: {why}"
+            return {**entry, "status": "tool-error", "reason": reason}, None
         try:
             report = json.loads(report_path.read_text())
         except (OSError, ValueError) as error:
-            return {**entry, "status": "tool-error", "reason": f"unreadable report: {error}"}
+            return {**entry, "status": "tool-error", "reason": f"unreadable report: {error}"}, None
         if keep is not None:
             keep.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(report_path, keep)
-    return {**entry, **summarize_report(report, changes)}
+    return {**entry, **summarize_report(report, changes)}, report
 
 
 # A worktree of a run (difforacle checks base and head out as `difforacle-XXXX/base` and `.../head`):
@@ -997,6 +999,8 @@ def attribute(difference: dict[str, Any], maps: dict[str, ChangeMap]) -> str | N
     A difference at both (a unit one part changed and the other's caller, or a caller of both) goes
     to the part whose changed unit it is, when only one is; else it is `both`."""
     at = [part for part, changes in maps.items() if at_the_change(difference, changes)]
+    if not at and difference.get("ran_change") and len(maps) == 1:
+        at = list(maps)  # its test ran the change (trace_elsewhere)
     if len(at) > 1:
         closer = [part for part in at if at_the_change(difference, _changed_only(maps[part]))]
         at = closer if len(closer) == 1 else at
@@ -1006,6 +1010,137 @@ def attribute(difference: dict[str, Any], maps: dict[str, ChangeMap]) -> str | N
 def _changed_only(changes: ChangeMap) -> ChangeMap:
     """The same change without its callers: a unit it changed is closer to it than a caller is."""
     return ChangeMap(changes.changed, set(changes.changed), changes.bases, changes.lines)
+
+
+# ---------------------------------------------------------------- traced attribution
+
+# Run inside the case's venv: the test module is imported untraced (importing the library runs any
+# module-level line), then each `test_*` function is called under a tracer that notes whether a
+# changed line of this side ran, or a method ran with `self` or `cls` of a class whose class-level
+# statements changed (a table such as a locale's `timeframes`, read by an inherited method).
+TRACER = r"""
+import importlib.util, json, sys, threading
+spec = importlib.util.spec_from_file_location("traced_test", sys.argv[1])
+wanted = json.loads(open(sys.argv[2]).read())
+lines = {path: set(numbers) for path, numbers in wanted["lines"].items()}
+classes = {tuple(pair) for pair in wanted["classes"]}
+ran = []
+
+def changed_class(value):
+    kind = value if isinstance(value, type) else type(value)
+    try:
+        return any((k.__module__, k.__qualname__) in classes for k in kind.__mro__)
+    except Exception:
+        return False
+
+def local(frame, event, arg):
+    if event == "line" and frame.f_lineno in lines.get(frame.f_code.co_filename, ()):
+        ran.append(frame.f_lineno)
+    return local
+
+def called(frame, event, arg):
+    code = frame.f_code
+    if ran:
+        return None
+    if classes and code.co_argcount and code.co_varnames[0] in ("self", "cls"):
+        if changed_class(frame.f_locals.get(code.co_varnames[0])):
+            ran.append(0)
+    return local(frame, "line", arg) if code.co_filename in lines else None
+
+try:
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+except BaseException:
+    print(json.dumps({"ran": False, "why": "import"}))
+    raise SystemExit(0)
+for name in [name for name in vars(module) if name.startswith("test_")]:
+    sys.settrace(called)
+    threading.settrace(called)
+    try:
+        getattr(module, name)()
+    except BaseException:
+        pass
+    finally:
+        sys.settrace(None)
+        threading.settrace(None)
+print(json.dumps({"ran": bool(ran)}))
+"""
+TRACE_LIMIT = 5  # differences elsewhere traced per case: enough to find one that runs the change
+TRACE_TIMEOUT_S = 60
+
+
+def trace_elsewhere(
+    entry: dict[str, Any],
+    report: dict[str, Any],
+    maps: dict[str, ChangeMap],
+    made: PullRequest,
+    clone: Path,
+    repo: Repository,
+    interpreter: Path,
+    work: Path,
+) -> None:
+    """Mark `ran_change` on differences no static rule attributes: their test, run on each side,
+    ran a line the pull request changed (or a method of a changed class). A caller's caller is not
+    at the change by name, or any unit of a package would be; by what ran, it is. Only a case with
+    one part: a mixed case's lines belong to two commits."""
+    if len(maps) != 1:
+        return
+    tests = [difference.get("test") for difference in report.get("differences", [])]
+    todo = [
+        (difference, test)
+        for difference, test in zip(entry.get("differences", []), tests, strict=False)
+        if isinstance(test, str) and not apart(difference) and attribute(difference, maps) is None
+        and not CHECKOUT_PATH.search(f"{difference.get('base')} {difference.get('head')}")
+    ][:TRACE_LIMIT]
+    if not todo:
+        return
+    with tempfile.TemporaryDirectory(prefix="trace-", dir=work) as tmp:
+        root = Path(tmp).resolve()
+        sides = {side: export_tree(clone, commit, root / side)
+                 for side, commit in (("base", made.base), ("head", made.head))}
+        wanted = _changed_on_sides(clone, made, repo, sides)
+        for side, what in wanted.items():
+            (root / f"{side}.json").write_text(json.dumps(what))
+        (root / "tracer.py").write_text(TRACER)
+        for difference, test in todo:
+            (root / "test_difference.py").write_text(test)
+            difference["ran_change"] = any(
+                _ran(interpreter, root, side, sides[side] / repo.source) for side in sides
+            )
+
+
+def _changed_on_sides(clone: Path, made: PullRequest, repo: Repository,
+                      sides: dict[str, Path]) -> dict[str, dict[str, Any]]:
+    """Per side, the absolute paths of the changed modules with their changed lines, and the
+    classes (module, qualname) whose class-level statements changed."""
+    wanted: dict[str, dict[str, Any]] = {side: {"lines": {}, "classes": []} for side in sides}
+    for path in changed_python_files(clone, made.base, made.head, repo):
+        module = module_of(path, repo)
+        diff = git(clone, "diff", "-U0", "--no-renames", made.base, made.head, "--", path)
+        for side, touched in zip(("base", "head"), changed_lines(diff), strict=True):
+            file = sides[side] / path
+            if not touched or not file.is_file():
+                continue
+            wanted[side]["lines"][str(file)] = sorted(touched)
+            index = ModuleIndex.parse(file.read_text(errors="replace"))
+            for line in touched:
+                qualname, node = index.unit_at(line)
+                if isinstance(node, ast.ClassDef):
+                    wanted[side]["classes"].append([module, qualname])
+    return wanted
+
+
+def _ran(interpreter: Path, root: Path, side: str, import_root: Path) -> bool:
+    empty = root / "cwd"
+    empty.mkdir(exist_ok=True)
+    result = run(
+        [interpreter, root / "tracer.py", root / "test_difference.py", root / f"{side}.json"],
+        cwd=empty, env=code_env(interpreter, import_root), timeout=TRACE_TIMEOUT_S,
+    )
+    try:
+        return result.returncode == 0 and bool(json.loads(result.stdout.strip().splitlines()[-1])["ran"])
+    except (ValueError, IndexError, KeyError, TypeError):
+        return False
 
 
 def mark(entry: dict[str, Any], maps: dict[str, ChangeMap]) -> None:
@@ -1172,21 +1307,22 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
                 made = pull_request(clone, case, repo)  # the same commits as the label check's
                 maps = change_maps(clone, case, repo)
                 say(f"{case.id}: difforacle, budget {settings.budget:g} s")
-                entry.update(
-                    load=round(os.getloadavg()[0], 2),
-                    **run_difforacle(
-                        settings.difforacle,
-                        clone,
-                        made.base,
-                        made.head,
-                        interpreters[case.id],
-                        settings.budget,
-                        settings.seed,
-                        maps.get("change") or maps["fix"],
-                        settings.reports / f"{case.id}.json" if settings.reports else None,
-                        (made.title, made.body),
-                    ),
+                summary, report = run_difforacle(
+                    settings.difforacle,
+                    clone,
+                    made.base,
+                    made.head,
+                    interpreters[case.id],
+                    settings.budget,
+                    settings.seed,
+                    maps.get("change") or maps["fix"],
+                    settings.reports / f"{case.id}.json" if settings.reports else None,
+                    (made.title, made.body),
                 )
+                entry.update(load=round(os.getloadavg()[0], 2), **summary)
+                if report is not None:
+                    trace_elsewhere(entry, report, maps, made, clone, repo, interpreters[case.id],
+                                    settings.work)
                 mark(entry, maps)
                 judge(entry, case)
                 say(f"{case.id}: {_verdict(entry)}")
@@ -1215,8 +1351,14 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
         clone = clone_mirror(mirror, settings.work / "repos" / case.repository.replace("/", "+"))
         maps = change_maps(clone, case, manifest.repositories[case.repository])
         kept = settings.reports / f"{case.id}.json" if settings.reports else None
-        if kept is not None and kept.is_file():  # the full report: summarize it again
-            entry.update(summarize_report(json.loads(kept.read_text()), maps.get("change") or maps["fix"]))
+        if kept is not None and kept.is_file():  # the full report: summarize and trace it again
+            report = json.loads(kept.read_text())
+            entry.update(summarize_report(report, maps.get("change") or maps["fix"]))
+            repo = manifest.repositories[case.repository]
+            interpreter = ensure_venv(settings.work, settings.python,
+                                      merge_dependencies(repo.dependencies, case.dependencies))
+            trace_elsewhere(entry, report, maps, pull_request(clone, case, repo), clone, repo, interpreter,
+                            settings.work)
         mark(entry, maps)
         judge(entry, case)
     save_results(settings.out, results)

@@ -898,3 +898,48 @@ def test_a_difference_at_both_parts_goes_to_the_one_whose_unit_it_is() -> None:
     assert bench.attribute(_difference("p:both"), maps) == "both"
     assert bench.attribute(_difference("p:other"), maps) is None
     assert bench.attribute({**_difference("p:shout"), "severity": "minor", "minor": True}, maps) is None
+
+
+def _tested(target: str, call: str) -> dict:
+    """A difference at `target` with the test that shows it (as the report's `test` holds it)."""
+    test = f"import tiny\n\n\ndef test_it():\n    assert {call} == 0\n"
+    return {**_difference(target), "test": test}
+
+
+def test_a_difference_whose_test_runs_the_change_counts(tmp_path: Path, tiny: dict) -> None:
+    commits = tiny["commits"]
+    reports = {commits["change"]: [_tested("tiny:unrelated", "tiny.unrelated(1)"),
+                                   _tested("tiny:octuple", "tiny.octuple(1)")]}
+    _, results = _run(tmp_path, tiny, reports, "--only", "tiny-change")
+    change = results["cases"]["tiny-change"]
+    # a caller's caller is at the change only by what its test ran: double's changed line
+    assert [d.get("ran_change") for d in change["differences"]] == [False, True]
+    assert [d["at"] for d in change["differences"]] == [None, "change"]
+    assert change["detected"] is True
+    (tmp_path / "results.json").unlink()
+    _, results = _run(tmp_path, tiny, {commits["change"]: [_tested("tiny:unrelated", "tiny.unrelated(1)")]},
+                      "--only", "tiny-change")
+    assert results["cases"]["tiny-change"]["detected"] is False
+
+
+def test_the_tracer_counts_a_method_run_on_an_instance_of_a_changed_class(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "words.py").write_text(textwrap.dedent("""\
+        class Words:
+            table = {"year": "a year"}
+
+            def describe(self, key):
+                return self.table[key]
+
+
+        class Turkish(Words):
+            table = {"year": "bir yil"}
+        """))
+    (tmp_path / "tracer.py").write_text(bench.TRACER)
+    (tmp_path / "base.json").write_text(json.dumps({"lines": {}, "classes": [["words", "Turkish"]]}))
+    interpreter = Path(sys.executable)
+    for call, ran in (("Turkish().describe('year')", True), ("Words().describe('year')", False)):
+        (tmp_path / "test_difference.py").write_text(
+            f"from words import Turkish, Words\n\n\ndef test_it():\n    assert {call} == ''\n"
+        )
+        assert bench._ran(interpreter, tmp_path, "base", tmp_path / "lib") is ran, call
