@@ -57,12 +57,36 @@ def _imported(path: Path, module: str) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1])
-                source = f"{base}.{node.module}" if node.module else base
-            else:
-                source = node.module or ""
+            source = _source(node, package)
             names.add(source)
             names.update(f"{source}.{alias.name}" for alias in node.names)
     return names
+
+
+def imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, tuple[str, str | None]]:
+    """What module `module` (its syntax tree) imports, by the local name it binds: (the absolute
+    module, the name taken from it), or (the module, None) for a module bound itself (`import a.b
+    as c`, `from . import b`)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: dict[str, tuple[str, str | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0], None)
+        elif isinstance(node, ast.ImportFrom):
+            source = _source(node, package)
+            for alias in node.names:
+                from_package = node.module is None  # `from . import b`: b is most often a module
+                found[alias.asname or alias.name] = (
+                    (f"{source}.{alias.name}", None) if from_package else (source, alias.name))
+    return found
+
+
+def _source(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a `from ... import` takes from (`package`: the importing module's)."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    base = ".".join(parts[:len(parts) - node.level + 1])
+    return f"{base}.{node.module}" if node.module else base

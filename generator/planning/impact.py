@@ -2,7 +2,9 @@
 
 Static, nothing is imported. For each changed function or method, the units of its module that
 call it by name (transitively, IMPACT_DEPTH calls deep, through private helpers too, and
-through the syntax that calls dunders: `with` calls `__enter__`, `x[k]` `__getitem__`);
+through the syntax that calls dunders: `with` calls `__enter__`, `x[k]` `__getitem__`); the
+units of the modules built on it that reach it through what they import (a changed pattern in
+`pkg._tokenizer`'s rules table is read by `pkg._parser.parse`, which `pkg.items.Item` calls);
 the modules whose changed functions run at import time (they fill tables every function
 reads); the public units a change reaches without changing them (tier 2 of the plan); and
 each module's public operations as its source defines them.
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..changes.changed_lines import SIDES
+from ..changes.importers import imported_names
 from ..changes.model import ChangeSet, Checkout
 from ..changes.units import MODULE, Span, parse_spans
 from ..runtime.catalog import Operation
@@ -38,6 +41,8 @@ class Impact:
     calls: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # module -> qualname -> names called
     calls_by_name: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # the same, tables left out
     reached_by: dict[UnitKey, set[UnitKey]] = field(default_factory=dict)  # changed function -> it, callers
+    # changed function, method or module-level code -> units of other modules reaching it by import
+    imported_by: dict[UnitKey, set[UnitKey]] = field(default_factory=dict)
     at_import: set[str] = field(default_factory=set)  # modules whose changed functions run at import
     impacted: set[UnitKey] = field(default_factory=set)  # public units reached without being changed
     definitions: list[Operation] = field(default_factory=list)  # public operations the sources define
@@ -46,7 +51,11 @@ class Impact:
     _modules: dict[tuple[str, str], str] = field(default_factory=dict)  # (side, path) -> module
 
     @staticmethod
-    def of(changes: ChangeSet, sources: dict[str, str], roots: dict[str, Path] | None = None) -> Impact:
+    def of(changes: ChangeSet, sources: dict[str, str], roots: dict[str, Path] | None = None,
+           importers: dict[str, str] | None = None, packages: frozenset[str] = frozenset()) -> Impact:
+        """`sources`: the changed modules' base sources; `importers`: those of the modules built on
+        them (`ChangeSet.importers`); `packages`: which of all those are packages (`__init__.py`),
+        for their relative imports."""
         impact = Impact(changes, sources, roots=roots or {})
         impact.calls = {module: _called_names(source) for module, source in sources.items()}
         impact.calls_by_name = {module: _called_names(source, tables=False)
@@ -55,6 +64,8 @@ class Impact:
         impact.reached_by = {unit: {unit} | _callers(unit[0], impact.calls.get(unit[0], {}), {unit[1]})
                              for unit in changed}
         impact.at_import = _changed_at_import(changes, sources)
+        impact.imported_by = _reached_through_imports(
+            changes, {**(importers or {}), **sources}, packages, impact.reached_by)
         impact.impacted = _impacted_units(changes, impact.calls)
         impact.definitions = [op for module, source in sources.items() for op in _definitions(module, source)]
         return impact
@@ -92,7 +103,8 @@ class Impact:
         keys = {(op.module, op.qualname) for op in operations}
         owners = {(op.module, op.qualname.rsplit(".", 1)[0]) for op in operations if "." in op.qualname}
         unreached = {unit[0] for unit, reached in self.reached_by.items()
-                     if not reached & keys and (unit[0], unit[1].rsplit(".", 1)[0]) not in owners}
+                     if not (reached | self.imported_by.get(unit, set())) & keys
+                     and (unit[0], unit[1].rsplit(".", 1)[0]) not in owners}
         module_level = {u.module for u in self.changes.units if u.kind == "module"}
         return self.at_import | unreached | module_level
 
@@ -102,7 +114,7 @@ class Impact:
         classes whose methods changed (building the object is the first step towards them)."""
         changed = {(u.module, u.qualname) for u in self.changes.units if u.kind in ("function", "method")}
         changed_classes = {(u.module, u.qualname) for u in self.changes.units if u.kind == "class"}
-        reached = set().union(*self.reached_by.values())
+        reached = set().union(*self.reached_by.values(), *self.imported_by.values())
         whole = self.whole_modules(operations)
         found: set[str] = set()
         for op in operations:
@@ -121,7 +133,8 @@ class Impact:
 
         A function or method: itself and its callers by name within the module (transitively);
         a class: its operations; module-level code, or any unit of a whole module: every
-        operation of the module. A unit no operation reaches maps to an empty set.
+        operation of the module; and for all of them, the operations of other modules that reach
+        it through what they import. A unit no operation reaches maps to an empty set.
         """
         by_key: dict[UnitKey, set[str]] = {}
         for op in operations:
@@ -134,14 +147,15 @@ class Impact:
         found: dict[UnitKey, set[str]] = {}
         for module, qualname in units:
             unit = (module, qualname)
+            imported = set().union(*(by_key.get(key, set()) for key in self.imported_by.get(unit, ())))
             if kinds.get(unit) == "module" or (module in whole and unit in kinds):
-                found[unit] = {op.id for op in operations if op.module == module}
+                found[unit] = {op.id for op in operations if op.module == module} | imported
                 continue
             reached = self.reached_by.get(unit, {unit})
             ids = set().union(*(by_key.get(key, set()) for key in reached))
             ids |= {op.id for op in operations
                     if op.module == module and op.qualname.startswith(qualname + ".")}  # a class's operations
-            found[unit] = ids
+            found[unit] = ids | imported
         return found
 
     # ------------------------------------------------------------ lines
@@ -170,8 +184,21 @@ class Impact:
 
 
 def analyze_impact(changes: ChangeSet, base: Checkout, head: Checkout) -> Impact:
-    """The impact of `changes`, from the base sources of the changed modules."""
-    return Impact.of(changes, read_sources(base.root, changes), {"base": base.root, "head": head.root})
+    """The impact of `changes`, from the base sources of the changed modules and their importers."""
+    importers: dict[str, str] = {}
+    packages = {change.module for change in changes.files
+                if change.module and (change.base_path or "").endswith("/__init__.py")}
+    for module in changes.importers:
+        for root in base.import_roots:
+            stem = root / module.replace(".", "/")
+            path = next((p for p in (stem.with_suffix(".py"), stem / "__init__.py") if p.is_file()), None)
+            if path is not None:
+                importers[module] = path.read_text(encoding="utf-8", errors="replace")
+                if path.name == "__init__.py":
+                    packages.add(module)
+                break
+    return Impact.of(changes, read_sources(base.root, changes), {"base": base.root, "head": head.root},
+                     importers, frozenset(packages))
 
 
 def read_sources(root: Path, changes: ChangeSet) -> dict[str, str]:
@@ -205,6 +232,87 @@ def _impacted_units(changes: ChangeSet, calls: dict[str, dict[str, set[str]]]) -
     found |= {(u.module, u.qualname.rsplit(".", 1)[0]) for u in changes.units
               if u.kind == "method" and "." in u.qualname}
     return {unit for unit in found - changed if is_public(unit[1])}
+
+
+def _reached_through_imports(changes: ChangeSet, sources: dict[str, str], packages: frozenset[str],
+                             reached_by: dict[UnitKey, set[UnitKey]]) -> dict[UnitKey, set[UnitKey]]:
+    """For each changed function, method or module-level code, the units of the other modules in
+    `sources` that use a name it is reached through, as they import it (`from ._tokenizer import
+    RULES`, `from . import _tokenizer` then `_tokenizer.RULES`), with their callers in their
+    module; then those units' names in turn, IMPACT_DEPTH imports deep. A module-level change is
+    reached through the names its changed statements bind (a table, a compiled pattern) and the
+    functions of its module that read them."""
+    trees = {module: tree for module, source in sources.items() if (tree := _parse(source)) is not None}
+    used = {module: _used_names(tree) for module, tree in trees.items()}
+    calls = {module: _called_names(source) for module, source in sources.items()}
+    imports = {module: imported_names(tree, module, module in packages) for module, tree in trees.items()}
+    found: dict[UnitKey, set[UnitKey]] = {}
+    for unit in changes.units:
+        key = (unit.module, unit.qualname)
+        if unit.kind == "module" and unit.module in trees:
+            bound = _bound_by_changed_statements(trees[unit.module], changes, unit.module)
+            readers = {q for q, names in used[unit.module].items() if names & bound}
+            within = readers | {q for _, q in _callers(unit.module, calls.get(unit.module, {}), readers)}
+            frontier = {unit.module: bound | {q.split(".")[0] for q in within}}
+        elif key in reached_by:
+            frontier = {unit.module: {q.split(".")[0] for _, q in reached_by[key]}}
+        else:
+            continue
+        reached: set[UnitKey] = set()
+        for _ in range(IMPACT_DEPTH):
+            step: dict[str, set[str]] = {}
+            for module, names_used in used.items():
+                wanted = {local for local, (source, name) in imports[module].items()
+                          if name is not None and name in frontier.get(source, ())}
+                wanted |= {f"{local}.{name}" for local, (source, original) in imports[module].items()
+                           if original is None for name in frontier.get(source, ())}
+                hits = {q for q, names in names_used.items() if names & wanted}
+                hits |= {q for _, q in _callers(module, calls.get(module, {}), hits)}
+                new = {(module, q) for q in hits} - reached - {key}
+                reached |= new
+                if new:
+                    step.setdefault(module, set()).update(q.split(".")[0] for _, q in new)
+            if not step:
+                break
+            frontier = step
+        if reached:
+            found[key] = reached
+    return found
+
+
+def _bound_by_changed_statements(tree: ast.Module, changes: ChangeSet, module: str) -> set[str]:
+    """Names bound by the module-level statements (not definitions) holding a changed base line."""
+    lines = set().union(*(change.base_lines for change in changes.files if change.module == module))
+    bound: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if any(statement.lineno <= line <= (statement.end_lineno or statement.lineno) for line in lines):
+            bound |= {node.id for node in ast.walk(statement)
+                      if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    return bound
+
+
+def _used_names(tree: ast.Module) -> dict[str, set[str]]:
+    """qualname -> the names its function reads or calls (`x`, and `mod.x` for an attribute of a
+    name), its defaults and decorators included, for top-level functions and methods."""
+    result: dict[str, set[str]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names: set[str] = set()
+                for n in ast.walk(child):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                        names.add(n.id)
+                    elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                        names.add(f"{n.value.id}.{n.attr}")
+                result[prefix + child.name] = names
+
+    visit(tree, "")
+    return result
 
 
 def _changed_at_import(changes: ChangeSet, sources: dict[str, str]) -> set[str]:

@@ -12,7 +12,8 @@ from support.catalog_samples import CATALOG, MOD, SOURCE, real_catalog
 
 from difforacle.generator.changes.model import ChangeSet, FileChange, Unit
 from difforacle.generator.planning.impact import Impact, read_sources, table_entries
-from difforacle.generator.runtime.catalog import Catalog
+from difforacle.generator.runtime.catalog import Catalog, Operation
+from difforacle.generator.worker.protocol import OperationKind
 
 
 def _unit(qualname: str, kind: str) -> Unit:
@@ -478,3 +479,73 @@ def test_a_changed_module_level_statement_makes_the_whole_module_the_focus() -> 
     impact = Impact.of(changes, {"text": source})
     assert impact.whole_modules(catalog.operations) == {"text"}
     assert impact.focus(catalog.operations) == {"text:clean"}  # it reads the changed pattern
+
+
+# a package whose rules table a private parser reads, and whose public items call the parser
+RULES = "import re\n\nRULES = {'end': re.compile(r'$')}\n\n\ndef helper(text):\n    return text.strip()\n"
+PARSER = textwrap.dedent("""\
+    from ._rules import RULES, helper as _helper
+
+
+    def parse(text):
+        return RULES['end'].search(text)
+
+
+    def tidy(text):
+        return _helper(text)
+
+
+    def unrelated(text):
+        return text
+    """)
+ITEMS = textwrap.dedent("""\
+    from . import _rules
+    from ._parser import parse as _parse, unrelated
+
+
+    class Item:
+        def __init__(self, text):
+            self.match = _parse(text)
+
+
+    class Other:
+        def __init__(self, text):
+            self.text = unrelated(text)
+
+
+    def pattern():
+        return _rules.RULES['end']
+    """)
+FUNCTIONS = (("_parser", "parse"), ("_parser", "tidy"), ("_parser", "unrelated"), ("items", "pattern"))
+PACKAGE_OPERATIONS = [Operation(f"pkg.{module}:{name}", OperationKind.FUNCTION, None, (), (), None, None)
+                      for module, name in FUNCTIONS] + [
+    Operation(f"pkg.items:{name}", OperationKind.CONSTRUCTOR, f"pkg.items.{name}", (), (), None, None)
+    for name in ("Item", "Other")]
+
+
+def _package_impact(unit: Unit, lines: frozenset[int]) -> Impact:
+    change = FileChange("pkg/_rules.py", "pkg/_rules.py", "pkg._rules", lines, lines)
+    return Impact.of(ChangeSet("0" * 40, (change,), (unit,)), {"pkg._rules": RULES},
+                     importers={"pkg._parser": PARSER, "pkg.items": ITEMS})
+
+
+def test_a_changed_table_is_reached_through_the_modules_that_import_it() -> None:
+    module_level = Unit("pkg._rules", "<module>", "module", "modified", "pkg/_rules.py", 3, 3)
+    impact = _package_impact(module_level, frozenset({3}))
+    # parse reads RULES as imported; Item calls parse under another name; pattern reads _rules.RULES
+    reached = {("pkg._parser", "parse"), ("pkg.items", "Item"), ("pkg.items", "Item.__init__"),
+               ("pkg.items", "pattern")}
+    assert impact.imported_by[("pkg._rules", "<module>")] == reached
+    focus = impact.focus(PACKAGE_OPERATIONS)
+    assert {"pkg._parser:parse", "pkg.items:Item", "pkg.items:pattern"} <= focus
+    assert not focus & {"pkg._parser:tidy", "pkg._parser:unrelated", "pkg.items:Other"}
+    reaching = impact.reaching(PACKAGE_OPERATIONS, {("pkg._rules", "<module>")})
+    assert reaching[("pkg._rules", "<module>")] == {"pkg._parser:parse", "pkg.items:Item",
+                                                    "pkg.items:pattern"}
+
+
+def test_a_changed_function_is_reached_through_the_name_a_module_imports_it_by() -> None:
+    impact = _package_impact(Unit("pkg._rules", "helper", "function", "modified", "pkg/_rules.py", 6, 7),
+                             frozenset({7}))
+    assert impact.imported_by[("pkg._rules", "helper")] == {("pkg._parser", "tidy")}
+    assert impact.focus(PACKAGE_OPERATIONS) == {"pkg._parser:tidy"}
