@@ -338,7 +338,8 @@ def _explore_with(run: _Run, explorers: _Explorers, catalog: Catalog, measured: 
     solver = (Solver(catalog.by_id, run.impact, run.sides, options.python, lines=lines if measured else None,
                      cover=switches.solver, diverge=switches.diffbehavior)
               if switches.solver or switches.diffbehavior else None)
-    early_stop = EarlyStop(options.budget) if options.early_stop and not run.deadline.reproducible else None
+    early_stop = (EarlyStop(options.budget, blind=replay_all)
+                  if options.early_stop and not run.deadline.reproducible else None)
     run.progress("exploring")
     with Replayer(explorers.replay, explorers.head, lines if measured else None,
                   paths=switches.paths, distances=switches.divergence) as replayer:

@@ -89,6 +89,15 @@ def test_changed_code_not_run_yet_is_waited_for_longer() -> None:
     assert "2 changed line(s) or branch(es) had not run" in stop.why()
 
 
+def test_a_change_no_call_enters_is_waited_out_as_long_as_unrun_lines() -> None:
+    clock = Clock()
+    stop = EarlyStop(0.0, clock, blind=True)  # a module-level table: its lines ran at import
+    stop.observe(ALL_RUN, 50)
+    assert not _watch(ALL_RUN, UNRUN_STALE_SECONDS - 1, 40, clock, stop)
+    assert _watch(ALL_RUN, 20, 40, clock, stop)
+    assert "the changed code runs at import" in stop.why()
+
+
 def test_exploring_lasts_a_share_of_the_budget_whatever_the_progress() -> None:
     clock = Clock()
     stop = EarlyStop(60.0, clock)
