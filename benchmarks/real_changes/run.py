@@ -1016,7 +1016,8 @@ def _changed_only(changes: ChangeMap) -> ChangeMap:
 
 # Run inside the case's venv: the test module is imported untraced (importing the library runs any
 # module-level line), then each `test_*` function is called under a tracer that notes whether a
-# changed line of this side ran, or a method ran with `self` or `cls` of a class whose class-level
+# changed line of this side ran, a changed unit or a direct caller of one ran (a function reading a
+# changed module-level table), or a method ran with `self` or `cls` of a class whose class-level
 # statements changed (a table such as a locale's `timeframes`, read by an inherited method).
 TRACER = r"""
 import importlib.util, json, sys, threading
@@ -1024,6 +1025,7 @@ spec = importlib.util.spec_from_file_location("traced_test", sys.argv[1])
 wanted = json.loads(open(sys.argv[2]).read())
 lines = {path: set(numbers) for path, numbers in wanted["lines"].items()}
 classes = {tuple(pair) for pair in wanted["classes"]}
+units = {tuple(pair) for pair in wanted.get("units", ())}
 ran = []
 
 def changed_class(value):
@@ -1042,7 +1044,10 @@ def called(frame, event, arg):
     code = frame.f_code
     if ran:
         return None
-    if classes and code.co_argcount and code.co_varnames[0] in ("self", "cls"):
+    qualname = getattr(code, "co_qualname", code.co_name)
+    if (frame.f_globals.get("__name__"), qualname) in units:
+        ran.append(0)
+    elif classes and code.co_argcount and code.co_varnames[0] in ("self", "cls"):
         if changed_class(frame.f_locals.get(code.co_varnames[0])):
             ran.append(0)
     return local(frame, "line", arg) if code.co_filename in lines else None
@@ -1080,9 +1085,9 @@ def trace_elsewhere(
     work: Path,
 ) -> None:
     """Mark `ran_change` on differences no static rule attributes: their test, run on each side,
-    ran a line the pull request changed (or a method of a changed class). A caller's caller is not
-    at the change by name, or any unit of a package would be; by what ran, it is. Only a case with
-    one part: a mixed case's lines belong to two commits."""
+    ran a line the pull request changed, a changed unit or a direct caller of one, or a method of a
+    changed class. A caller's caller is not at the change by name, or any unit of a package would
+    be; by what ran, it is. Only a case with one part: a mixed case's lines belong to two commits."""
     if len(maps) != 1:
         return
     tests = [difference.get("test") for difference in report.get("differences", [])]
@@ -1099,7 +1104,10 @@ def trace_elsewhere(
         sides = {side: export_tree(clone, commit, root / side)
                  for side, commit in (("base", made.base), ("head", made.head))}
         wanted = _changed_on_sides(clone, made, repo, sides)
+        related = sorted([module, qualname] for changes in maps.values()
+                         for module, qualname in changes.related)
         for side, what in wanted.items():
+            what["units"] = related
             (root / f"{side}.json").write_text(json.dumps(what))
         (root / "tracer.py").write_text(TRACER)
         for difference, test in todo:

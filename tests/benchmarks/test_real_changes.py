@@ -943,3 +943,18 @@ def test_the_tracer_counts_a_method_run_on_an_instance_of_a_changed_class(tmp_pa
             f"from words import Turkish, Words\n\n\ndef test_it():\n    assert {call} == ''\n"
         )
         assert bench._ran(interpreter, tmp_path, "base", tmp_path / "lib") is ran, call
+
+
+def test_the_tracer_counts_a_direct_caller_of_a_changed_table_that_ran(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "table.py").write_text(
+        "END = '$'\n\n\ndef read(text):\n    return text.endswith(END)\n"
+        "\n\ndef other(text):\n    return text\n")
+    (tmp_path / "tracer.py").write_text(bench.TRACER)
+    # END's line runs at import, which is not traced; `read`, a direct caller of it, runs in the test
+    (tmp_path / "head.json").write_text(json.dumps({"lines": {str(tmp_path / "lib" / "table.py"): [1]},
+                                                    "classes": [], "units": [["table", "read"]]}))
+    for call, ran in (("read('a')", True), ("other('a')", False)):
+        (tmp_path / "test_difference.py").write_text(f"from table import other, read\n\n\ndef test_it():\n"
+                                                     f"    assert {call} == 0\n")
+        assert bench._ran(Path(sys.executable), tmp_path, "head", tmp_path / "lib") is ran, call
