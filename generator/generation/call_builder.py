@@ -38,6 +38,7 @@ DISPATCH_ANY_RATIO = 0.3  # a parameter typed only by the body's isinstance bran
 LEARNED_RATIO = 0.5  # an untyped parameter takes a runtime type that worked there before
 KEYWORDS_RATIO = 0.5  # of calls with a `**kwargs` whose options the source reads: some of them set
 MAX_KEYWORDS = 3
+ARITY_RATIO = 0.6  # of calls with a `*args` whose code reads how many values it takes: one of those counts
 URL_RATIO = 0.5  # of text arguments of an operation or parameter named for URLs: a URL
 FUZZ_RATIO = 0.1  # a primitive argument is perturbed (GRT impurity)
 IMPURE_RATIO = 0.1  # a pooled object gets an impure call before reuse (GRT impurity)
@@ -71,8 +72,12 @@ class CallBuilder:
                     kwargs.update(self._keyword_options(param, op.id, builder, depth))
                 continue
             if param.kind == "VAR_POSITIONAL":
-                if not skipping and self.rng.random() < 0.3:
-                    args.append(self._argument(param, builder, op.id, depth, provided))
+                if not skipping:
+                    for _ in range(self._count(param)):
+                        value = self._argument(param, builder, op.id, depth, provided)
+                        if value is None:
+                            break  # fewer values: the call may still be made
+                        args.append(value)
                 continue
             omit = 0.85 if param.default_is_none and not param.hints else 0.5
             if param.has_default and self.rng.random() < omit:
@@ -90,6 +95,13 @@ class CallBuilder:
             else:
                 args.append(value)
         return {"op": op.id, "args": args, "kwargs": kwargs}
+
+    def _count(self, param: Parameter) -> int:
+        """How many values a `*args` parameter gets: often a count its code reads it as taking,
+        else none, or one now and then."""
+        if param.arities and self.rng.random() < ARITY_RATIO:
+            return self.rng.choice(param.arities)
+        return 1 if self.rng.random() < 0.3 else 0
 
     def _keyword_options(self, param: Parameter, op_id: str, builder: SequenceBuilder,
                          depth: int) -> dict[str, dict]:

@@ -26,6 +26,7 @@ class Parameter:
     elements: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
     # a `**kwargs` parameter's options read from the source: (key, the literals it is compared with)
     keywords: tuple[tuple[str, tuple[tuple, ...]], ...] = ()
+    arities: tuple[int, ...] = ()  # a `*args` parameter: the counts of values its code reads it as taking
 
     @staticmethod
     def from_json(data: dict) -> Parameter:
@@ -35,7 +36,8 @@ class Parameter:
         keywords = tuple((key, tuple(tuple(c) for c in choices)) for key, choices in data.get("keywords", ()))
         return Parameter(data["name"], data["kind"], data["has_default"], tuple(data.get("hints", ())),
                          tuple(tuple(c) for c in data.get("choices", ())), data.get("default") == ["none"],
-                         data.get("hints_from", ""), options, elements, keywords)
+                         data.get("hints_from", ""), options, elements, keywords,
+                         tuple(data.get("arities", ())))
 
     def elements_of(self, container: str) -> tuple[tuple[str, ...], ...]:
         """The element types of one of the hints (nothing known: empty)."""

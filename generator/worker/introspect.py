@@ -25,7 +25,7 @@ from typing import Any
 
 from . import literals, typeinfo
 from .command_line import commands_of
-from .keywords import keyword_options
+from .keywords import arities, keyword_options
 from .observe import clean_text, type_name
 from .protocol import OperationKind
 from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS, code_name, export_id
@@ -702,6 +702,11 @@ def _parameter(param: inspect.Parameter, hints: dict, evidence: _Evidence, wante
             options = keyword_options(evidence.target, param.name)
             if options:
                 entry["keywords"] = [[key, choices] for key, choices in options.items()]
+    if param.kind == param.VAR_POSITIONAL:
+        with contextlib.suppress(Exception):
+            counts = arities(evidence.target, param.name)
+            if counts:
+                entry["arities"] = counts
     return entry
 
 

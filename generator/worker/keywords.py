@@ -8,6 +8,12 @@ it stays unreached. The keys are read from the source: `kwargs.get("k")`, `kwarg
 to (`validate(options)`, `build(**options)`), two levels deep; a key's values are the constants
 the value read from it is compared with (`if fmt not in [None, "sql", "python"]`). Standard
 library only.
+
+A `*args` parameter is read the same way for how many values it takes: `_row(is_header, *args)`
+tells `len(args) == 2` from `len(args) == 3` and raises on any other count, so a call that passes
+none or one never reaches its rows. The counts are those `len(args)` is compared with (one more
+past a `>`, one fewer below a `<`), those an unpacking `a, b, c = args` needs, and one past the
+highest constant index `args[2]` read.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from . import literals
 MAX_DEPTH = 2  # the function, and the functions it hands its keyword mapping to
 MAX_KEYS = 40
 MAX_CHOICES = 12
+MAX_ARITY = 8  # positional values a `*args` count may ask for
 _READERS = frozenset({"get", "pop", "setdefault"})
 
 
@@ -33,6 +40,53 @@ def keyword_options(func: Any, name: str) -> dict[str, list[list]]:
     return dict(list(found.items())[:MAX_KEYS])
 
 
+def arities(func: Any, name: str) -> list[int]:
+    """The counts of values `func`'s `*name` is read as taking (see the module's docstring)."""
+    body = _function_tree(func)
+    found: set[int] = set()
+    for node in ast.walk(body) if body is not None else ():
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and _is_len_of(node.left, name):
+            found |= _compared(node.ops[0], node.comparators[0])
+        elif isinstance(node, ast.Assign) and _is(node.value, name):
+            found |= {len(t.elts) for t in node.targets if isinstance(t, (ast.Tuple, ast.List))
+                      and not any(isinstance(e, ast.Starred) for e in t.elts)}
+        elif isinstance(node, ast.Subscript) and _is(node.value, name) and (index := _index(node.slice)) >= 0:
+            found.add(index + 1)
+    return sorted(count for count in found if 0 <= count <= MAX_ARITY)
+
+
+def _index(node: ast.AST) -> int:
+    """A constant non-negative index, else -1."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value if node.value >= 0 else -1
+    return -1
+
+
+def _is_len_of(node: ast.AST, name: str) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+            and len(node.args) == 1 and _is(node.args[0], name))
+
+
+def _compared(op: ast.cmpop, right: ast.AST) -> set[int]:
+    """The counts a `len(args) <op> right` tells apart: the constant, and past a bound, the next."""
+    values = [v for v in _constants(right) if isinstance(v, int) and not isinstance(v, bool)]
+    step = {ast.Gt: 1, ast.Lt: -1}.get(type(op), 0)
+    return set(values) | {v + step for v in values if step}
+
+
+def _function_tree(func: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The syntax tree of `func`'s definition (unwrapped), or None when its source cannot be read."""
+    with contextlib.suppress(ValueError):  # a wrapper cycle
+        func = inspect.unwrap(func)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+    if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    return tree.body[0]
+
+
 def _collect(func: Any, name: str, found: dict[str, list[list]], depth: int, seen: set) -> None:
     with contextlib.suppress(ValueError):  # a wrapper cycle
         func = inspect.unwrap(func)
@@ -40,13 +94,9 @@ def _collect(func: Any, name: str, found: dict[str, list[list]], depth: int, see
     if code is None or (code, name) in seen:
         return
     seen.add((code, name))
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-    except (OSError, TypeError, SyntaxError, ValueError):
+    body = _function_tree(func)
+    if body is None:
         return
-    if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return
-    body = tree.body[0]
     variables: dict[str, str] = {}  # a local assigned from a key's value -> that key
     for node in ast.walk(body):
         key = _key_read(node, name)
