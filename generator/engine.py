@@ -73,7 +73,7 @@ from .planning.plan import HistoryOptions, Plan, plan_change
 from .report.model import NOT_MEASURED, Difference, Report, RunError
 from .runtime.catalog import Catalog
 from .runtime.sequence import CallSequence
-from .runtime.workers import Worker, WorkerOptions, WorkerPool, usable_cores
+from .runtime.workers import Additions, Worker, WorkerOptions, WorkerPool, usable_cores
 from .triage.pull_request import PullRequestText, read_pull_request
 from .triage.verdicts import triage
 
@@ -239,8 +239,9 @@ def _test_change(run: _Run) -> None:
     What they find goes into `run` as soon as it is known."""
     run.progress("importing")
     worker_options = _worker_options(run.options, run.deadline)
-    direct = tuple(run.impact.reached_directly()) if run.switches.direct else ()
-    with WorkerPool(run.changes, direct) as pool:
+    additions = Additions(tuple(run.impact.reached_directly()) if run.switches.direct else (),
+                          tuple(run.impact.subclassed()) if run.switches.subclasses else ())
+    with WorkerPool(run.changes, additions) as pool:
         base, head, replay, *more = pool.start((run.base, "base", 0, worker_options),
                                                (run.head, "head", 1, worker_options),
                                                (run.base, "base", 1, worker_options),

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 
 from ..runtime.catalog import Operation
 from ..worker.protocol import OperationKind
+from ..worker.resolve import SUBCLASS_PREFIX, SUBCLASS_SUFFIX
 
 MAX_TEST_NAME = 80
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -79,6 +80,8 @@ def variable_name(op_id: str, op: Operation | None = None) -> str:
     """The preferred (not yet unique) name for the result of calling operation `op_id`."""
     qualname = op_id.partition(":")[2]
     parts = qualname.split(".")
+    if parts[-1].endswith(SUBCLASS_SUFFIX):  # `MyVersion(...)`, the test's subclass: my_version
+        parts[-1] = SUBCLASS_PREFIX + parts[-1][: -len(SUBCLASS_SUFFIX)].lstrip("_")
     name = parts[-1]
     kind = op.kind if op else (OperationKind.METHOD if len(parts) > 1 else OperationKind.FUNCTION)
     returns = op.returns if op else ()

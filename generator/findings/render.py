@@ -44,7 +44,7 @@ from ..worker.command_line import command_target, run_command_line
 from ..worker.literals import SHARED_NAN, input_files, modules_used
 from ..worker.literals import source as literal_source
 from ..worker.protocol import ApiChange, ObservationKey, OperationKind, Step, Tag
-from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target
+from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, SUBCLASS_PREFIX, export_target, subclass_target
 from .cases import Finding
 from .declared_types import outside_declared_types
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
@@ -82,6 +82,9 @@ NOTE_LIMIT = 200
 
 
 # ---------------------------------------------------------------- the stage: findings to differences
+
+
+SUBCLASS_SOURCE = 'class {name}({base}):\n    """A subclass with nothing of its own, as a user\'s."""\n'
 
 
 def render_findings(findings: list[Finding], operations: dict[str, Operation],
@@ -152,6 +155,7 @@ class _Imports:
     command_line: bool = False  # a call runs a command line: the test defines COMMAND_LINE_HELPER
     asynchronous: bool = False  # a call drains an asynchronous generator: the test defines DRAIN_HELPER
     nan: str | None = None  # the variable of the sequence's one NaN argument, when it is passed twice
+    subclasses: dict[str, str] = field(default_factory=dict)  # the test's subclasses: name -> base's name
 
     def name_for(self, module: str, name: str) -> str:
         if self.names.get(name, (module, name)) == (module, name) and name not in RESERVED | BUILTIN_NAMES:
@@ -162,7 +166,7 @@ class _Imports:
 
     def bound(self) -> set[str]:
         """Every name the import lines bind in the test module."""
-        return set(self.names) | {m.split(".")[0] for m in self.modules}
+        return set(self.names) | {m.split(".")[0] for m in self.modules} | set(self.subclasses)
 
     def lines(self) -> list[str]:
         """Standard library, then pytest, then the project; one `from` line per module."""
@@ -219,6 +223,8 @@ def render_test(statements: CallSequence, operations: dict[str, Operation], mism
     parameters = ", ".join(FIXTURES) if imports.files else ""
     helper = "".join(source + "\n\n" for source, used in ((COMMAND_LINE_HELPER, imports.command_line),
                                                         (DRAIN_HELPER, imports.asynchronous)) if used)
+    helper += "".join(SUBCLASS_SOURCE.format(name=name, base=base) + "\n\n"
+                      for name, base in sorted(imports.subclasses.items()))
     source = ("\n".join(header) + ("\n\n\n" if header else "") + helper
               + f"def {test_name}({parameters}):\n")
     return _format(source + "".join(f"    {line}\n" for line in [*_input_files(imports.files), *body]))
@@ -347,6 +353,12 @@ def _plain_call_source(statement: Statement, operations: dict[str, Operation], n
         if module == "copy":
             imports.modules.add("copy")
         return PROTOCOL_SOURCE[op_id].format(*args)
+    subclassed = subclass_target(op_id)
+    if subclassed is not None:  # the class's subclass with nothing of its own, defined by the test
+        base_module, _, base_qualname = subclassed.partition(":")
+        name = SUBCLASS_PREFIX + base_qualname.rsplit(".", 1)[-1].lstrip("_")
+        imports.subclasses[name] = _callable_name(base_module, base_qualname, imports)
+        return f"{name}({', '.join([*args, *kwargs])})"
     return f"{_callable_name(module, qualname, imports)}({', '.join([*args, *kwargs])})"
 
 

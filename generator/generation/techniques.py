@@ -88,6 +88,10 @@ TECHNIQUES: tuple[Technique, ...] = (
               "changed private functions and methods that no code of their module calls by name (reached "
               "only through a table, getattr or a subclass) called directly, as operations of their own; "
               "their differences say so"),
+    Technique("subclasses",
+              "classes whose methods changed also built as a subclass with nothing of its own (`class "
+              "MyVersion(Version)`), as a user's: a method that builds its own class by name where it "
+              "should build `type(self)`, or the other way round, differs only there"),
     Technique("asynchronous",
               "coroutines awaited and asynchronous generators drained (their first items), each call in "
               "an event loop of its own, in the worker and in the rendered tests"),

@@ -93,6 +93,17 @@ class Impact:
             found.append(f"{unit[0]}:{unit[1]}")
         return found
 
+    def subclassed(self) -> list[str]:
+        """Classes (`pkg.mod:Version`) whose methods or class body changed, to be built as a
+        subclass with nothing of its own as well: a method that builds `Version(...)` where it
+        should build `type(self)(...)`, or compares `type(other) is Version`, differs only there.
+        Classes nested in functions cannot be named from outside, and are left out."""
+        found = {(u.module, u.qualname.rsplit(".", 1)[0]) for u in self.changes.units
+                 if u.kind == "method" and "." in u.qualname and u.status == "modified"}
+        found |= {(u.module, u.qualname) for u in self.changes.units
+                  if u.kind == "class" and u.status == "modified"}
+        return sorted(f"{module}:{qualname}" for module, qualname in found if "<" not in qualname)
+
     # ------------------------------------------------------------ reach
 
     def whole_modules(self, operations: list[Operation]) -> set[str]:

@@ -69,12 +69,19 @@ class WorkerOptions:
     divergence: bool = False  # the changed lines' conditions are measured (branch distances)
 
 
+@dataclass(frozen=True)
+class Additions:
+    """What the catalog lists beyond the changed modules' API, decided from the change."""
+
+    direct: tuple[str, ...] = ()  # changed private functions and methods, operations of their own
+    subclassed: tuple[str, ...] = ()  # classes whose subclass with nothing of its own is built too
+
+
 class Worker:
     """A worker process importing one commit's code."""
 
     def __init__(self, checkout: Checkout, changes: ChangeSet, side: str, hash_seed: int,
-                 options: WorkerOptions, direct: tuple[str, ...] = ()) -> None:
-        """`direct`: changed private functions and methods to list as operations of their own."""
+                 options: WorkerOptions, additions: Additions = Additions()) -> None:
         self.checkout = checkout
         self.side = side
         self.hash_seed = hash_seed
@@ -98,7 +105,8 @@ class Worker:
             reply = self.request({
                 "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
                 "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
-                "direct": list(direct), "asynchronous": options.asynchronous, "duck": options.duck,
+                "direct": list(additions.direct), "subclassed": list(additions.subclassed),
+                "asynchronous": options.asynchronous, "duck": options.duck,
                 "divergence": options.divergence,
                 "coverage_path": _coverage_only_path(self._tmp),
                 "placeholders": placeholders(checkout, self._tmp),
@@ -254,14 +262,14 @@ class WorkerPool:
     """The run's worker processes: started in parallel (each spends its start-up importing the
     project), all closed when the run ends, whatever happened."""
 
-    def __init__(self, changes: ChangeSet, direct: tuple[str, ...] = ()) -> None:
-        self.changes, self.direct = changes, direct
+    def __init__(self, changes: ChangeSet, additions: Additions = Additions()) -> None:
+        self.changes, self.additions = changes, additions
         self.workers: list[Worker] = []
 
     def start(self, *specs: tuple[Checkout, str, int, WorkerOptions]) -> list[Worker]:
         """One worker per (checkout, side, hash seed, options), in that order."""
         def start_one(checkout: Checkout, side: str, hash_seed: int, options: WorkerOptions) -> Worker:
-            worker = Worker(checkout, self.changes, side, hash_seed, options, self.direct)
+            worker = Worker(checkout, self.changes, side, hash_seed, options, self.additions)
             self.workers.append(worker)
             return worker
 

@@ -28,7 +28,17 @@ from .command_line import commands_of
 from .keywords import arities, keyword_options
 from .observe import clean_text, type_name
 from .protocol import OperationKind
-from .resolve import ARITHMETIC, COMPARISONS, OPERATION_DUNDERS, OPERATORS, PROTOCOLS, code_name, export_id
+from .resolve import (
+    ARITHMETIC,
+    COMPARISONS,
+    OPERATION_DUNDERS,
+    OPERATORS,
+    PROTOCOLS,
+    code_name,
+    export_id,
+    subclass_id,
+    subclass_of,
+)
 from .tracer import unwrap_hits
 
 # Exception classes are listed only where a changed module defines them (their messages and
@@ -50,13 +60,15 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 
 def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: bool = True,
-                  duck: bool = True) -> dict:
+                  duck: bool = True, subclassed: Iterable[str] = ()) -> dict:
     """Import `modules`; return {"operations", "classes", "import_errors"}. Listing runs the
     project's code too (`dir`, `__getattr__`, signatures): a member whose listing raises is left
     out, never the module or the run. `direct`: private functions and methods (`pkg.mod:_helper`,
     `pkg.mod:_Cls._method`) listed as operations of their own, marked `"direct": true`.
     `asynchronous`: coroutine functions and asynchronous generators say so (`"awaits"`). `duck`: a
-    parameter with no other evidence of its type is typed by the attributes its body uses."""
+    parameter with no other evidence of its type is typed by the attributes its body uses.
+    `subclassed`: classes (`pkg.mod:Version`) whose subclass with nothing of its own is built too
+    (`pkg.mod:Version<subclass>`, a constructor of the class's type)."""
     DUCK_TYPING[0] = duck
     errors: dict[str, str] = {}
     imported: dict[str, types.ModuleType] = {}
@@ -94,6 +106,9 @@ def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: 
     for op_id in direct:
         with contextlib.suppress(BaseException):  # one that cannot be listed is left out
             _add_direct(op_id, operations, classes, wanted)
+    for class_id in subclassed:
+        with contextlib.suppress(BaseException):  # a class that refuses subclasses is left out
+            _add_subclass(class_id, operations, wanted)
     _add_builders(wanted, operations, classes, _project_roots(modules))
     _add_protocols([k for k in listed if type_name(k) in classes], operations, _project_roots(modules))
     if not asynchronous:
@@ -488,6 +503,19 @@ def _add_direct(op_id: str, operations: dict, classes: dict, wanted: set[type]) 
             wanted.add(owner)  # its constructor, among the builders
     if op_id in operations:
         operations[op_id]["direct"] = True
+
+
+def _add_subclass(class_id: str, operations: dict, wanted: set[type]) -> None:
+    """The constructor of `class_id`'s subclass with nothing of its own, listed under the class's
+    type: its objects go where the class's do, receivers of the class's methods."""
+    module_name, _, qualname = class_id.partition(":")
+    klass: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        klass = getattr(klass, part)
+    if not isinstance(klass, type) or inspect.isabstract(klass) or isinstance(klass, enum.EnumMeta):
+        return
+    op_id = subclass_id(class_id)
+    _add_operation(operations, op_id, OperationKind.CONSTRUCTOR, subclass_of(klass), klass, wanted)
 
 
 def _add_builders(wanted: set[type], operations: dict, classes: dict, roots: set[str]) -> None:

@@ -79,6 +79,37 @@ UNCALLED_KINDS = frozenset({OperationKind.VALUE, OperationKind.EXPORT, Operation
                             OperationKind.CALL})
 
 
+# `pkg.mod:Version<subclass>`: a subclass with nothing of its own (`class MyVersion(Version)`), built
+# as the class is. A method that names its own class where it should build `type(self)` (or the
+# other way round) behaves the same on the class and differs only on a subclass, as a user's.
+SUBCLASS_SUFFIX = "<subclass>"
+SUBCLASS_PREFIX = "My"  # the subclass's name: `MyVersion`, in the worker and in the rendered test
+
+
+def subclass_id(class_id: str) -> str:
+    return f"{class_id}{SUBCLASS_SUFFIX}"
+
+
+def subclass_target(op_id: str) -> str | None:
+    """`pkg:Version` for `pkg:Version<subclass>`; None for any other operation."""
+    return op_id[: -len(SUBCLASS_SUFFIX)] if op_id.endswith(SUBCLASS_SUFFIX) else None
+
+
+_SUBCLASSES: dict[type, type] = {}
+
+
+def subclass_of(klass: type) -> type:
+    """The one subclass with nothing of its own of `klass` in this process (made on first use;
+    raises whatever the class raises against being subclassed: `final`, an enum with members)."""
+    made = _SUBCLASSES.get(klass)
+    if made is None:
+        name = SUBCLASS_PREFIX + klass.__name__.lstrip("_")
+        made = _SUBCLASSES[klass] = types.new_class(
+            name, (klass,), {},
+            lambda namespace: namespace.update(__module__=klass.__module__, __qualname__=name))
+    return made
+
+
 def export_id(module: str, name: str) -> str:
     return f"{module}:{name}{EXPORT_SUFFIX}"
 
@@ -282,6 +313,15 @@ def _resolve(op_id: str) -> Operation:
     if target_id is not None:  # `pkg.cli:main<argv>`: whatever `pkg.cli:main` is, as a command line
         entry = _resolve(target_id)
         return Operation(op_id, OperationKind.COMMAND, _called(entry, entry.obj), entry.name)
+    subclassed = subclass_target(op_id)
+    if subclassed is not None:
+        klass = _resolve(subclassed)
+        if klass.kind != OperationKind.CONSTRUCTOR:
+            raise Missing(f"{subclassed} is not a class")
+        try:
+            return Operation(op_id, OperationKind.CONSTRUCTOR, subclass_of(klass.obj), klass.name)
+        except Exception as exc:  # a class that refuses subclasses on this commit
+            raise Missing(f"{subclassed} cannot be subclassed: {type(exc).__name__}: {exc}") from None
     exported = export_target(op_id)
     if exported is not None:
         module_name, _, name = exported.partition(":")

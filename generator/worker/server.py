@@ -79,7 +79,8 @@ class Worker:
         # Module and class bodies run only here: their changed lines are covered by the import.
         direct, asynchronous = request.get("direct", []), request.get("asynchronous", True)
         catalog, at_import = probe.measure(lambda: build_catalog(request["modules"], direct, asynchronous,
-                                                                 request.get("duck", True)))
+                                                                 request.get("duck", True),
+                                                                 request.get("subclassed", [])))
         tracer = ChangeTracer()
         unwrapped = install_hit_wrappers(request.get("units", []), tracer)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0,

@@ -88,6 +88,11 @@ SOURCE = textwrap.dedent('''
 
     def _private():
         return 1
+
+
+    class Final:
+        def __init_subclass__(cls, **kwargs):
+            raise TypeError("Final cannot be subclassed")
 ''')
 
 
@@ -264,3 +269,19 @@ def test_callee_follows_dynamic_dispatch(mod) -> None:
     assert op.callee([mod.Inherits(1)]) == f"{MODULE}:Version.label"
     assert resolver.resolve(f"{MODULE}:double").callee([1]) == f"{MODULE}:double"
     assert resolver.resolve(f"{MODULE}:Version.zero").callee([]) == f"{MODULE}:Version.zero"
+
+
+def test_a_classs_subclass_is_built_as_the_class_is_and_made_once(module: str) -> None:
+    resolver = Resolver()
+    op = resolver.resolve(f"{module}:Version<subclass>")
+    assert op.kind == "constructor" and op.obj.__name__ == "MyVersion"
+    made = op.call([2], {})
+    assert type(made).__mro__[1] is sys.modules[module].Version and made.major == 2
+    assert type(made.bump()) is sys.modules[module].Version  # the method builds its class by name
+    assert Resolver().resolve(f"{module}:Version<subclass>").obj is op.obj  # one subclass per process
+
+
+@pytest.mark.parametrize("qualname", ["Final", "double", "Absent"])
+def test_a_class_that_refuses_subclasses_or_no_class_is_missing(module: str, qualname: str) -> None:
+    with pytest.raises(Missing):
+        Resolver().resolve(f"{module}:{qualname}<subclass>")
