@@ -76,7 +76,8 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique("corpus",
               "the carved seeds that enter changed code as a fuzzer's seed corpus: their literal arguments "
               "mutated in place keeping their shape (a letter's case, a Unicode space or digit, a digit "
-              "stepped, a line, token, character or final newline dropped or doubled, two texts spliced, "
+              "stepped, a line, token, character or final newline dropped or doubled, a pair of brackets "
+              "doubled or dropped, tokens put in brackets, a quoted string emptied, two texts spliced, "
               "a number stepped by one, an item dropped or doubled); mutants that enter changed code "
               "join the corpus (AFL's havoc stage on Pynguin-style seeds)",
               plugin=CorpusPlugin),

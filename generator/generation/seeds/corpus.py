@@ -10,7 +10,8 @@ literal arguments mutated in place, its other calls and arguments (the options, 
 construction) kept as the test had them. The mutations keep an input's shape, as a fuzzer's
 do on a seed corpus (AFL's havoc stage, libFuzzer's mutators): flip the case of a letter, put a
 Unicode variant for a space, a digit or a letter, step a digit, drop or duplicate a line, a
-token, a character or the final newline, splice two of the corpus's texts; step a number by one;
+token, a character or the final newline, double or drop a pair of brackets, put a few tokens in
+brackets, empty a quoted string, splice two of the corpus's texts; step a number by one;
 drop, duplicate or mutate one item of a container. A mutant that enters changed code joins the
 corpus in turn (up to MAX_DEPTH mutations from its seed), as coverage-guided fuzzers keep theirs.
 """
@@ -37,6 +38,8 @@ CORPUS_LIMIT = 400  # sequences; past this a new one replaces one at random
 TEXTS_LIMIT = 200  # texts kept for splicing
 UNICODE_SPACES = "\u00a0\u2009\u202f\u3000\t"  # no-break, thin, narrow no-break, ideographic; a tab
 TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+BRACKETS = {"(": ")", "[": "]", "{": "}"}
+QUOTED = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
 TEXT_TAGS = ("str", "textio", "path")
 BYTES_TAGS = ("bytes", "bytesio")
 
@@ -104,8 +107,73 @@ def _final_newline(text: str, rng: random.Random) -> str | None:
     return text[:-1] if text.endswith("\n") else text + "\n"
 
 
+def _brackets(text: str, rng: random.Random) -> str | None:
+    """One balanced pair of brackets doubled (`(a or b)` -> `((a or b))`) or dropped: nesting is
+    the structure a grammar's parser and printer handle in the most places."""
+    pairs = _bracket_pairs(text)
+    if not pairs:
+        return None
+    start, end = rng.choice(pairs)
+    if rng.random() < 0.5:
+        return text[:start] + text[start] + text[start:end + 1] + text[end] + text[end + 1:]
+    return text[:start] + text[start + 1:end] + text[end + 1:]
+
+
+def _wrap(text: str, rng: random.Random) -> str | None:
+    """A run of one to four tokens (not starting or ending in space) put in brackets, of a kind the
+    text already uses, else parentheses: `order by a desc` -> `order by (a desc)`."""
+    tokens = TOKEN.findall(text)
+    spans = [(i, j) for i in range(len(tokens)) if not tokens[i].isspace()
+             for j in range(i, min(i + 4, len(tokens)))
+             if not tokens[j].isspace() and _balanced("".join(tokens[i:j + 1]))]
+    if not spans:
+        return None
+    i, j = rng.choice(spans)
+    kinds = [pair for pair in BRACKETS.items() if pair[0] in text] or [("(", ")")]
+    opening, closing = rng.choice(kinds)
+    return "".join(tokens[:i]) + opening + "".join(tokens[i:j + 1]) + closing + "".join(tokens[j + 1:])
+
+
+def _empty_quotes(text: str, rng: random.Random) -> str | None:
+    """One quoted string's contents emptied (`['a']` -> `['']`): the empty name, key or value."""
+    spans = [match.span(match.lastindex or 0) for match in QUOTED.finditer(text)
+             if match.group(match.lastindex or 0)]
+    if not spans:
+        return None
+    start, end = rng.choice(spans)
+    return text[:start] + text[end:]
+
+
+def _balanced(text: str) -> bool:
+    """Every bracket of `text` is closed, in order, within it."""
+    stack: list[str] = []
+    for char in text:
+        if char in BRACKETS:
+            stack.append(BRACKETS[char])
+        elif char in BRACKETS.values() and (not stack or stack.pop() != char):
+            return False
+    return not stack
+
+
+def _bracket_pairs(text: str) -> list[tuple[int, int]]:
+    """The (opening, closing) positions of the balanced bracket pairs of `text`."""
+    pairs: list[tuple[int, int]] = []
+    stack: list[tuple[str, int]] = []
+    closers = {closing: opening for opening, closing in BRACKETS.items()}
+    for position, char in enumerate(text):
+        if char in BRACKETS:
+            stack.append((char, position))
+        elif char in closers:
+            if stack and stack[-1][0] == closers[char]:
+                pairs.append((stack.pop()[1], position))
+            else:
+                stack.clear()  # unbalanced from here: no pair spans it
+    return pairs
+
+
 TEXT_MUTATIONS: tuple[Callable[[str, random.Random], str | None], ...] = (
-    _flip_case, _unicode, _step_digit, _line, _token, _character, _final_newline)
+    _flip_case, _unicode, _step_digit, _line, _token, _character, _final_newline, _brackets, _wrap,
+    _empty_quotes)
 
 
 def mutate_text(text: str, rng: random.Random, texts: list[str]) -> str:
@@ -211,11 +279,12 @@ class CorpusPlugin(Plugin):
         seed, depth = self.corpus[self.rng.choice(callers)]
         statements = copy.deepcopy(seed)
         places = literal_places(statements)
-        for _ in range(2 if self.rng.random() < SECOND_MUTATION else 1):
+        mutations = 2 if self.rng.random() < SECOND_MUTATION else 1
+        while mutations > 0 or (statements == seed and mutations > -3):  # a second edit may undo the first
             index, place = self.rng.choice(places)
-            statement = statements[index]
-            arg = argument_at(statement, place)
+            arg = argument_at(statements[index], place)
             arg["lit"] = mutate_literal(arg["lit"], self.rng, self.texts)
+            mutations -= 1
         return Mutant(statements, depth + 1)
 
     def proposal_ran(self, proposal: Mutant, result: SequenceResult) -> None:  # type: ignore[override]

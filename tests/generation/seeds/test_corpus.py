@@ -31,6 +31,11 @@ RNG_SEEDS = range(200)
     (corpus._line, "a\nb\n", {"b\n", "a\n", "a\na\nb\n", "a\nb\nb\n"}),
     (corpus._token, "1h 30m", {" 30m", "1h1h 30m", "1h30m", "1h  30m", "1h ", "1h 30m30m"}),
     (corpus._character, "ab", {"b", "a", "aab", "abb"}),
+    (corpus._brackets, "x and (a or [b])", {"x and ((a or [b]))", "x and a or [b]", "x and (a or [[b]])",
+                                            "x and (a or b)"}),
+    (corpus._wrap, "a desc", {"(a) desc", "(a desc)", "a (desc)"}),
+    (corpus._wrap, "[a] b", {"[[a]] b", "[a] [b]"}),  # a span's brackets balance; four tokens at most
+    (corpus._empty_quotes, "['a'] = \"b\"", {"[''] = \"b\"", "['a'] = \"\""}),
 ])
 def test_each_text_mutation_keeps_the_shape(mutation, text: str, possible: set[str]) -> None:
     made = {mutation(text, random.Random(seed)) for seed in RNG_SEEDS}
@@ -43,6 +48,8 @@ def test_a_mutation_that_does_not_apply_says_so() -> None:
     assert corpus._step_digit("abc", rng) is None
     assert corpus._line("one line", rng) is None
     assert corpus._token("word", rng) is None
+    assert corpus._brackets("a) (b", rng) is None  # no balanced pair
+    assert corpus._empty_quotes("'' and \"\"", rng) is None  # nothing to empty
 
 
 def test_a_space_becomes_a_unicode_space_or_a_character_a_variant() -> None:
