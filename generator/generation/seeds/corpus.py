@@ -39,6 +39,7 @@ TEXTS_LIMIT = 200  # texts kept for splicing
 UNICODE_SPACES = "\u00a0\u2009\u202f\u3000\t"  # no-break, thin, narrow no-break, ideographic; a tab
 TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 BRACKETS = {"(": ")", "[": "]", "{": "}"}
+ANY_BRACKET_RATIO = 0.3  # of tokens put in brackets: of any kind, not only those the text uses
 QUOTED = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
 TEXT_TAGS = ("str", "textio", "path")
 BYTES_TAGS = ("bytes", "bytesio")
@@ -120,8 +121,8 @@ def _brackets(text: str, rng: random.Random) -> str | None:
 
 
 def _wrap(text: str, rng: random.Random) -> str | None:
-    """A run of one to four tokens (not starting or ending in space) put in brackets, of a kind the
-    text already uses, else parentheses: `order by a desc` -> `order by (a desc)`."""
+    """A run of one to four tokens (not starting or ending in space) put in brackets, mostly of a
+    kind the text already uses: `order by a desc` -> `order by (a desc)`."""
     tokens = TOKEN.findall(text)
     spans = [(i, j) for i in range(len(tokens)) if not tokens[i].isspace()
              for j in range(i, min(i + 4, len(tokens)))
@@ -129,7 +130,9 @@ def _wrap(text: str, rng: random.Random) -> str | None:
     if not spans:
         return None
     i, j = rng.choice(spans)
-    kinds = [pair for pair in BRACKETS.items() if pair[0] in text] or [("(", ")")]
+    kinds = [pair for pair in BRACKETS.items() if pair[0] in text]
+    if not kinds or rng.random() < ANY_BRACKET_RATIO:  # `{x}` in a value a message is formatted with
+        kinds = list(BRACKETS.items())
     opening, closing = rng.choice(kinds)
     return "".join(tokens[:i]) + opening + "".join(tokens[i:j + 1]) + closing + "".join(tokens[j + 1:])
 

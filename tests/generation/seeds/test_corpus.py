@@ -20,6 +20,7 @@ from difforacle.generator.runtime.catalog import Operation
 from difforacle.generator.worker.protocol import SequenceResult, Status
 
 RNG_SEEDS = range(200)
+BRACKET_KINDS = (("(", ")"), ("[", "]"), ("{", "}"))
 
 
 @pytest.mark.parametrize(("mutation", "text", "possible"), [
@@ -33,8 +34,11 @@ RNG_SEEDS = range(200)
     (corpus._character, "ab", {"b", "a", "aab", "abb"}),
     (corpus._brackets, "x and (a or [b])", {"x and ((a or [b]))", "x and a or [b]", "x and (a or [[b]])",
                                             "x and (a or b)"}),
-    (corpus._wrap, "a desc", {"(a) desc", "(a desc)", "a (desc)"}),
-    (corpus._wrap, "[a] b", {"[[a]] b", "[a] [b]"}),  # a span's brackets balance; four tokens at most
+    (corpus._wrap, "a desc", {form.format(o, c) for o, c in BRACKET_KINDS
+                              for form in ("{}a{} desc", "{}a desc{}", "a {}desc{}")}),
+    # a span's brackets balance; four tokens at most
+    (corpus._wrap, "[a] b", {form.format(o, c) for o, c in BRACKET_KINDS
+                             for form in ("{}[a]{} b", "[{}a{}] b", "[a] {}b{}")}),
     (corpus._empty_quotes, "['a'] = \"b\"", {"[''] = \"b\"", "['a'] = \"\""}),
 ])
 def test_each_text_mutation_keeps_the_shape(mutation, text: str, possible: set[str]) -> None:
