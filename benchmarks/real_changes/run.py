@@ -999,8 +999,8 @@ def attribute(difference: dict[str, Any], maps: dict[str, ChangeMap]) -> str | N
     A difference at both (a unit one part changed and the other's caller, or a caller of both) goes
     to the part whose changed unit it is, when only one is; else it is `both`."""
     at = [part for part, changes in maps.items() if at_the_change(difference, changes)]
-    if not at and difference.get("ran_change") and len(maps) == 1:
-        at = list(maps)  # its test ran the change (trace_elsewhere)
+    if not at:
+        at = [part for part in maps if part in difference.get("ran_parts", ())]  # by what its test ran
     if len(at) > 1:
         closer = [part for part in at if at_the_change(difference, _changed_only(maps[part]))]
         at = closer if len(closer) == 1 else at
@@ -1078,18 +1078,18 @@ def trace_elsewhere(
     entry: dict[str, Any],
     report: dict[str, Any],
     maps: dict[str, ChangeMap],
+    case: Case,
     made: PullRequest,
     clone: Path,
     repo: Repository,
     interpreter: Path,
     work: Path,
 ) -> None:
-    """Mark `ran_change` on differences no static rule attributes: their test, run on each side,
-    ran a line the pull request changed, a changed unit or a direct caller of one, or a method of a
-    changed class. A caller's caller is not at the change by name, or any unit of a package would
-    be; by what ran, it is. Only a case with one part: a mixed case's lines belong to two commits."""
-    if len(maps) != 1:
-        return
+    """Mark `ran_parts` on differences no static rule attributes: the parts (`change`, `fix`) whose
+    change their test, run on each side, ran: a changed line, a changed unit or a direct caller of
+    one, or a method of a changed class. A caller's caller is not at the change by name, or any unit
+    of a package would be; by what ran, it is. A mixed case's lines are told apart by diffing its
+    sides against the commits that hold one part only (see `_part_diffs`)."""
     tests = [difference.get("test") for difference in report.get("differences", [])]
     todo = [
         (difference, test)
@@ -1103,29 +1103,51 @@ def trace_elsewhere(
         root = Path(tmp).resolve()
         sides = {side: export_tree(clone, commit, root / side)
                  for side, commit in (("base", made.base), ("head", made.head))}
-        wanted = _changed_on_sides(clone, made, repo, sides)
-        related = sorted([module, qualname] for changes in maps.values()
-                         for module, qualname in changes.related)
-        for side, what in wanted.items():
-            what["units"] = related
-            (root / f"{side}.json").write_text(json.dumps(what))
+        try:
+            parts = _part_diffs(clone, case, made, repo)
+        except BenchError:  # the fix does not reverse-apply to the mixed case's base: no tracing
+            return
+        for part, diffs in parts.items():
+            related = sorted([module, qualname] for module, qualname in maps[part].related)
+            for side, what in _changed_on_sides(clone, repo, sides, diffs).items():
+                (root / f"{part}-{side}.json").write_text(json.dumps({**what, "units": related}))
         (root / "tracer.py").write_text(TRACER)
         for difference, test in todo:
             (root / "test_difference.py").write_text(test)
-            difference["ran_change"] = any(
-                _ran(interpreter, root, side, sides[side] / repo.source) for side in sides
-            )
+            difference["ran_parts"] = [
+                part for part in maps
+                if any(_ran(interpreter, root, f"{part}-{side}", sides[side] / repo.source) for side in sides)
+            ]
 
 
-def _changed_on_sides(clone: Path, made: PullRequest, repo: Repository,
-                      sides: dict[str, Path]) -> dict[str, dict[str, Any]]:
-    """Per side, the absolute paths of the changed modules with their changed lines, and the
-    classes (module, qualname) whose class-level statements changed."""
+Diffs = dict[str, tuple[str, str, int]]  # side -> (from, to, 0 for the old end's lines, 1 for the new's)
+
+
+def _part_diffs(clone: Path, case: Case, made: PullRequest, repo: Repository) -> dict[str, Diffs]:
+    """Per part, the diffs whose lines are that part's on each side. A case of one part: base..head.
+    A mixed case (base = C^ without F's other changes, head = C without F): with X = base without
+    F's source changes too, the fix is X..base on base and C..head on head; the change is base..C
+    on base and X..head on head."""
+    if case.label != "mixed":
+        part = "fix" if case.label == "unintended" else "change"
+        return {part: {"base": (made.base, made.head, 0), "head": (made.base, made.head, 1)}}
+    source, _ = fix_paths(clone, case.fix_commit, repo)
+    without_fix = _synthetic_commit(
+        clone, _tree_with(clone, made.base, lambda env: _reverse_apply(clone, case.fix_commit, source, env)),
+        made.base, f"{case.id}: base without the fix\n")
+    return {"fix": {"base": (without_fix, made.base, 1), "head": (case.commit, made.head, 1)},
+            "change": {"base": (made.base, case.commit, 0), "head": (without_fix, made.head, 1)}}
+
+
+def _changed_on_sides(clone: Path, repo: Repository, sides: dict[str, Path],
+                      diffs: Diffs) -> dict[str, dict[str, Any]]:
+    """Per side, the absolute paths of the changed modules with their changed lines (from that
+    side's diff), and the classes (module, qualname) whose class-level statements changed."""
     wanted: dict[str, dict[str, Any]] = {side: {"lines": {}, "classes": []} for side in sides}
-    for path in changed_python_files(clone, made.base, made.head, repo):
-        module = module_of(path, repo)
-        diff = git(clone, "diff", "-U0", "--no-renames", made.base, made.head, "--", path)
-        for side, touched in zip(("base", "head"), changed_lines(diff), strict=True):
+    for side, (old, new, end) in diffs.items():
+        for path in changed_python_files(clone, old, new, repo):
+            module = module_of(path, repo)
+            touched = changed_lines(git(clone, "diff", "-U0", "--no-renames", old, new, "--", path))[end]
             file = sides[side] / path
             if not touched or not file.is_file():
                 continue
@@ -1329,7 +1351,7 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
                 )
                 entry.update(load=round(os.getloadavg()[0], 2), **summary)
                 if report is not None:
-                    trace_elsewhere(entry, report, maps, made, clone, repo, interpreters[case.id],
+                    trace_elsewhere(entry, report, maps, case, made, clone, repo, interpreters[case.id],
                                     settings.work)
                 mark(entry, maps)
                 judge(entry, case)
@@ -1365,8 +1387,8 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
             repo = manifest.repositories[case.repository]
             interpreter = ensure_venv(settings.work, settings.python,
                                       merge_dependencies(repo.dependencies, case.dependencies))
-            trace_elsewhere(entry, report, maps, pull_request(clone, case, repo), clone, repo, interpreter,
-                            settings.work)
+            trace_elsewhere(entry, report, maps, case, pull_request(clone, case, repo), clone, repo,
+                            interpreter, settings.work)
         mark(entry, maps)
         judge(entry, case)
     save_results(settings.out, results)

@@ -913,7 +913,7 @@ def test_a_difference_whose_test_runs_the_change_counts(tmp_path: Path, tiny: di
     _, results = _run(tmp_path, tiny, reports, "--only", "tiny-change")
     change = results["cases"]["tiny-change"]
     # a caller's caller is at the change only by what its test ran: double's changed line
-    assert [d.get("ran_change") for d in change["differences"]] == [False, True]
+    assert [d.get("ran_parts") for d in change["differences"]] == [[], ["change"]]
     assert [d["at"] for d in change["differences"]] == [None, "change"]
     assert change["detected"] is True
     (tmp_path / "results.json").unlink()
@@ -958,3 +958,18 @@ def test_the_tracer_counts_a_direct_caller_of_a_changed_table_that_ran(tmp_path:
         (tmp_path / "test_difference.py").write_text(f"from table import other, read\n\n\ndef test_it():\n"
                                                      f"    assert {call} == 0\n")
         assert bench._ran(Path(sys.executable), tmp_path, "head", tmp_path / "lib") is ran, call
+
+
+def test_a_mixed_cases_traced_difference_goes_to_the_part_whose_lines_its_test_ran(tmp_path: Path,
+                                                                                     tiny: dict) -> None:
+    heads = _synthetic_heads(tmp_path, tiny)
+    test = "from tiny.text import {0}\n\n\ndef test_it():\n    assert {0}('a') == 0\n"
+    calling = {name: {**_difference("tiny:unrelated"), "test": test.format(name)}
+               for name in ("shout", "whisper")}
+    _, results = _run(tmp_path, tiny, {heads["tiny-mixed"]: [calling["shout"], calling["whisper"]]},
+                      "--only", "tiny-mixed", manifest=_new_manifest(tmp_path, tiny))
+    mixed = results["cases"]["tiny-mixed"]
+    # shout's fixed line is the reverted fix's; whisper's ellipsis is the change's
+    assert [d["ran_parts"] for d in mixed["differences"]] == [["fix"], ["change"]]
+    assert [d["at"] for d in mixed["differences"]] == ["fix", "change"]
+    assert mixed["detected"] is True and mixed["detected_change"] is True
