@@ -43,6 +43,8 @@ class Impact:
     reached_by: dict[UnitKey, set[UnitKey]] = field(default_factory=dict)  # changed function -> it, callers
     # changed function, method or module-level code -> units of other modules reaching it by import
     imported_by: dict[UnitKey, set[UnitKey]] = field(default_factory=dict)
+    # changed class body -> the functions of its module reading what it binds (`self.timeframes`), callers
+    read_by: dict[UnitKey, set[UnitKey]] = field(default_factory=dict)
     at_import: set[str] = field(default_factory=set)  # modules whose changed functions run at import
     impacted: set[UnitKey] = field(default_factory=set)  # public units reached without being changed
     definitions: list[Operation] = field(default_factory=list)  # public operations the sources define
@@ -66,6 +68,7 @@ class Impact:
         impact.at_import = _changed_at_import(changes, sources)
         impact.imported_by = _reached_through_imports(
             changes, {**(importers or {}), **sources}, packages, impact.reached_by)
+        impact.read_by = _class_data_readers(changes, sources, impact.calls)
         impact.impacted = _impacted_units(changes, impact.calls)
         impact.definitions = [op for module, source in sources.items() for op in _definitions(module, source)]
         return impact
@@ -125,14 +128,14 @@ class Impact:
         classes whose methods changed (building the object is the first step towards them)."""
         changed = {(u.module, u.qualname) for u in self.changes.units if u.kind in ("function", "method")}
         changed_classes = {(u.module, u.qualname) for u in self.changes.units if u.kind == "class"}
-        reached = set().union(*self.reached_by.values(), *self.imported_by.values())
+        reached = set().union(*self.reached_by.values(), *self.imported_by.values(), *self.read_by.values())
         whole = self.whole_modules(operations)
         found: set[str] = set()
         for op in operations:
             key = (op.module, op.qualname)
             owner = (op.module, op.qualname.rsplit(".", 1)[0]) if "." in op.qualname else None
-            builds_changed = op.kind == OperationKind.CONSTRUCTOR and any(
-                m == op.module and q.startswith(op.qualname + ".") for m, q in changed)
+            builds_changed = op.kind == OperationKind.CONSTRUCTOR and (key in changed_classes or any(
+                m == op.module and q.startswith(op.qualname + ".") for m, q in changed))
             dispatched = {tuple(d.split(":", 1)) for d in op.dispatches}
             if (key in reached or owner in changed_classes or op.module in whole or builds_changed
                     or dispatched & (reached | changed)):
@@ -158,7 +161,8 @@ class Impact:
         found: dict[UnitKey, set[str]] = {}
         for module, qualname in units:
             unit = (module, qualname)
-            imported = set().union(*(by_key.get(key, set()) for key in self.imported_by.get(unit, ())))
+            elsewhere = self.imported_by.get(unit, set()) | self.read_by.get(unit, set())
+            imported = set().union(*(by_key.get(key, set()) for key in elsewhere))
             if kinds.get(unit) == "module" or (module in whole and unit in kinds):
                 found[unit] = {op.id for op in operations if op.module == module} | imported
                 continue
@@ -291,17 +295,58 @@ def _reached_through_imports(changes: ChangeSet, sources: dict[str, str], packag
     return found
 
 
-def _bound_by_changed_statements(tree: ast.Module, changes: ChangeSet, module: str) -> set[str]:
-    """Names bound by the module-level statements (not definitions) holding a changed base line."""
-    lines = set().union(*(change.base_lines for change in changes.files if change.module == module))
+def _class_data_readers(changes: ChangeSet, sources: dict[str, str],
+                        calls: dict[str, dict[str, set[str]]]) -> dict[UnitKey, set[UnitKey]]:
+    """For each changed class body (a class-level table or constant: a locale's `timeframes`),
+    the functions of its module that read what the changed statements bind through `self`, `cls`
+    or the class's name, often methods of a base class the changed class inherits (`describe`
+    formats with `self.timeframes`), and their callers in the module."""
+    found: dict[UnitKey, set[UnitKey]] = {}
+    for unit in changes.units:
+        tree = _parse(sources.get(unit.module, "")) if unit.kind == "class" else None
+        node = _class_node(tree, unit.qualname) if tree is not None else None
+        if node is None:
+            continue
+        lines = set().union(*(change.base_lines for change in changes.files if change.module == unit.module))
+        bound = _bound_in(node.body, lines)
+        owners = {"self", "cls", node.name}
+        wanted = {f"{owner}.{name}" for owner in owners for name in bound}
+        readers = {q for q, names in _used_names(tree).items() if names & wanted}  # type: ignore[arg-type]
+        reached = {(unit.module, q) for q in readers}
+        reached |= _callers(unit.module, calls.get(unit.module, {}), readers)
+        if reached:
+            found[(unit.module, unit.qualname)] = reached
+    return found
+
+
+def _class_node(tree: ast.Module, qualname: str) -> ast.ClassDef | None:
+    """The class statement of `qualname` (`Outer.Inner`) in `tree`, if any."""
+    body: list[ast.stmt] = tree.body
+    node: ast.ClassDef | None = None
+    for part in qualname.split("."):
+        node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if node is None:
+            return None
+        body = node.body
+    return node
+
+
+def _bound_in(body: list[ast.stmt], lines: set[int]) -> set[str]:
+    """Names bound by the statements of `body` (not definitions) that hold one of `lines`."""
     bound: set[str] = set()
-    for statement in tree.body:
+    for statement in body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         if any(statement.lineno <= line <= (statement.end_lineno or statement.lineno) for line in lines):
             bound |= {node.id for node in ast.walk(statement)
                       if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     return bound
+
+
+def _bound_by_changed_statements(tree: ast.Module, changes: ChangeSet, module: str) -> set[str]:
+    """Names bound by the module-level statements (not definitions) holding a changed base line."""
+    lines = set().union(*(change.base_lines for change in changes.files if change.module == module))
+    return _bound_in(tree.body, lines)
 
 
 def _used_names(tree: ast.Module) -> dict[str, set[str]]:

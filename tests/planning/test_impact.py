@@ -53,8 +53,8 @@ def test_method_calling_a_changed_private_method_is_focus() -> None:
     assert "Timer" in focus  # its constructor
 
 
-def test_methods_of_a_changed_class_are_focus() -> None:
-    assert _focus(_unit("Clock", "class")) == {"Clock.tick", "Clock.read", "Clock.zero"}
+def test_methods_of_a_changed_class_are_focus() -> None:  # and its constructor: the first step to them
+    assert _focus(_unit("Clock", "class")) == {"Clock", "Clock.tick", "Clock.read", "Clock.zero"}
 
 
 def test_constructor_of_a_class_with_a_changed_method_is_focus() -> None:
@@ -555,3 +555,36 @@ def test_the_classes_whose_methods_or_body_changed_are_subclassed() -> None:
     units = (_unit("Timer._grace", "method"), _unit("Clock", "class"), _unit("_split", "function"),
              Unit(MOD, "Gone.method", "method", "removed", f"{MOD}.py", 1, 2))
     assert Impact.of(_changes(*units), {MOD: SOURCE}).subclassed() == [f"{MOD}:Clock", f"{MOD}:Timer"]
+
+
+LOCALES = textwrap.dedent("""\
+    class Locale:
+        timeframes = {"year": "a year"}
+
+        def describe(self, key):
+            return self._format(key)
+
+        def _format(self, key):
+            return self.timeframes[key]
+
+        def name(self):
+            return type(self).__name__
+
+
+    class Turkish(Locale):
+        timeframes = {
+            "year": "bir yil",
+        }
+    """)
+
+
+def test_a_changed_class_table_is_reached_through_the_inherited_methods_that_read_it() -> None:
+    unit = Unit("loc", "Turkish", "class", "modified", "loc.py", 15, 18)
+    change = FileChange("loc.py", "loc.py", "loc", frozenset({17}), frozenset({17}))
+    impact = Impact.of(ChangeSet("0" * 40, (change,), (unit,)), {"loc": LOCALES})
+    assert impact.read_by[("loc", "Turkish")] == {("loc", "Locale._format"), ("loc", "Locale.describe")}
+    kinds = {"Locale": OperationKind.CONSTRUCTOR, "Turkish": OperationKind.CONSTRUCTOR,
+             "Locale.describe": OperationKind.METHOD, "Locale.name": OperationKind.METHOD}
+    operations = [Operation(f"loc:{name}", kind, f"loc.{name.split('.')[0]}", (), (), None, None)
+                  for name, kind in kinds.items()]
+    assert impact.focus(operations) == {"loc:Turkish", "loc:Locale.describe"}
