@@ -100,12 +100,14 @@ class Impact:
         """Classes (`pkg.mod:Version`) whose methods or class body changed, to be built as a
         subclass with nothing of its own as well: a method that builds `Version(...)` where it
         should build `type(self)(...)`, or compares `type(other) is Version`, differs only there.
-        Classes nested in functions cannot be named from outside, and are left out."""
+        A private class is none a user subclasses, and is left out, as are classes nested in
+        functions (they cannot be named from outside)."""
         found = {(u.module, u.qualname.rsplit(".", 1)[0]) for u in self.changes.units
                  if u.kind == "method" and "." in u.qualname and u.status == "modified"}
         found |= {(u.module, u.qualname) for u in self.changes.units
                   if u.kind == "class" and u.status == "modified"}
-        return sorted(f"{module}:{qualname}" for module, qualname in found if "<" not in qualname)
+        return sorted(f"{module}:{qualname}" for module, qualname in found
+                      if "<" not in qualname and is_public(qualname))
 
     # ------------------------------------------------------------ reach
 

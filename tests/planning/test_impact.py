@@ -553,7 +553,8 @@ def test_a_changed_function_is_reached_through_the_name_a_module_imports_it_by()
 
 def test_the_classes_whose_methods_or_body_changed_are_subclassed() -> None:
     units = (_unit("Timer._grace", "method"), _unit("Clock", "class"), _unit("_split", "function"),
-             Unit(MOD, "Gone.method", "method", "removed", f"{MOD}.py", 1, 2))
+             Unit(MOD, "Gone.method", "method", "removed", f"{MOD}.py", 1, 2),
+             _unit("_Private.method", "method"))  # no user subclasses a private class
     assert Impact.of(_changes(*units), {MOD: SOURCE}).subclassed() == [f"{MOD}:Clock", f"{MOD}:Timer"]
 
 
