@@ -90,7 +90,7 @@ TECHNIQUES: tuple[Technique, ...] = (
               "only through a table, getattr or a subclass) called directly, as operations of their own; "
               "their differences say so"),
     Technique("subclasses",
-              "classes whose methods changed also built as a subclass with nothing of its own (`class "
+              "public classes whose methods changed also built as a subclass with nothing of its own (`class "
               "MyVersion(Version)`), as a user's: a method that builds its own class by name where it "
               "should build `type(self)`, or the other way round, differs only there"),
     Technique("asynchronous",
