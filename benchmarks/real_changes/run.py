@@ -764,6 +764,8 @@ class ChangeMap:
     related: set[Unit]
     bases: dict[str, set[str]]  # class name -> base class names, over the package on both sides
     lines: dict[str, list[int]]  # repository path -> changed lines on the commit side (old side if removed)
+    # the units that read a name a changed module- or class-level statement binds (a table, a pattern)
+    readers: set[Unit] = field(default_factory=set)
 
     def to_json(self) -> dict[str, Any]:
         return {"changed": sorted(f"{m}:{q}" for m, q in self.changed), "related_count": len(self.related)}
@@ -829,6 +831,7 @@ def change_map(clone: Path, base: str, head: str, repo: Repository) -> ChangeMap
     indexes: dict[str, dict[str, ModuleIndex]] = {}  # side -> module -> index
     changed: set[Unit] = set()
     names: set[str] = set()
+    data: set[str] = set()  # the names module- and class-level changed statements bind
     lines: dict[str, list[int]] = {}
     for side, commit in (("base", base), ("head", head)):
         indexes[side] = {}
@@ -851,21 +854,25 @@ def change_map(clone: Path, base: str, head: str, repo: Repository) -> ChangeMap
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     names.add(_called_as(qualname))
                 else:  # module or class level: a table, a constant, an import, the class itself
+                    data |= index.bound_at(line, node)
                     names |= index.bound_at(line, node)
                     if node is not None:
                         names.add(qualname.rsplit(".", 1)[-1])
     related = set(changed)
+    readers: set[Unit] = set()
     for side in indexes.values():  # the direct callers, by the names they use (not callers of callers)
         for module, index in side.items():
             for qualname, used in index.references.items():
                 if used & names:
                     related.add((module, qualname))
+                if used & data:
+                    readers.add((module, qualname))
     bases: dict[str, set[str]] = {}
     for side in indexes.values():
         for index in side.values():
             for qualname, class_bases in index.bases.items():
                 bases.setdefault(qualname.rsplit(".", 1)[-1], set()).update(class_bases)
-    return ChangeMap(changed, related, bases, lines)
+    return ChangeMap(changed, related, bases, lines, readers)
 
 
 # ---------------------------------------------------------------- running difforacle
@@ -1016,9 +1023,10 @@ def _changed_only(changes: ChangeMap) -> ChangeMap:
 
 # Run inside the case's venv: the test module is imported untraced (importing the library runs any
 # module-level line), then each `test_*` function is called under a tracer that notes whether a
-# changed line of this side ran, a changed unit or a direct caller of one ran (a function reading a
-# changed module-level table), or a method ran with `self` or `cls` of a class whose class-level
-# statements changed (a table such as a locale's `timeframes`, read by an inherited method).
+# changed line of this side ran, a reader of a name a changed module- or class-level statement binds
+# ran (a parser reading a changed pattern, which ran at import), or a method ran with `self` or `cls`
+# of a class whose class-level statements changed (a locale's `timeframes`, read by an inherited
+# method). Readers by name, not callers: a call of a changed function runs its changed lines.
 TRACER = r"""
 import importlib.util, json, sys, threading
 spec = importlib.util.spec_from_file_location("traced_test", sys.argv[1])
@@ -1086,8 +1094,8 @@ def trace_elsewhere(
     work: Path,
 ) -> None:
     """Mark `ran_parts` on differences no static rule attributes: the parts (`change`, `fix`) whose
-    change their test, run on each side, ran: a changed line, a changed unit or a direct caller of
-    one, or a method of a changed class. A caller's caller is not at the change by name, or any unit
+    change their test, run on each side, ran: a changed line, a reader of a changed table or
+    constant, or a method of a changed class. A caller's caller is not at the change by name, or any unit
     of a package would be; by what ran, it is. A mixed case's lines are told apart by diffing its
     sides against the commits that hold one part only (see `_part_diffs`)."""
     tests = [difference.get("test") for difference in report.get("differences", [])]
@@ -1108,9 +1116,9 @@ def trace_elsewhere(
         except BenchError:  # the fix does not reverse-apply to the mixed case's base: no tracing
             return
         for part, diffs in parts.items():
-            related = sorted([module, qualname] for module, qualname in maps[part].related)
+            readers = sorted([module, qualname] for module, qualname in maps[part].readers)
             for side, what in _changed_on_sides(clone, repo, sides, diffs).items():
-                (root / f"{part}-{side}.json").write_text(json.dumps({**what, "units": related}))
+                (root / f"{part}-{side}.json").write_text(json.dumps({**what, "units": readers}))
         (root / "tracer.py").write_text(TRACER)
         for difference, test in todo:
             (root / "test_difference.py").write_text(test)

@@ -299,6 +299,7 @@ def test_detection_rule_changed_units_and_callers(tmp_path: Path, tiny: dict) ->
     repo = bench.Repository("owner/tiny", ".", ("tiny",), (), "true")
     changes = bench.change_map(clone, commits["base"], commits["change"], repo)
     assert changes.changed == {("tiny", "double")}
+    assert changes.readers == set()  # a function changed: its callers run its lines, no table is read
     assert changes.counts("tiny:double")  # the changed unit
     assert changes.counts("tiny:quadruple")  # its caller
     assert not changes.counts("tiny:octuple")  # a caller's caller: not at the change (any unit would be)
