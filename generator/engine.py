@@ -339,7 +339,10 @@ def _explore_with(run: _Run, explorers: _Explorers, catalog: Catalog, measured: 
     solver = (Solver(catalog.by_id, run.impact, run.sides, options.python, lines=lines if measured else None,
                      cover=switches.solver, diverge=switches.diffbehavior)
               if switches.solver or switches.diffbehavior else None)
-    early_stop = (EarlyStop(options.budget, blind=replay_all)
+    # blind: coverage tells exploring nothing when no call enters the change, or when the imports
+    # alone ran every changed line (a decorator, a default value, a table): wait longer
+    blind = replay_all or (measured and not lines.uncovered())
+    early_stop = (EarlyStop(options.budget, blind=blind)
                   if options.early_stop and not run.deadline.reproducible else None)
     run.progress("exploring")
     with Replayer(explorers.replay, explorers.head, lines if measured else None,

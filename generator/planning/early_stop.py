@@ -11,7 +11,8 @@ exploring is unlikely to find more:
   the longer progress took to come, the longer its absence is waited out;
 - while some changed line or branch has not run, much longer (it may yet be reached): that
   window is the second tier; so is a change no call enters (module- or class-level code, run at
-  import: a table, a compiled pattern), whose lines say nothing of what exploring has reached;
+  import: a table, a compiled pattern), or one whose every line the imports ran (a decorator, a
+  default value), whose lines say nothing of what exploring has reached;
 - and never before exploring has had a quarter of the budget: a change whose lines all run in the
   first batch may still differ only on an input the thousandth batch draws (measured: two real
   regressions found after 6 s of flat exploring were lost with no such floor);
@@ -59,7 +60,7 @@ class EarlyStop:
 
     budget: float  # the run's, in seconds: exploring lasts at least MIN_EXPLORE_SHARE of it
     clock: Callable[[], float] = time.monotonic
-    blind: bool = False  # no call enters the change (it runs at import): its lines give no progress
+    blind: bool = False  # the change's lines ran at import (or no call enters it): they give no progress
     started: float = field(default=float("nan"))
     last: Progress | None = None
     last_at: float = 0.0  # seconds into exploring of the last progress
@@ -100,7 +101,8 @@ class EarlyStop:
     def why(self) -> str:
         """What the report says of the stop."""
         assert self.stopped_at is not None and self.last is not None
-        what = ("the changed code runs at import, so no call enters it" if self.blind and self.last.unrun == 0
+        what = ("the changed lines run at import, so what exploring reached is not seen in them"
+                if self.blind and self.last.unrun == 0
                 else "every changed line and branch out of one had run" if self.last.unrun == 0
                 else f"{self.last.unrun} changed line(s) or branch(es) had not run, and no progress came")
         return (f"{what}, and nothing new was found in the last {self.stopped_at - self.last_at:.0f} s and "

@@ -51,3 +51,15 @@ def test_a_run_bound_by_a_count_of_sequences_never_stops_early(builder: RepoBuil
     report = _analyze(builder, max_sequences=3000, budget=60.0)
     assert report.stats.explore_stopped_early == 0 and not _stopped(report)
     assert report.stats.sequences == 3000
+
+
+@pytest.mark.slow
+def test_a_change_the_imports_alone_ran_is_waited_out_longer(builder: RepoBuilder) -> None:
+    base = BASE.replace("def shipping(weight: int)", "def shipping(weight: int, heavy: int = 1000)")
+    base = base.replace("if weight > 1000", "if weight > heavy")
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/parcels.py": base},
+            {"pkg/parcels.py": base.replace("heavy: int = 1000", "heavy: int = 2000")})  # a default value
+    report = run_analyze(builder, budget=40.0, max_sequences=None)
+    assert [d.target for d in report.differences] == ["pkg.parcels:shipping"]
+    [note] = _stopped(report)
+    assert "the changed lines run at import, so what exploring reached is not seen in them" in note

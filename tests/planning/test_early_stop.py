@@ -95,7 +95,7 @@ def test_a_change_no_call_enters_is_waited_out_as_long_as_unrun_lines() -> None:
     stop.observe(ALL_RUN, 50)
     assert not _watch(ALL_RUN, UNRUN_STALE_SECONDS - 1, 40, clock, stop)
     assert _watch(ALL_RUN, 20, 40, clock, stop)
-    assert "the changed code runs at import" in stop.why()
+    assert "the changed lines run at import" in stop.why()
 
 
 def test_exploring_lasts_a_share_of_the_budget_whatever_the_progress() -> None:

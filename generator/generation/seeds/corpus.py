@@ -5,7 +5,9 @@ of one letter in a date-time, one non-ASCII space, one missing final newline, on
 changed lines run thousands of times on random and mined values without meeting it, and the
 test's own input runs them without a difference. So the sequences carved from the tests (and the
 solver's, and any other seed) that entered changed code form a corpus; when the selector picks an
-operation a corpus sequence calls, the candidate is sometimes that sequence with one or two of its
+operation of the focus that a corpus sequence calls, or one a corpus sequence ends with (a call
+that entered the change where no static reach says so), the candidate is sometimes that sequence
+with one or two of its
 literal arguments mutated in place, its other calls and arguments (the options, the receiver's
 construction) kept as the test had them. The mutations keep an input's shape, as a fuzzer's
 do on a seed corpus (AFL's havoc stage, libFuzzer's mutators): flip the case of a letter, put a
@@ -269,6 +271,7 @@ class CorpusPlugin(Plugin):
         self.is_seed = context.is_seed
         self.corpus: list[tuple[CallSequence, int]] = []  # a sequence and its mutations from its seed
         self.by_op: dict[str, list[int]] = {}  # operation id -> indexes into `corpus` of its callers
+        self.entering: set[str] = set()  # the operations corpus sequences end with (calls that entered)
         self.texts: list[str] = []
 
     def learn(self, statements: CallSequence, result: SequenceResult) -> None:
@@ -277,7 +280,10 @@ class CorpusPlugin(Plugin):
 
     def propose(self, op: Operation) -> Mutant | None:
         callers = self.by_op.get(op.id)
-        if not callers or op.id not in self.focus or self.rng.random() >= PROPOSE_RATIO:
+        # an operation of the focus, or one whose call entered the change though no static reach
+        # says so (`sqlparse.parse` runs the changed grouping through a filter stack's methods)
+        wanted = op.id in self.focus or op.id in self.entering
+        if not callers or not wanted or self.rng.random() >= PROPOSE_RATIO:
             return None
         seed, depth = self.corpus[self.rng.choice(callers)]
         statements = copy.deepcopy(seed)
@@ -307,6 +313,7 @@ class CorpusPlugin(Plugin):
             self.corpus[index] = (statements, depth)
         for op in {statement["op"] for statement in statements}:
             self.by_op.setdefault(op, []).append(index)
+        self.entering.add(statements[-1]["op"])
         for _, arg in (pair for statement in statements for pair in arguments(statement)):
             lit = arg.get("lit")
             if lit and lit[0] == "str" and lit[1] and len(self.texts) < TEXTS_LIMIT:

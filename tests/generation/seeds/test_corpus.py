@@ -150,8 +150,15 @@ def test_only_seeds_that_entered_changed_code_and_pass_literals_join() -> None:
 def test_an_operation_out_of_focus_or_no_seed_calls_gets_no_mutant() -> None:
     plugin = _plugin(focus=frozenset({"pkg.stamps:other"}))
     plugin.learn(SEED, HIT)
-    assert all(plugin.propose(_op()) is None for _ in range(50))  # out of focus
+    # out of focus, and no seed ends with it: a call that builds a receiver, not one that entered
+    assert all(plugin.propose(_op("pkg.stamps:Clock")) is None for _ in range(50))
     assert all(plugin.propose(_op("pkg.stamps:other")) is None for _ in range(50))  # no seed calls it
+
+
+def test_the_call_a_seed_ends_with_gets_mutants_out_of_focus_too() -> None:
+    plugin = _plugin(focus=frozenset({"pkg.stamps:other"}))  # no static reach found it
+    plugin.learn(SEED, HIT)  # but the seed's last call entered the change
+    assert any(plugin.propose(_op()) is not None for _ in range(50))
 
 
 def test_mutants_that_enter_changed_code_join_up_to_the_depth_limit() -> None:
