@@ -33,11 +33,11 @@ def test_lines():
 def test_a_mutated_test_input_shows_a_difference_generated_inputs_miss(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/document.py": DOCUMENT, "tests/test_document.py": TESTS},
             {"pkg/document.py": DOCUMENT_HEAD})
-    found = run_analyze(builder, budget=20.0, max_sequences=300)
+    found = run_analyze(builder, budget=30.0, max_sequences=600)  # ten text mutations: 600 to meet the one
     [difference] = [d for d in found.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
     assert (difference.target, difference.kind) == ("pkg.document:Document", "observer")
     assert 'Document("\\n' in difference.test  # blank lines at the end: a line doubled, a newline added
-    without = run_analyze(builder, budget=20.0, max_sequences=300, components=Components.without(["corpus"]))
+    without = run_analyze(builder, budget=30.0, max_sequences=600, components=Components.without(["corpus"]))
     assert [d.verdict for d in without.differences] == [Verdict.OUTSIDE_DECLARED_TYPES]  # only lines(None)
 
 
@@ -64,8 +64,8 @@ LINES_AT_MODULE_HEAD = LINES_AT_MODULE.replace(
 def test_a_module_level_change_mutates_test_inputs_too(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/document.py": LINES_AT_MODULE,
                       "tests/test_document.py": TESTS}, {"pkg/document.py": LINES_AT_MODULE_HEAD})
-    found = run_analyze(builder, budget=20.0, max_sequences=300)
+    found = run_analyze(builder, budget=30.0, max_sequences=600)
     shown = [d for d in found.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
     assert shown and all('Document("' in d.test and "\\n" in d.test for d in shown)
-    without = run_analyze(builder, budget=20.0, max_sequences=300, components=Components.without(["corpus"]))
+    without = run_analyze(builder, budget=30.0, max_sequences=600, components=Components.without(["corpus"]))
     assert [d.verdict for d in without.differences] == [Verdict.OUTSIDE_DECLARED_TYPES]
