@@ -1107,14 +1107,14 @@ def trace_elsewhere(
     ][:TRACE_LIMIT]
     if not todo:
         return
+    try:
+        parts = _part_diffs(clone, case, made, repo)
+    except BenchError:  # the fix does not reverse-apply to the mixed case's base: no tracing
+        return
     with tempfile.TemporaryDirectory(prefix="trace-", dir=work) as tmp:
         root = Path(tmp).resolve()
         sides = {side: export_tree(clone, commit, root / side)
                  for side, commit in (("base", made.base), ("head", made.head))}
-        try:
-            parts = _part_diffs(clone, case, made, repo)
-        except BenchError:  # the fix does not reverse-apply to the mixed case's base: no tracing
-            return
         for part, diffs in parts.items():
             readers = sorted([module, qualname] for module, qualname in maps[part].readers)
             for side, what in _changed_on_sides(clone, repo, sides, diffs).items():

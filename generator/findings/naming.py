@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 from ..runtime.catalog import Operation
 from ..worker.protocol import OperationKind
-from ..worker.resolve import SUBCLASS_PREFIX, SUBCLASS_SUFFIX
+from ..worker.resolve import SUBCLASS_SUFFIX, subclass_name
 
 MAX_TEST_NAME = 80
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -81,7 +81,7 @@ def variable_name(op_id: str, op: Operation | None = None) -> str:
     qualname = op_id.partition(":")[2]
     parts = qualname.split(".")
     if parts[-1].endswith(SUBCLASS_SUFFIX):  # `MyVersion(...)`, the test's subclass: my_version
-        parts[-1] = SUBCLASS_PREFIX + parts[-1][: -len(SUBCLASS_SUFFIX)].lstrip("_")
+        parts[-1] = subclass_name(parts[-1][: -len(SUBCLASS_SUFFIX)])
     name = parts[-1]
     kind = op.kind if op else (OperationKind.METHOD if len(parts) > 1 else OperationKind.FUNCTION)
     returns = op.returns if op else ()

@@ -44,7 +44,7 @@ from ..worker.command_line import command_target, run_command_line
 from ..worker.literals import SHARED_NAN, input_files, modules_used
 from ..worker.literals import source as literal_source
 from ..worker.protocol import ApiChange, ObservationKey, OperationKind, Step, Tag
-from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, SUBCLASS_PREFIX, export_target, subclass_target
+from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target, subclass_name, subclass_target
 from .cases import Finding
 from .declared_types import outside_declared_types
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
@@ -356,7 +356,7 @@ def _plain_call_source(statement: Statement, operations: dict[str, Operation], n
     subclassed = subclass_target(op_id)
     if subclassed is not None:  # the class's subclass with nothing of its own, defined by the test
         base_module, _, base_qualname = subclassed.partition(":")
-        name = SUBCLASS_PREFIX + base_qualname.rsplit(".", 1)[-1].lstrip("_")
+        name = subclass_name(base_qualname.rsplit(".", 1)[-1])
         imports.subclasses[name] = _callable_name(base_module, base_qualname, imports)
         return f"{name}({', '.join([*args, *kwargs])})"
     return f"{_callable_name(module, qualname, imports)}({', '.join([*args, *kwargs])})"

@@ -16,6 +16,7 @@ the plan, made before anything is imported) or a worker's catalog (for aiming th
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,16 +60,16 @@ class Impact:
         them (`ChangeSet.importers`); `packages`: which of all those are packages (`__init__.py`),
         for their relative imports."""
         impact = Impact(changes, sources, roots=roots or {})
-        impact.calls = {module: _called_names(source) for module, source in sources.items()}
-        impact.calls_by_name = {module: _called_names(source, tables=False)
-                                for module, source in sources.items()}
+        parsed = _Parsed.of({**(importers or {}), **sources})
+        impact.calls = {module: parsed.calls.get(module, {}) for module in sources}
+        impact.calls_by_name = {module: _called_names(parsed.trees[module], tables=False)
+                                if module in parsed.trees else {} for module in sources}
         changed = {(u.module, u.qualname) for u in changes.units if u.kind in ("function", "method")}
         impact.reached_by = {unit: {unit} | _callers(unit[0], impact.calls.get(unit[0], {}), {unit[1]})
                              for unit in changed}
         impact.at_import = _changed_at_import(changes, sources)
-        impact.imported_by = _reached_through_imports(
-            changes, {**(importers or {}), **sources}, packages, impact.reached_by)
-        impact.read_by = _class_data_readers(changes, sources, impact.calls)
+        impact.imported_by = _reached_through_imports(changes, parsed, packages, impact.reached_by)
+        impact.read_by = _class_data_readers(changes, parsed)
         impact.impacted = _impacted_units(changes, impact.calls)
         impact.definitions = [op for module, source in sources.items() for op in _definitions(module, source)]
         return impact
@@ -251,23 +252,37 @@ def _impacted_units(changes: ChangeSet, calls: dict[str, dict[str, set[str]]]) -
     return {unit for unit in found - changed if is_public(unit[1])}
 
 
-def _reached_through_imports(changes: ChangeSet, sources: dict[str, str], packages: frozenset[str],
+@dataclass(frozen=True)
+class _Parsed:
+    """The changed modules and their importers, each parsed once: its syntax tree, and per
+    function or method the names it uses and those it calls."""
+
+    trees: dict[str, ast.Module]
+    used: dict[str, dict[str, set[str]]]  # module -> qualname -> names read or called (`_used_names`)
+    calls: dict[str, dict[str, set[str]]]  # module -> qualname -> names called (`_called_in`)
+
+    @staticmethod
+    def of(sources: dict[str, str]) -> _Parsed:
+        trees = {module: tree for module, source in sources.items() if (tree := _parse(source)) is not None}
+        return _Parsed(trees, {module: _used_names(tree) for module, tree in trees.items()},
+                       {module: _called_names(tree) for module, tree in trees.items()})
+
+
+def _reached_through_imports(changes: ChangeSet, parsed: _Parsed, packages: frozenset[str],
                              reached_by: dict[UnitKey, set[UnitKey]]) -> dict[UnitKey, set[UnitKey]]:
-    """For each changed function, method or module-level code, the units of the other modules in
-    `sources` that use a name it is reached through, as they import it (`from ._tokenizer import
+    """For each changed function, method or module-level code, the units of the other parsed
+    modules that use a name it is reached through, as they import it (`from ._tokenizer import
     RULES`, `from . import _tokenizer` then `_tokenizer.RULES`), with their callers in their
     module; then those units' names in turn, IMPACT_DEPTH imports deep. A module-level change is
     reached through the names its changed statements bind (a table, a compiled pattern) and the
     functions of its module that read them."""
-    trees = {module: tree for module, source in sources.items() if (tree := _parse(source)) is not None}
-    used = {module: _used_names(tree) for module, tree in trees.items()}
-    calls = {module: _called_names(source) for module, source in sources.items()}
+    trees, used, calls = parsed.trees, parsed.used, parsed.calls
     imports = {module: imported_names(tree, module, module in packages) for module, tree in trees.items()}
     found: dict[UnitKey, set[UnitKey]] = {}
     for unit in changes.units:
         key = (unit.module, unit.qualname)
         if unit.kind == "module" and unit.module in trees:
-            bound = _bound_by_changed_statements(trees[unit.module], changes, unit.module)
+            bound = _bound_in(trees[unit.module].body, _base_lines(changes, unit.module))
             readers = {q for q, names in used[unit.module].items() if names & bound}
             within = readers | {q for _, q in _callers(unit.module, calls.get(unit.module, {}), readers)}
             frontier = {unit.module: bound | {q.split(".")[0] for q in within}}
@@ -297,25 +312,22 @@ def _reached_through_imports(changes: ChangeSet, sources: dict[str, str], packag
     return found
 
 
-def _class_data_readers(changes: ChangeSet, sources: dict[str, str],
-                        calls: dict[str, dict[str, set[str]]]) -> dict[UnitKey, set[UnitKey]]:
+def _class_data_readers(changes: ChangeSet, parsed: _Parsed) -> dict[UnitKey, set[UnitKey]]:
     """For each changed class body (a class-level table or constant: a locale's `timeframes`),
     the functions of its module that read what the changed statements bind through `self`, `cls`
     or the class's name, often methods of a base class the changed class inherits (`describe`
     formats with `self.timeframes`), and their callers in the module."""
     found: dict[UnitKey, set[UnitKey]] = {}
     for unit in changes.units:
-        tree = _parse(sources.get(unit.module, "")) if unit.kind == "class" else None
+        tree = parsed.trees.get(unit.module) if unit.kind == "class" else None
         node = _class_node(tree, unit.qualname) if tree is not None else None
         if node is None:
             continue
-        lines = set().union(*(change.base_lines for change in changes.files if change.module == unit.module))
-        bound = _bound_in(node.body, lines)
-        owners = {"self", "cls", node.name}
-        wanted = {f"{owner}.{name}" for owner in owners for name in bound}
-        readers = {q for q, names in _used_names(tree).items() if names & wanted}  # type: ignore[arg-type]
+        bound = _bound_in(node.body, _base_lines(changes, unit.module))
+        wanted = {f"{owner}.{name}" for owner in ("self", "cls", node.name) for name in bound}
+        readers = {q for q, names in parsed.used[unit.module].items() if names & wanted}
         reached = {(unit.module, q) for q in readers}
-        reached |= _callers(unit.module, calls.get(unit.module, {}), readers)
+        reached |= _callers(unit.module, parsed.calls[unit.module], readers)
         if reached:
             found[(unit.module, unit.qualname)] = reached
     return found
@@ -345,32 +357,35 @@ def _bound_in(body: list[ast.stmt], lines: set[int]) -> set[str]:
     return bound
 
 
-def _bound_by_changed_statements(tree: ast.Module, changes: ChangeSet, module: str) -> set[str]:
-    """Names bound by the module-level statements (not definitions) holding a changed base line."""
-    lines = set().union(*(change.base_lines for change in changes.files if change.module == module))
-    return _bound_in(tree.body, lines)
+def _base_lines(changes: ChangeSet, module: str) -> set[int]:
+    """The changed base lines of `module`."""
+    return set().union(*(change.base_lines for change in changes.files if change.module == module))
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _functions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, Function]]:
+    """The top-level functions and the methods of classes (nested ones too) of `tree`, by qualname."""
+    for child in ast.iter_child_nodes(tree):
+        if isinstance(child, ast.ClassDef):
+            yield from _functions(child, f"{prefix}{child.name}.")
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield prefix + child.name, child
 
 
 def _used_names(tree: ast.Module) -> dict[str, set[str]]:
     """qualname -> the names its function reads or calls (`x`, and `mod.x` for an attribute of a
     name), its defaults and decorators included, for top-level functions and methods."""
-    result: dict[str, set[str]] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                names: set[str] = set()
-                for n in ast.walk(child):
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                        names.add(n.id)
-                    elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
-                        names.add(f"{n.value.id}.{n.attr}")
-                result[prefix + child.name] = names
-
-    visit(tree, "")
-    return result
+    used: dict[str, set[str]] = {}
+    for qualname, function in _functions(tree):
+        names = used[qualname] = set()
+        for n in ast.walk(function):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                names.add(n.id)
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                names.add(f"{n.value.id}.{n.attr}")
+    return used
 
 
 def _changed_at_import(changes: ChangeSet, sources: dict[str, str]) -> set[str]:
@@ -437,7 +452,7 @@ def _classes_built(qualnames: set[str]) -> set[str]:
     return {q.rsplit(".", 1)[0] for q in qualnames if "." in q and q.rsplit(".", 1)[1] in CONSTRUCTION}
 
 
-def _called_names(source: str, tables: bool = True) -> dict[str, set[str]]:
+def _called_names(tree: ast.Module, tables: bool = True) -> dict[str, set[str]]:
     """qualname -> names called in its body, for top-level functions and methods.
 
     Syntax that calls dunder methods counts as calling them: `with` calls `__enter__`, a
@@ -445,26 +460,16 @@ def _called_names(source: str, tables: bool = True) -> dict[str, set[str]]:
     reads a module-level table (a dispatch table, a registry) may call every function it holds
     (unless not `tables`: calls by name only).
     """
-    tree = _parse(source)
-    if tree is None:
-        return {}
     held: dict[str, set[str]] = {}
     for entry in table_entries(tree) if tables else ():
         held.setdefault(entry.table, set()).add(entry.name)
     result: dict[str, set[str]] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                called = {name for n in ast.walk(child) for name in _names_called_by(n)}
-                for n in ast.walk(child):
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in held:
-                        called |= held[n.id]
-                result[prefix + child.name] = called
-
-    visit(tree, "")
+    for qualname, function in _functions(tree):
+        called = {name for n in ast.walk(function) for name in _names_called_by(n)}
+        for n in ast.walk(function):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in held:
+                called |= held[n.id]
+        result[qualname] = called
     return result
 
 

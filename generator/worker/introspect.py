@@ -34,6 +34,7 @@ from .resolve import (
     OPERATION_DUNDERS,
     OPERATORS,
     PROTOCOLS,
+    Resolver,
     code_name,
     export_id,
     subclass_id,
@@ -508,11 +509,10 @@ def _add_direct(op_id: str, operations: dict, classes: dict, wanted: set[type]) 
 def _add_subclass(class_id: str, operations: dict, wanted: set[type]) -> None:
     """The constructor of `class_id`'s subclass with nothing of its own, listed under the class's
     type: its objects go where the class's do, receivers of the class's methods."""
-    module_name, _, qualname = class_id.partition(":")
-    klass: Any = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        klass = getattr(klass, part)
-    if not isinstance(klass, type) or inspect.isabstract(klass) or isinstance(klass, enum.EnumMeta):
+    resolved = Resolver().resolve(class_id)
+    klass = resolved.obj
+    if (resolved.kind != OperationKind.CONSTRUCTOR or inspect.isabstract(klass)
+            or isinstance(klass, enum.EnumMeta)):
         return
     op_id = subclass_id(class_id)
     _add_operation(operations, op_id, OperationKind.CONSTRUCTOR, subclass_of(klass), klass, wanted)

@@ -90,6 +90,11 @@ def subclass_id(class_id: str) -> str:
     return f"{class_id}{SUBCLASS_SUFFIX}"
 
 
+def subclass_name(class_name: str) -> str:
+    """The subclass's name, in the worker and in the rendered test: `Version` -> `MyVersion`."""
+    return SUBCLASS_PREFIX + class_name.lstrip("_")
+
+
 def subclass_target(op_id: str) -> str | None:
     """`pkg:Version` for `pkg:Version<subclass>`; None for any other operation."""
     return op_id[: -len(SUBCLASS_SUFFIX)] if op_id.endswith(SUBCLASS_SUFFIX) else None
@@ -103,7 +108,7 @@ def subclass_of(klass: type) -> type:
     raises whatever the class raises against being subclassed: `final`, an enum with members)."""
     made = _SUBCLASSES.get(klass)
     if made is None:
-        name = SUBCLASS_PREFIX + klass.__name__.lstrip("_")
+        name = subclass_name(klass.__name__)
         made = _SUBCLASSES[klass] = types.new_class(
             name, (klass,), {},
             lambda namespace: namespace.update(__module__=klass.__module__, __qualname__=name))

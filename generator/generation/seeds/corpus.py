@@ -41,6 +41,7 @@ TEXTS_LIMIT = 200  # texts kept for splicing
 UNICODE_SPACES = "\u00a0\u2009\u202f\u3000\t"  # no-break, thin, narrow no-break, ideographic; a tab
 TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 BRACKETS = {"(": ")", "[": "]", "{": "}"}
+CLOSING = {closing: opening for opening, closing in BRACKETS.items()}
 ANY_BRACKET_RATIO = 0.3  # of tokens put in brackets: of any kind, not only those the text uses
 QUOTED = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
 TEXT_TAGS = ("str", "textio", "path")
@@ -150,26 +151,20 @@ def _empty_quotes(text: str, rng: random.Random) -> str | None:
 
 
 def _balanced(text: str) -> bool:
-    """Every bracket of `text` is closed, in order, within it."""
-    stack: list[str] = []
-    for char in text:
-        if char in BRACKETS:
-            stack.append(BRACKETS[char])
-        elif char in BRACKETS.values() and (not stack or stack.pop() != char):
-            return False
-    return not stack
+    """Every bracket of `text` is closed, in order, within it: each is in one of its pairs."""
+    brackets = sum(char in BRACKETS or char in CLOSING for char in text)
+    return brackets == 2 * len(_bracket_pairs(text))
 
 
 def _bracket_pairs(text: str) -> list[tuple[int, int]]:
     """The (opening, closing) positions of the balanced bracket pairs of `text`."""
     pairs: list[tuple[int, int]] = []
     stack: list[tuple[str, int]] = []
-    closers = {closing: opening for opening, closing in BRACKETS.items()}
     for position, char in enumerate(text):
         if char in BRACKETS:
             stack.append((char, position))
-        elif char in closers:
-            if stack and stack[-1][0] == closers[char]:
+        elif char in CLOSING:
+            if stack and stack[-1][0] == CLOSING[char]:
                 pairs.append((stack.pop()[1], position))
             else:
                 stack.clear()  # unbalanced from here: no pair spans it
