@@ -11,9 +11,11 @@ from pathlib import Path
 from support.repos import GIT_ENV, RepoBuilder, make_pr
 
 
-def run_cli(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """`python -m difforacle.bot <args>` in a subprocess, as a user would run it."""
-    env = {**os.environ, **GIT_ENV}
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 60,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`python -m difforacle.bot <args>` in a subprocess, as a user would run it (`env`: more
+    environment variables)."""
+    env = {**os.environ, **GIT_ENV, **(env or {})}
     return subprocess.run([sys.executable, "-m", "difforacle.bot", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 

@@ -186,8 +186,8 @@ def alternating_variables(start: CallSequence, distance: float) -> Search:
             pattern = [(variable, stride) for near, variable, step, _ in closer[:PATTERN_LIMIT]
                        for stride in _pattern(variable, step, best, near) if stride != step]
         else:  # on a plateau (integer division, rounding), where one step changes nothing: longer ones
-            flat = {variable for near, (variable, _, _) in zip(found, exploratory, strict=True)
-                    if near == best}
+            flat = dict.fromkeys(variable for near, (variable, _, _) in zip(found, exploratory, strict=True)
+                                 if near == best)  # ordered: a set's order would follow the hash seed
             pattern = [(variable, sign * stride) for variable in flat
                        for stride in _pattern(variable, 1, best, best) for sign in (1, -1)]
         moves = [(moved, stride) for variable, stride in pattern

@@ -6,7 +6,10 @@ proposes their steps. End to end: tests/end_to_end/test_divergence.py."""
 from __future__ import annotations
 
 import math
+import os
 import random
+import subprocess
+import sys
 from types import SimpleNamespace
 
 from difforacle.generator.generation.search.divergence import (
@@ -100,6 +103,26 @@ def test_the_search_ends_where_no_move_comes_closer() -> None:
 
     best, generations = _walk(_call(["int", 5]), unreachable)
     assert best == 3 and generations <= 8
+
+
+_PLATEAU_SCRIPT = """
+from difforacle.generator.generation.search.divergence import alternating_variables
+start = [{"op": "pkg.fees:fee", "args": [{"lit": ["int", 5]}, {"lit": ["str", "ab"]}],
+          "kwargs": {"unit": {"lit": ["str", "s"]}, "tag": {"lit": ["str", "xy"]}}}]
+search = alternating_variables(start, 10.0)
+next(search)
+exploratory = search.gi_frame.f_locals["exploratory"]
+print(repr(search.send([10.0] * len(exploratory))))  # a plateau: every move as far as the start
+"""
+
+
+def test_the_moves_off_a_plateau_do_not_depend_on_the_hash_seed() -> None:
+    # the variables level with the start are moved in their order in the sequence, not in a set's
+    # order, which follows the interpreter's hash seed (and would make `--max-sequences` runs differ)
+    runs = {subprocess.run([sys.executable, "-c", _PLATEAU_SCRIPT], capture_output=True, text=True,
+                           check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+            for seed in ("1", "2", "3")}
+    assert len(runs) == 1 and runs.pop().count("pkg.fees:fee") > 8
 
 
 def test_the_search_empties_a_name_inside_a_text_by_dropping_its_characters() -> None:
