@@ -92,9 +92,7 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique("subclasses",
               "public classes whose methods changed also built as a subclass with nothing of its own (`class "
               "MyVersion(Version)`), as a user's: a method that builds its own class by name where it "
-              "should build `type(self)`, or the other way round, differs only there (off: with it on, a "
-              "reproducible run still depends on the host's hash seed; to be found)",
-              on=False),
+              "should build `type(self)`, or the other way round, differs only there"),
     Technique("asynchronous",
               "coroutines awaited and asynchronous generators drained (their first items), each call in "
               "an event loop of its own, in the worker and in the rendered tests"),

@@ -27,8 +27,7 @@ BY_NAME = VERSION.replace("return type(self)(", "return Version(")
 
 def test_a_method_that_stops_building_its_subclass_is_found(builder: RepoBuilder, tmp_path: Path) -> None:
     make_pr(builder, {"versions.py": VERSION}, {"versions.py": BY_NAME})
-    report = run_analyze(builder, components=Components.without([], ["subclasses"]))
-    differences = [d for d in report.differences if d.target == "versions:Version.bump"]
+    differences = [d for d in run_analyze(builder).differences if d.target == "versions:Version.bump"]
     assert differences
     test = differences[0].test
     assert "class MyVersion(Version):" in test and "MyVersion(" in test.split("def test_")[1]
@@ -37,5 +36,5 @@ def test_a_method_that_stops_building_its_subclass_is_found(builder: RepoBuilder
 
 def test_without_the_technique_no_call_tells_them_apart(builder: RepoBuilder) -> None:
     make_pr(builder, {"versions.py": VERSION}, {"versions.py": BY_NAME})
-    report = run_analyze(builder)  # off by default
+    report = run_analyze(builder, components=Components.without(["subclasses"]))
     assert not [d for d in report.differences if d.target == "versions:Version.bump"]
