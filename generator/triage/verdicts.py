@@ -14,7 +14,9 @@
 3. `outside-declared-types`: only an input its operation's declared types rule out shows it
    (`findings.declared_types`); listed apart, it fails nothing;
 4. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
-   (`mentions`); an explained difference, listed after the unexplained ones;
+   (`mentions`), or its code adds the operation: a function, method or class base did not define
+   (`Float.__hash__` where base inherited one), whose every behaviour is what the pull request
+   wrote; an explained difference, listed after the unexplained ones;
 5. `unexplained`: nothing in the pull request accounts for it, a possible regression.
 """
 
@@ -70,6 +72,11 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             difference.verdict = Verdict.OUTSIDE_DECLARED_TYPES
             difference.evidence = f"only an input outside the declared types shows it: {outside}"
             continue
+        added = _added(difference, units)
+        if added is not None:
+            difference.verdict = Verdict.NAMED_BY_PR
+            difference.evidence = f"the pull request adds it: {added.path}:{added.start}"
+            continue
         targets = [difference.target, *(unit.target for unit in _units_at(difference, units))]
         named = mention(text, targets, removed=_removed(difference)) if text else None
         if named is not None:
@@ -120,6 +127,14 @@ def _removed(difference: Difference) -> bool:
     """Whether the difference is a name that head no longer has (an API change "missing")."""
     missing = leaf_text([Tag.API, ApiChange.MISSING, ""])
     return difference.kind == "api" and difference.head.startswith(missing)
+
+
+def _added(difference: Difference, units: Sequence[Unit]) -> Unit | None:
+    """The unit that defines the difference's operation where base defined none (also when the
+    operation is that class's user subclass, `Float<subclass>`); None for an operation base had."""
+    operation = difference.target.split("<", 1)[0]
+    return next((unit for unit in units if unit.status == "added" and unit.target == operation
+                 and unit.kind in ("function", "method", "class")), None)
 
 
 def _units_at(difference: Difference, units: Sequence[Unit]) -> list[Unit]:

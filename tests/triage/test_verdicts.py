@@ -128,3 +128,22 @@ def test_a_name_gone_on_head_is_explained_by_the_rename_that_names_it() -> None:
     changed = sample_difference(1, target="pkg:HookOpts", kind="return", path="pkg/__init__.py", line=3,
                                 side="head", statements=[Statement("pkg:HookOpts", ())])
     assert triage([changed], OPERATIONS, said)[0].verdict == Verdict.UNEXPLAINED  # a rename keeps the rest
+
+
+def _hashing() -> object:
+    return sample_difference(1, target="pkg.items:Float.__hash__", path="pkg/items.py", line=31, side="head",
+                             base="raises TypeError: unhashable type: 'Float'", head="returns normally",
+                             statements=[Statement("pkg.items:Float.__hash__", (WORD,))])
+
+
+def test_an_operation_the_pull_request_adds_is_explained_by_its_definition() -> None:
+    # `Float.__hash__` defined on head where base inherited `__hash__ = None`: all it does is new
+    added = Unit("pkg.items", "Float.__hash__", "method", "added", "pkg/items.py", 30, 32)
+    [judged] = triage([_hashing()], OPERATIONS, None, [added])
+    assert (judged.verdict, judged.evidence) == (Verdict.NAMED_BY_PR,
+                                                 "the pull request adds it: pkg/items.py:30")
+    # a changed definition base had, or an added helper it calls, explains nothing by itself
+    modified = Unit("pkg.items", "Float.__hash__", "method", "modified", "pkg/items.py", 30, 32)
+    helper = Unit("pkg.items", "_hash_of", "function", "added", "pkg/items.py", 30, 32)
+    for units in ([modified], [helper]):
+        assert triage([_hashing()], OPERATIONS, None, units)[0].verdict == Verdict.UNEXPLAINED
