@@ -228,6 +228,8 @@ class Publisher:
         do the differences the pull request explains and those that count for nothing (minor, outside the
         declared types)."""
         assert self.client is not None
+        if not unexplained(report):  # nothing to comment on: the files are not listed (a request saved)
+            return {}
         try:
             anchors = DiffAnchors(self.client.pull_files(self.pull.number))
         except ReadOnlyToken as exc:

@@ -112,6 +112,11 @@ def test_publishing_makes_only_the_requests_it_needs(fake: FakeGitHub, tmp_path:
         ("POST", "checks/create"), ("PATCH", "checks/update"), ("GET", "issues/list-comments"),
         ("GET", "pulls/list-files"), ("GET", "pulls/list-reviews"), ("PATCH", "issues/update-comment"),
         ("PATCH", "checks/update")]
+    fake.requests.clear()
+    _publish(fake, _report([]), tmp_path)  # nothing to comment on a line of: the files are not listed
+    assert [(r.method, r.operation) for r in fake.requests] == [
+        ("POST", "checks/create"), ("PATCH", "checks/update"), ("GET", "issues/list-comments"),
+        ("PATCH", "issues/update-comment"), ("PATCH", "checks/update")]
 
 
 def test_progress_updates_are_spaced_and_wait_while_the_rate_limit_runs_low(fake: FakeGitHub) -> None:
