@@ -254,7 +254,8 @@ def _test_change(run: _Run) -> None:
         else:
             run.report.notes.append("No changed module imports on both commits: nothing to replay.")
     # the modules that no longer import on head are judged with what exploration found
-    triage(run.found, catalog.by_id, run.words, run.changes.units, run.broken, run.asserting, run.updated)
+    triage(run.found, catalog.by_id, run.words, run.changes.units, run.broken, run.asserting, run.updated,
+           catalog.classes)
     if run.found:
         run.progress.differences = len(run.found)
         run.progress("reproducing")
@@ -390,7 +391,7 @@ def _confirm_and_render(run: _Run, exploration: Exploration, pool: WorkerPool, c
     confirmation, minimization_notes = _confirm_and_minimize(run, exploration, pool, catalog, worker_options)
     run.report.notes.extend(confirmation.notes)
     run.minimization_notes = minimization_notes
-    run.found += render_findings(confirmation.findings, catalog.by_id, run.options.floats)
+    run.found += render_findings(confirmation.findings, catalog.by_id, run.options.floats, catalog.classes)
     run.rendered = True
     return confirmation.ignored
 
@@ -458,8 +459,10 @@ def _confirm_and_minimize(run: _Run, exploration: Exploration, pool: WorkerPool,
     locate = Locator(run.changes, run.base, run.head, catalog.by_id)
     try:
         confirmation = confirm(exploration.candidates, check, run.deadline, locate, floats, run.options.scope,
-                               catalog.by_id, on_progress=run.progress.confirmed, carved=run.carved)
-        minimization = minimize_findings(confirmation.findings, check, run.deadline, catalog.by_id, locate)
+                               catalog.by_id, on_progress=run.progress.confirmed, carved=run.carved,
+                               classes=catalog.classes)
+        minimization = minimize_findings(confirmation.findings, check, run.deadline, catalog.by_id, locate,
+                                         catalog.classes)
     finally:
         check.close()
     return confirmation, minimization.notes

@@ -95,7 +95,8 @@ class Locator:
 def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, locate: Locator,
             policy: FloatPolicy, scope: Scope, operations: Mapping[str, Operation],
             on_progress: Callable[[int], None] = lambda found: None,
-            carved: Mapping[str, frozenset[str]] | None = None) -> Confirmation:
+            carved: Mapping[str, frozenset[str]] | None = None,
+            classes: Mapping[str, dict] | None = None) -> Confirmation:
     """Confirm the groups in the order they were found, while the deadline allows; a group's
     representatives within the declared types of their operations are tried first, and of those
     the ones carved from the project's tests (`carved`: `sequence_key` -> the tests that made it):
@@ -113,7 +114,8 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
         # the tests that carved each member (none without carving: no key is encoded then)
         made_by = ({id(kept): carved.get(sequence_key(kept.statements)) for kept, _ in members}
                    if carved else {})
-        members.sort(key=lambda member: (outside_declared_types(member[0].statements, operations) is not None,
+        members.sort(key=lambda member: (outside_declared_types(member[0].statements, operations,
+                                                                classes) is not None,
                                          made_by.get(id(member[0])) is None,
                                          statement_of(member[1].key), repr(member[0].statements)))
         carved_by = frozenset().union(*(tests for tests in made_by.values() if tests))

@@ -6,9 +6,14 @@ and fails nothing. Confirmation prefers a representative within the declared typ
 minimizer never turns a case within them into one outside them (it replaces objects by None).
 
 The rule is deliberately narrow, because the catalog's hints are the types the host can *build*
-for a declaration (`Iterable[str]` is a list), not the declaration itself: only `None` is judged,
-passed directly to a parameter whose annotation or docstring names types, none of them `None`,
-and whose default is not `None`. Every other value counts as within the declared types.
+for a declaration (`Iterable[str]` is a list), not the declaration itself. Two arguments are judged:
+- `None`, passed directly to a parameter whose annotation or docstring names types, none of them
+  `None`, and whose default is not `None`;
+- an object a constructor of the sequence made, passed to a parameter whose annotation names
+  classes it checks (`declared`: `Collection[str]` names collections.abc.Collection) when the
+  object's class is none of them by its MRO or by the standard protocols it satisfies (a
+  `Parser` for `escape_sequences: Collection[str]`; a class with `__iter__` is an Iterable).
+Every other value counts as within the declared types.
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ POSITIONAL = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
 BOUND = (OperationKind.FUNCTION, OperationKind.CONSTRUCTOR, OperationKind.METHOD, OperationKind.STATIC)
 
 
-def outside_declared_types(statements: Sequence[Statement],
-                           operations: Mapping[str, Operation]) -> str | None:
+def outside_declared_types(statements: Sequence[Statement], operations: Mapping[str, Operation],
+                           classes: Mapping[str, dict] | None = None) -> str | None:
     """The first argument outside its parameter's declared types, said for a reader
-    ("`None` for `text: str` of `pkg.mod:f`"); None when every argument is within them."""
+    ("`None` for `text: str` of `pkg.mod:f`"); None when every argument is within them.
+    `classes`: the catalog's classes (MRO and protocols), for the objects constructors made."""
     for statement in statements:
         op = operations.get(statement["op"])
         if op is None or op.kind not in BOUND:
@@ -35,7 +41,30 @@ def outside_declared_types(statements: Sequence[Statement],
         for param, arg in _bound(op, statement):
             if _is_none(arg) and not accepts_none(param):
                 return f"`None` for `{param.name}: {_declared(param)}` of `{op.id}`"
+            made = _made_by_constructor(arg, statements, operations)
+            if made is not None and param.declared and not _admits(param.declared, (classes or {}).get(made)):
+                declared = " | ".join(name.rpartition(".")[2] for name in param.declared)
+                return f"a `{made.rpartition('.')[2]}` for `{param.name}: {declared}` of `{op.id}`"
     return None
+
+
+def _made_by_constructor(arg: Arg, statements: Sequence[Statement],
+                         operations: Mapping[str, Operation]) -> str | None:
+    """The class of the object an argument refers to, when a constructor of the sequence made it."""
+    ref = arg.get("ref")
+    if not isinstance(ref, int) or not 0 <= ref < len(statements):
+        return None
+    maker = operations.get(statements[ref]["op"])
+    return maker.owner if maker is not None and maker.kind == OperationKind.CONSTRUCTOR else None
+
+
+def _admits(declared: tuple[str, ...], entry: dict | None) -> bool:
+    """Whether an instance of the class of catalog entry `entry` is one of the declared classes (a
+    class the catalog does not describe is given the benefit of the doubt)."""
+    if entry is None:
+        return True
+    kinds = {*entry.get("mro", ()), *entry.get("protocols", ()), "builtins.object"}
+    return any(name in kinds for name in declared)
 
 
 def accepts_none(param: Parameter) -> bool:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -76,13 +76,14 @@ class Minimization:
 
 def minimize_findings(findings: list[Finding], check: DifferenceCheck, deadline: Deadline,
                       operations: dict[str, Operation],
-                      locate: Callable[[int, Shown], Location]) -> Minimization:
+                      locate: Callable[[int, Shown], Location],
+                      classes: Mapping[str, dict] | None = None) -> Minimization:
     """Shrink each finding's case in place, sharing the minimization time equally among them."""
     until = deadline.minimization_until()
     for remaining, finding in zip(range(len(findings), 0, -1), findings, strict=True):
         share = (until - time.monotonic()) / remaining
         _minimize_finding(finding, check, time.monotonic() + share, deadline.minimization_checks,
-                          operations, locate)
+                          operations, locate, classes)
     cut = [f for f in findings if not f.minimized]
     if not cut:
         return Minimization()
@@ -94,7 +95,8 @@ def minimize_findings(findings: list[Finding], check: DifferenceCheck, deadline:
 
 
 def _minimize_finding(finding: Finding, check: DifferenceCheck, until: float, max_checks: int | None,
-                      operations: dict[str, Operation], locate: Callable[[int, Shown], Location]) -> None:
+                      operations: dict[str, Operation], locate: Callable[[int, Shown], Location],
+                      classes: Mapping[str, dict] | None = None) -> None:
     """Shrink while the same difference shows, and stays assertable on the sides it was."""
     key, shapes = finding.shown.key, finding.shown.shapes
     pins = [pin for pin in ("base", "head") if can_pin(finding.shown.mismatch, pin)]
@@ -104,7 +106,7 @@ def _minimize_finding(finding: Finding, check: DifferenceCheck, until: float, ma
         return [s if s is not None and all(can_pin(s.mismatch, p) for p in pins) else None for s in shown]
 
     result = minimize(finding.case, finding.shown, same, deadline=until, operations=operations,
-                      max_checks=max_checks)
+                      max_checks=max_checks, classes=classes)
     finding.minimized = result.complete
     if result.case != finding.case:
         shown = check.observe(result.case, key.path, lines=True) or result.outcome
@@ -128,7 +130,8 @@ def cost(case: Case) -> tuple[int, int]:
 def minimize(case: Case, outcome: Outcome, check: RunCases, *, deadline: float,
              operations: dict[str, Operation] | None = None,
              clock: Callable[[], float] = time.monotonic,
-             max_checks: int | None = None) -> Minimized[Outcome]:
+             max_checks: int | None = None,
+             classes: Mapping[str, dict] | None = None) -> Minimized[Outcome]:
     """Shrink `case` while `check` keeps returning an outcome (not None) for the candidates.
 
     `outcome` is what `check` returned for `case` itself; the result carries the outcome
@@ -136,20 +139,22 @@ def minimize(case: Case, outcome: Outcome, check: RunCases, *, deadline: float,
     `max_checks` bounds the work by the number of candidates checked instead of (or besides)
     the clock, which keeps a bounded run reproducible.
     """
-    return _Minimizer(check, deadline, operations or {}, clock, max_checks).run(case, outcome)
+    return _Minimizer(check, deadline, operations or {}, clock, max_checks, classes).run(case, outcome)
 
 
 class _Minimizer(Generic[Outcome]):
     def __init__(self, check: RunCases, deadline: float, operations: dict[str, Operation],
-                 clock: Callable[[], float], max_checks: int | None = None) -> None:
+                 clock: Callable[[], float], max_checks: int | None = None,
+                 classes: Mapping[str, dict] | None = None) -> None:
         self.check, self.deadline, self.operations, self.clock = check, deadline, operations, clock
+        self.classes = classes
         self.max_checks = max_checks
         self.outcomes: dict[str, Outcome | None] = {}  # candidate (as JSON) -> what check said
         self.result: Minimized[Outcome]
 
     def run(self, case: Case, outcome: Outcome) -> Minimized[Outcome]:
         self.result = Minimized(case, outcome, complete=True)
-        self.within_types = outside_declared_types(case.statements, self.operations) is None
+        self.within_types = outside_declared_types(case.statements, self.operations, self.classes) is None
         passes = self.passes()
         if case.target > LONG:  # a long case (one confirmed after its history): halve it first
             passes = [passes[1], passes[0], *passes[2:]]
@@ -211,7 +216,8 @@ class _Minimizer(Generic[Outcome]):
     def _admissible(self, candidate: Case) -> bool:
         """A case within its operations' declared types stays within them (None for an object is
         simpler, but `f(None)` for `f(text: str)` is not an input a caller would pass)."""
-        return not self.within_types or outside_declared_types(candidate.statements, self.operations) is None
+        return (not self.within_types
+                or outside_declared_types(candidate.statements, self.operations, self.classes) is None)
 
     def _run(self, batch: list[Case]) -> bool:
         """Check a batch; adopt its first success. False also when the deadline has passed."""

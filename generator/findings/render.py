@@ -29,6 +29,7 @@ from __future__ import annotations
 import inspect
 import keyword
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -88,9 +89,11 @@ SUBCLASS_SOURCE = 'class {name}({base}):\n    """A subclass with nothing of its 
 
 
 def render_findings(findings: list[Finding], operations: dict[str, Operation],
-                    floats: FloatPolicy = EXACT_ENOUGH) -> list[Difference]:
-    """Each finding as a reported difference with its two tests (`pin_base`, `pin_head`)."""
-    return [_difference(finding, operations, floats) for finding in findings]
+                    floats: FloatPolicy = EXACT_ENOUGH, classes: Mapping[str, dict] | None = None
+                    ) -> list[Difference]:
+    """Each finding as a reported difference with its two tests (`pin_base`, `pin_head`);
+    `classes`, the catalog's, tell the objects' types (`declared_types`)."""
+    return [_difference(finding, operations, floats, classes) for finding in findings]
 
 
 def severity(mismatch: Mismatch) -> str:
@@ -106,7 +109,8 @@ def severity(mismatch: Mismatch) -> str:
     return "minor" if same_class and raised_outside and base[2] != head[2] else "major"
 
 
-def _difference(finding: Finding, operations: dict[str, Operation], floats: FloatPolicy) -> Difference:
+def _difference(finding: Finding, operations: dict[str, Operation], floats: FloatPolicy,
+                classes: Mapping[str, dict] | None = None) -> Difference:
     mismatch, target = finding.shown.mismatch, finding.shown.target
     kind = kind_of(mismatch)
     statements = list(finding.case.statements)
@@ -119,16 +123,17 @@ def _difference(finding: Finding, operations: dict[str, Operation], floats: Floa
         test=tests["base"] or UNPINNABLE, key=mismatch.key,
         statements=[Statement.from_json(s) for s in statements], count=finding.count,
         pin_head=tests["head"], minimized=finding.minimized, severity=severity(mismatch),
-        origin=input_origin(finding, operations), carved_by=sorted(finding.carved_by),
+        origin=input_origin(finding, operations, classes), carved_by=sorted(finding.carved_by),
         direct=any(op.direct for s in statements if (op := operations.get(s["op"])) is not None))
 
 
-def input_origin(finding: Finding, operations: dict[str, Operation]) -> InputOrigin:
+def input_origin(finding: Finding, operations: dict[str, Operation],
+                 classes: Mapping[str, dict] | None = None) -> InputOrigin:
     """Carved when the case was cut from a project test's calls, else whether its input keeps
     within its operations' declared types."""
     if finding.carved:
         return InputOrigin.CARVED
-    outside = outside_declared_types(list(finding.case.statements), operations)
+    outside = outside_declared_types(list(finding.case.statements), operations, classes)
     return InputOrigin.WITHIN_DECLARED_TYPES if outside is None else InputOrigin.OUTSIDE_DECLARED_TYPES
 
 

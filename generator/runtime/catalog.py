@@ -27,6 +27,9 @@ class Parameter:
     # a `**kwargs` parameter's options read from the source: (key, the literals it is compared with)
     keywords: tuple[tuple[str, tuple[tuple, ...]], ...] = ()
     arities: tuple[int, ...] = ()  # a `*args` parameter: the counts of values its code reads it as taking
+    # the classes its annotation names, one of which an argument must be an instance of (None: not
+    # known, or not decided by a class check)
+    declared: tuple[str, ...] | None = None
 
     @staticmethod
     def from_json(data: dict) -> Parameter:
@@ -37,7 +40,8 @@ class Parameter:
         return Parameter(data["name"], data["kind"], data["has_default"], tuple(data.get("hints", ())),
                          tuple(tuple(c) for c in data.get("choices", ())), data.get("default") == ["none"],
                          data.get("hints_from", ""), options, elements, keywords,
-                         tuple(data.get("arities", ())))
+                         tuple(data.get("arities", ())),
+                         tuple(data["declared"]) if data.get("declared") else None)
 
     def elements_of(self, container: str) -> tuple[tuple[str, ...], ...]:
         """The element types of one of the hints (nothing known: empty)."""
@@ -83,7 +87,7 @@ class Operation:
 @dataclass
 class Catalog:
     operations: list[Operation]
-    classes: dict[str, dict]  # type name -> {"mro": [...], "abstract": bool}
+    classes: dict[str, dict]  # type name -> {"mro": [...], "abstract": bool, "protocols": [...]}
     import_errors: dict[str, str]  # changed module -> why it does not import on base
     head_import_errors: dict[str, str] = field(default_factory=dict)  # the same, on head
     compiled: dict[str, list[str]] = field(default_factory=dict)  # side -> the project's loaded extensions

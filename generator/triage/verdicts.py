@@ -42,11 +42,13 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
            text: PullRequestText | None = None, units: Sequence[Unit] = (),
            broken: Mapping[str, frozenset[str]] | None = None,
            asserting: Mapping[str, frozenset[str]] | None = None,
-           updated: Mapping[str, frozenset[str]] | None = None) -> list[Difference]:
+           updated: Mapping[str, frozenset[str]] | None = None,
+           classes: Mapping[str, dict] | None = None) -> list[Difference]:
     """Give each difference its verdict and evidence, in place; the same list, for chaining.
     `broken`: the existing tests that pass on base and fail on head, with the operations they call;
     `asserting`: the pull request's tests that fail on base and pass on head, likewise; `updated`:
-    base's copy of the tests the pull request changes that pass on base and fail on head."""
+    base's copy of the tests the pull request changes that pass on base and fail on head;
+    `classes`: the catalog's, for the types of the objects an input passes."""
     for difference in differences:
         breaking = sorted(test for test, called in (broken or {}).items() if difference.target in called)
         if breaking:
@@ -67,7 +69,7 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
                                    "which as base has it passes on base, fails on head and shows it through "
                                    "its own calls")
             continue
-        outside = outside_declared_types([s.to_json() for s in difference.statements], operations)
+        outside = outside_declared_types([s.to_json() for s in difference.statements], operations, classes)
         if outside is not None:
             difference.verdict = Verdict.OUTSIDE_DECLARED_TYPES
             difference.evidence = f"only an input outside the declared types shows it: {outside}"

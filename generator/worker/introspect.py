@@ -300,9 +300,10 @@ def _private_classes(module: types.ModuleType, classes: dict) -> list[type]:
 
 
 def _class_entry(klass: type) -> dict:
-    """The catalog's entry of a class: its MRO by type name (the pools' subtype index)."""
+    """The catalog's entry of a class: its MRO by type name (the pools' subtype index), and the
+    standard protocols it satisfies (what a declared `Iterable` admits)."""
     return {"mro": [type_name(k) for k in klass.__mro__ if k is not object],
-            "abstract": inspect.isabstract(klass)}
+            "abstract": inspect.isabstract(klass), "protocols": typeinfo.protocols_of(klass)}
 
 
 def _typing(value: object) -> bool:
@@ -698,8 +699,12 @@ def _parameter(param: inspect.Parameter, hints: dict, evidence: _Evidence, wante
                              "has_default": param.default is not param.empty}
     if entry["has_default"]:
         entry["default"] = literals.encode(param.default)
-    info = typeinfo.from_annotation(hints.get(param.name, param.annotation), evidence.scope, wanted)
+    annotation = hints.get(param.name, param.annotation)
+    info = typeinfo.from_annotation(annotation, evidence.scope, wanted)
     source = None  # the annotation
+    declared = typeinfo.declared_classes(annotation) if info else None
+    if declared:
+        entry["declared"] = declared
     if not info:
         info, source = evidence.documented(param.name, wanted), "docstring"
     if not info and entry.get("default") and entry["default"][0] not in ("none", "list", "dict"):

@@ -52,6 +52,14 @@ CONCRETE: dict[Any, tuple[type, ...]] = {
     io.BufferedIOBase: (io.BytesIO,), io.RawIOBase: (io.BytesIO,), io.BufferedReader: (io.BytesIO,),
     os.PathLike: (pathlib.Path,), pathlib.PurePath: (pathlib.Path,), pathlib.PurePosixPath: (pathlib.Path,),
 }
+# The standard ABCs and protocols an annotation may name that a class satisfies without naming
+# them among its bases: what `declared_classes` checks through the class's `protocols_of`.
+PROTOCOL_CLASSES: tuple[type, ...] = (
+    *(k for k in CONCRETE if k is not object),
+    abc.Callable, abc.Iterator, abc.Generator, abc.Awaitable, abc.AsyncIterable, abc.AsyncIterator,
+    abc.KeysView, abc.ItemsView, abc.ValuesView,
+)
+_ABC_META = type(abc.Iterable)  # abc.ABCMeta
 FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 _UNKNOWN_FORMS = (typing.Any, typing.NoReturn, typing.Never, typing.Self, typing.LiteralString)
 _WRAPPERS = (typing.Annotated, typing.ClassVar, typing.Final, typing.Required, typing.NotRequired)
@@ -215,6 +223,54 @@ def from_annotation(annotation: Any, scope: NameScope, wanted: set[type], depth:
     if isinstance(annotation, type):
         return TypeInfo(_type_hints(annotation, wanted))
     return info  # a ParamSpec, a module, a value: nothing a generator can use
+
+
+def declared_classes(annotation: Any, depth: int = 0) -> list[str] | None:
+    """The classes an evaluated annotation names, one of which an argument must be an instance of
+    (`Collection[str]`: collections.abc.Collection, where the hints say list, what the host builds);
+    None when the annotation admits what no such class check decides: Any, a type variable without
+    bounds, a string left unevaluated, a `typing.Protocol` or an ABC other than the standard
+    library's (a class may satisfy those without naming them among its bases)."""
+    if depth > MAX_DEPTH or annotation is inspect.Parameter.empty or _one_of(annotation, _UNKNOWN_FORMS):
+        return None
+    if annotation is None or annotation is type(None):
+        return [NONE]
+    if isinstance(annotation, typing.NewType):
+        return declared_classes(annotation.__supertype__, depth + 1)
+    if isinstance(annotation, typing.TypeVar):
+        bounds = annotation.__constraints__ or ((annotation.__bound__,) if annotation.__bound__ else ())
+        return _all_declared(bounds, depth) if bounds else None
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return _all_declared(args, depth)
+    if origin is typing.Literal:
+        return list(dict.fromkeys(type_name(type(value)) for value in args))
+    if _one_of(origin, _WRAPPERS):
+        return declared_classes(args[0], depth + 1) if args else None
+    klass = origin if origin is not None else annotation
+    if not isinstance(klass, type) or getattr(klass, "_is_protocol", False):
+        return None
+    if isinstance(klass, _ABC_META) and klass not in PROTOCOL_CLASSES:
+        return None  # a project ABC: a class may be registered with it
+    return [type_name(klass)]
+
+
+def _all_declared(annotations: typing.Iterable[Any], depth: int) -> list[str] | None:
+    found = [declared_classes(a, depth + 1) for a in annotations]
+    if any(names is None for names in found):
+        return None
+    return list(dict.fromkeys(name for names in found for name in names or ()))
+
+
+def protocols_of(klass: type) -> list[str]:
+    """The standard library's ABCs and protocols of PROTOCOL_CLASSES that `klass` satisfies, by
+    its bases, its registration or its methods (`__iter__` makes it an Iterable)."""
+    found = []
+    for protocol in PROTOCOL_CLASSES:
+        with contextlib.suppress(Exception):  # a protocol with data members refuses issubclass
+            if issubclass(klass, protocol):
+                found.append(type_name(protocol))
+    return found
 
 
 def _one_of(obj: Any, forms: tuple) -> bool:

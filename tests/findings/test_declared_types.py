@@ -1,12 +1,19 @@
 """Input realism (`difforacle.generator.findings.declared_types`): which arguments the declared types
-of their operation rule out. Only `None` is judged, and only against a declaration that names types."""
+of their operation rule out. `None` is judged against a declaration that names types, and an object
+a constructor made against the classes an annotation names."""
 
 from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
 from difforacle.generator.findings.declared_types import accepts_none, outside_declared_types
-from difforacle.generator.runtime.catalog import Operation, Parameter
+from difforacle.generator.runtime.catalog import Catalog, Operation, Parameter
+from difforacle.generator.worker.introspect import build_catalog
 
 NONE = {"lit": ["none"]}
 TEXT = {"lit": ["str", "a"]}
@@ -67,3 +74,79 @@ def test_extra_positional_arguments_and_unknown_operations() -> None:
     assert outside_declared_types([call("call", {"ref": 0}, NONE), call("m:gone", NONE)], ops) is None
     # an argument Python would reject (too many, an unknown keyword) is the call's own failure
     assert outside_declared_types([call("m:join", TEXT, other=NONE)], ops) is None
+
+
+def test_an_object_a_constructor_made_is_judged_by_the_classes_the_annotation_names() -> None:
+    sequences = param("escape_sequences", ("builtins.list",), declared=("collections.abc.Collection",))
+    ops = {"m:escape": operation("m:escape", "function", param("s"), sequences),
+           "m:Parser": Operation("m:Parser", "constructor", "m.Parser", (), (), None, None),
+           "m:Words": Operation("m:Words", "constructor", "m.Words", (), (), None, None),
+           "m:Other": Operation("m:Other", "constructor", "m.Other", (), (), None, None)}
+    classes = {"m.Parser": {"mro": ["m.Parser"], "protocols": ["collections.abc.Hashable"]},
+               "m.Words": {"mro": ["m.Words"], "protocols": ["collections.abc.Iterable",
+                                                             "collections.abc.Collection"]}}
+
+    def passing(maker: str) -> list[dict]:
+        return [call(maker), call("m:escape", TEXT, {"ref": 0})]
+
+    assert outside_declared_types(passing("m:Parser"), ops, classes) == \
+        "a `Parser` for `escape_sequences: Collection` of `m:escape`"
+    assert outside_declared_types(passing("m:Words"), ops, classes) is None  # a Collection by its methods
+    assert outside_declared_types(passing("m:Other"), ops, classes) is None  # a class the catalog lacks
+    assert outside_declared_types(passing("m:Parser"), ops) is None  # no classes: nothing known of it
+    undeclared = dict(ops, **{"m:escape": operation("m:escape", "function", param("s"),
+                                                    param("escape_sequences", ("builtins.list",)))})
+    assert outside_declared_types(passing("m:Parser"), undeclared, classes) is None  # `Any`, or unknown
+    exact = dict(ops, **{"m:escape": operation("m:escape", "function", param("s"),
+                                               param("escape_sequences", ("builtins.list",),
+                                                     declared=("builtins.list",)))})
+    assert outside_declared_types(passing("m:Parser"), exact, classes) is not None  # `list`, not a list
+    a_list = {"m.Parser": {"mro": ["m.Parser", "builtins.list"]}}
+    assert outside_declared_types(passing("m:Parser"), exact, a_list) is None  # a subclass of list
+
+
+ESCAPES = textwrap.dedent("""
+    from collections.abc import Collection
+
+
+    class Reader:
+        def __init__(self, text: str = "") -> None:
+            self.text = text
+
+
+    class Words:
+        def __init__(self) -> None:
+            self.words = ["a"]
+
+        def __iter__(self):
+            return iter(self.words)
+
+        def __len__(self) -> int:
+            return len(self.words)
+
+        def __contains__(self, word: object) -> bool:
+            return word in self.words
+
+
+    def escape(s: str, sequences: Collection[str] = ("\\\\",)) -> str:
+        return s
+""")
+
+
+def test_the_worker_lists_what_the_judgement_of_an_object_needs(tmp_path: Path) -> None:
+    # the catalog of a real module: `sequences: Collection[str]` (hints: list) and its classes' protocols
+    (tmp_path / "escapes_mod.py").write_text(ESCAPES)
+    sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
+    try:
+        catalog = Catalog.from_json(build_catalog(["escapes_mod"]))
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("escapes_mod", None)
+
+    def passing(maker: str) -> list[dict]:
+        return [call(f"escapes_mod:{maker}"), call("escapes_mod:escape", TEXT, {"ref": 0})]
+
+    assert outside_declared_types(passing("Reader"), catalog.by_id, catalog.classes) == \
+        "a `Reader` for `sequences: Collection` of `escapes_mod:escape`"
+    assert outside_declared_types(passing("Words"), catalog.by_id, catalog.classes) is None

@@ -34,7 +34,8 @@ def test_from_json_of_a_real_worker_catalog(tmp_path: Path) -> None:
     assert kinds["Timer"] == "constructor" and kinds["Timer.expired"] == "method"
     assert kinds["Clock.zero"] == "static"
     assert "_unit_seconds" not in kinds and "Timer._grace" not in kinds
-    assert catalog.classes[f"{name}.Timer"] == {"mro": [f"{name}.Timer"], "abstract": False}
+    assert catalog.classes[f"{name}.Timer"] == {"mro": [f"{name}.Timer"], "abstract": False,
+                                                "protocols": ["collections.abc.Hashable"]}
 
 
 def test_import_errors_on_each_side() -> None:

@@ -13,7 +13,7 @@ import pathlib
 import sys
 import textwrap
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, NewType, NotRequired, Optional, TypedDict, TypeVar, Union
@@ -27,10 +27,12 @@ from difforacle.generator.worker.typeinfo import (
     TypeInfo,
     called_parameters,
     checked_types,
+    declared_classes,
     docstring_types,
     from_annotation,
     from_doc_text,
     isinstance_targets,
+    protocols_of,
 )
 
 INT, STR, FLOAT, NONE = "builtins.int", "builtins.str", "builtins.float", "builtins.NoneType"
@@ -470,7 +472,7 @@ def test_catalog_returns_and_format(catalog: dict, tmp_path: Path) -> None:
         for param in op["params"]:
             assert {"name", "kind", "has_default", "hints"} <= set(param)
             assert set(param) <= {"name", "kind", "has_default", "hints", "default", "choices", "elements",
-                                  "hints_from"}
+                                  "hints_from", "declared"}
 
 
 def test_called_parameters_in_the_body_and_through_an_instance_attribute() -> None:
@@ -497,3 +499,28 @@ def test_catalog_types_a_called_parameter_as_a_callback(catalog: dict) -> None:
     assert (ttu["hints"], ttu["hints_from"]) == (["collections.abc.Callable"], "called")
     assert expiring["other"]["hints"] == [] and expiring["maxsize"]["hints"] == []
     assert _params(catalog, "apply")["hook"]["hints"] == ["collections.abc.Callable"]
+
+
+def test_the_classes_an_annotation_declares_are_those_a_class_check_decides() -> None:
+    class Shape(typing.Protocol):
+        def area(self) -> float: ...
+
+    assert declared_classes(Collection[str]) == ["collections.abc.Collection"]  # the hints say list
+    assert declared_classes(Optional[int]) == ["builtins.int", "builtins.NoneType"]  # noqa: UP045
+    assert declared_classes(list[int] | str) == ["builtins.list", "builtins.str"]
+    assert declared_classes(Literal["r", "w"]) == ["builtins.str"]
+    for open_ended in (Any, TypeVar("T"), Shape, "Node", Union[int, Any]):  # noqa: UP007
+        assert declared_classes(open_ended) is None, open_ended
+
+    class Words:
+        def __iter__(self) -> Iterator[str]:
+            return iter(())
+
+        def __len__(self) -> int:
+            return 0
+
+        def __contains__(self, item: object) -> bool:
+            return False
+
+    assert "collections.abc.Collection" in protocols_of(Words)
+    assert "collections.abc.Iterable" not in protocols_of(int)
