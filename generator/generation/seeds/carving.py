@@ -200,9 +200,8 @@ def _fail_on_the_other_side(outcomes: dict[str, str], called: dict[str, set[str]
                 target.write_bytes(content)
     if recorded.problem is not None or not recorded.finished:
         return {}  # an outcome the other side never got to is no evidence
-    here = list(outcomes)  # the run's order, which parametrized tests are matched by
     return {test: frozenset(called.get(test, ())) for test in passed
-            if outcome_there(test, here, recorded.outcomes) == "failed"}
+            if outcome_there(test, list(outcomes), recorded.outcomes) == "failed"}
 
 
 def outcome_there(test: str, here: list[str], there: dict[str, str]) -> str | None:
