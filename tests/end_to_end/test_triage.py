@@ -221,41 +221,6 @@ def test_round_price_rounds_to_the_nearest():
 '''
 
 
-VOLATILE_IDS_TEST = '''\
-import os
-
-import pytest
-
-from pkg.prices import discount, round_price
-
-RUN = [f"pid{os.getpid()}"]  # an id that differs in every process, as a timestamp would
-
-
-@pytest.mark.parametrize("cents", [13], ids=RUN)
-def test_round_price_rounds_to_the_nearest(cents):
-    assert round_price(cents) == 15
-
-
-@pytest.mark.parametrize("total", [5], ids=RUN)
-def test_discount_is_at_most_the_total(total):
-    assert discount(total) <= total
-'''
-
-
-def test_tests_whose_ids_change_between_runs_are_matched_by_position(builder: RepoBuilder) -> None:
-    # the ids differ between the run on head and the run on base: matched by their position, the
-    # rounding test fails on base and passes on head, while the discount test passes on both
-    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES},
-            {"pkg/prices.py": BOTH, "tests/test_rounding.py": VOLATILE_IDS_TEST})
-    report = run_analyze(builder)
-    said = "test(s) the pull request adds or changes fail on base"
-    [note] = [n for n in report.notes if said in n]
-    assert note.startswith("1 ")
-    assert "test_round_price_rounds_to_the_nearest[pid" in note and "discount" not in note
-    verdicts = {d.target: d.verdict for d in _counted(report.differences)}
-    assert verdicts["pkg.prices:round_price"] == Verdict.ASSERTED_BY_PR
-
-
 def test_a_test_the_pull_request_adds_asserts_its_change_not_another(builder: RepoBuilder) -> None:
     # the added test fails on base (10) and passes on head (15): round_price's change is asserted by it;
     # discount's change is in no test and no word of the pull request

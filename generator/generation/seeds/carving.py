@@ -201,25 +201,7 @@ def _fail_on_the_other_side(outcomes: dict[str, str], called: dict[str, set[str]
     if recorded.problem is not None or not recorded.finished:
         return {}  # an outcome the other side never got to is no evidence
     return {test: frozenset(called.get(test, ())) for test in passed
-            if outcome_there(test, list(outcomes), recorded.outcomes) == "failed"}
-
-
-def outcome_there(test: str, here: list[str], there: dict[str, str]) -> str | None:
-    """The outcome of `test` (a node id of the run `here`, in its order) in the run of the same
-    files elsewhere (`there`): by its node id; else, for a parametrized test whose ids differ
-    between the runs (a value of the moment in the id: `test_parse[09:05:03 2026-11-28]`), the test
-    at the same position among that function's, when both runs have as many; "failed" when nothing
-    of its file ran there (it did not import); None when it cannot be told (no evidence)."""
-    if test in there:
-        return there[test]
-    function = test.split("[", 1)[0]
-    if "[" in test:
-        mine = [t for t in here if t.split("[", 1)[0] == function]
-        theirs = [t for t in there if t.split("[", 1)[0] == function]
-        if len(mine) == len(theirs) and test in mine:
-            return there[theirs[mine.index(test)]]
-    file = test.split("::", 1)[0]
-    return None if any(t.split("::", 1)[0] == file for t in there) else "failed"
+            if recorded.outcomes.get(test, "failed") == "failed"}
 
 
 def _sources(sequences: list[CallSequence], made_by: dict[str, set[str]]) -> dict[str, frozenset[str]]:
