@@ -16,7 +16,9 @@
 4. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
    (`mentions`), or its code adds the operation: a function, method or class base did not define
    (`Float.__hash__` where base inherited one), whose every behaviour is what the pull request
-   wrote; an explained difference, listed after the unexplained ones;
+   wrote, or it deletes the definition of a name head no longer has (a deletion or a rename; not a
+   move to another module, whose old import path breaking may be an oversight); an explained
+   difference, listed after the unexplained ones;
 5. `unexplained`: nothing in the pull request accounts for it, a possible regression.
 """
 
@@ -79,6 +81,12 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             difference.verdict = Verdict.NAMED_BY_PR
             difference.evidence = f"the pull request adds it: {added.path}:{added.start}"
             continue
+        deleted = _deleted(difference, units)
+        if deleted is not None:
+            difference.verdict = Verdict.NAMED_BY_PR
+            difference.evidence = (f"the pull request deletes its definition: {deleted.path}:{deleted.start} "
+                                   "on base")
+            continue
         targets = [difference.target, *(unit.target for unit in _units_at(difference, units))]
         named = mention(text, targets, removed=_removed(difference)) if text else None
         if named is not None:
@@ -137,6 +145,19 @@ def _added(difference: Difference, units: Sequence[Unit]) -> Unit | None:
     operation = difference.target.split("<", 1)[0]
     return next((unit for unit in units if unit.status == "added" and unit.target == operation
                  and unit.kind in ("function", "method", "class")), None)
+
+
+def _deleted(difference: Difference, units: Sequence[Unit]) -> Unit | None:
+    """The unit base defined and the pull request deletes, when the difference is that name gone
+    on head: a deletion or a rename says so in the diff itself. None when the same name is
+    defined anew in another module: a move, whose old import path breaking may be an oversight."""
+    if not _removed(difference):
+        return None
+    module, _, qualname = difference.target.split("<", 1)[0].partition(":")
+    if any(u.status == "added" and u.qualname == qualname and u.module != module for u in units):
+        return None
+    return next((u for u in units if u.status == "removed" and u.module == module and u.qualname == qualname
+                 and u.kind in ("function", "method", "class")), None)
 
 
 def _units_at(difference: Difference, units: Sequence[Unit]) -> list[Unit]:

@@ -147,3 +147,27 @@ def test_an_operation_the_pull_request_adds_is_explained_by_its_definition() -> 
     helper = Unit("pkg.items", "_hash_of", "function", "added", "pkg/items.py", 30, 32)
     for units in ([modified], [helper]):
         assert triage([_hashing()], OPERATIONS, None, units)[0].verdict == Verdict.UNEXPLAINED
+
+
+def _gone(name: str) -> object:
+    return sample_difference(1, target=f"pkg.fields:{name}", kind="api", path=None, line=None, side="head",
+                             base="returns normally", head=f"API change (missing): pkg.fields has no {name}",
+                             statements=[Statement(f"pkg.fields:{name}", ())])
+
+
+def test_a_name_whose_definition_the_pull_request_deletes_is_explained_by_the_deletion() -> None:
+    deleted = Unit("pkg.fields", "StringEnum", "class", "removed", "pkg/fields.py", 1920, 1921)
+    renamed = Unit("pkg.fields", "StringEnumValue", "class", "added", "pkg/fields.py", 1920, 1921)
+    [judged] = triage([_gone("StringEnum")], OPERATIONS, None, [deleted, renamed])
+    assert (judged.verdict, judged.evidence) == (
+        Verdict.NAMED_BY_PR, "the pull request deletes its definition: pkg/fields.py:1920 on base")
+    # another name gone, a definition only changed, or one moved to another module: not explained
+    changed = Unit("pkg.fields", "StringEnum", "class", "modified", "pkg/fields.py", 1920, 1921)
+    moved = Unit("pkg.enums", "StringEnum", "class", "added", "pkg/enums.py", 1, 2)
+    for difference, units in ((_gone("IntegerEnum"), [deleted]), (_gone("StringEnum"), [changed]),
+                              (_gone("StringEnum"), [deleted, moved])):
+        assert triage([difference], OPERATIONS, None, units)[0].verdict == Verdict.UNEXPLAINED
+    # a value that changed, not a name gone, is not explained by a deletion of the same name
+    value = sample_difference(1, target="pkg.fields:StringEnum", kind="return", path=None, line=None,
+                              side="head", statements=[Statement("pkg.fields:StringEnum", ())])
+    assert triage([value], OPERATIONS, None, [deleted])[0].verdict == Verdict.UNEXPLAINED
