@@ -79,7 +79,8 @@ class ChangeSet:
     files: tuple[FileChange, ...]
     units: tuple[Unit, ...]
     skipped: tuple[str, ...] = ()  # non-Python, binary or non-importable files, for the report
-    tests: tuple[str, ...] = ()  # head paths of the test files the change adds or modifies (for carving)
+    # the test files the change adds or modifies, with their changed lines (for carving)
+    tests: tuple[FileChange, ...] = ()
     # the package's root, and modules built on a changed private one (see `importers`)
     importers: tuple[str, ...] = ()
 

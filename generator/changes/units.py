@@ -94,14 +94,14 @@ def compute_changes(
     files: list[FileChange] = []
     units: list[Unit] = []
     skipped: list[str] = []
-    tests: list[str] = []
+    tests: list[FileChange] = []
     for patched in _diff(repo, merge_base, head_sha):
         change = _file_change(patched, base_roots, head_roots)
         if isinstance(change, str):
             skipped.append(change)
             continue
         if change.head_path and is_test_file_name(PurePosixPath(change.head_path).name):
-            tests.append(change.head_path)
+            tests.append(change)
         if change.module is None:
             skipped.append(f"{change.head_path or change.base_path}: {_NOT_IMPORTABLE}")
         else:

@@ -43,6 +43,7 @@ from ...planning.deadline import CARVE_TEST_TIMEOUT
 from ...runtime.packages import FALLBACK_VARIABLE, PYTEST_BOOT, link_pytest
 from ...runtime.sequence import CallSequence, prefix_keys, references, sequence_key
 from ...runtime.workers import worker_environment
+from .changed_tests import WHOLE_FILE, ChangedTests, changed_tests
 
 MAX_TEST_FILES = 200  # per side: the nearest tests of a huge suite are enough
 OUTCOME_ORDER = ("skipped", "passed", "failed")  # a test's outcome is its phases' last in this order
@@ -83,13 +84,14 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     # `sqlparse.format` is defined): a test's call to one of those is a call the explorer makes too
     modules = [*changes.modules, *changes.importers]
     existing = importing_test_files(base.root, modules)[:MAX_TEST_FILES]
-    changed = [path for path in existing if path in changes.tests]
-    others = [path for path in existing if path not in changes.tests]
+    test_paths = {test.head_path for test in changes.tests}
+    changed = [path for path in existing if path in test_paths]
+    others = [path for path in existing if path not in test_paths]
     unchanged = [path for path in others if (head.root / path).is_file()]
     # (side, checkout, files, whether they are new to carving: the last run's files are base's, run
     # again on head for their outcomes, and neither counted nor said twice). The pull request's tests
     # and base's copy of the ones it changes run before base's whole suite, which may take all the time.
-    runs = [("head", head, sorted(p for p in changes.tests if (head.root / p).is_file()), True),
+    runs = [("head", head, sorted(p for p in test_paths if p and (head.root / p).is_file()), True),
             ("base", base, changed, True), ("base", base, others, True), ("head", head, unchanged, False)]
     outcomes: dict[str, dict[str, str]] = {"base": {}, "head": {}}
     called: dict[str, set[str]] = {}
@@ -117,10 +119,12 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         for test, operations in recorded.called.items():
             called.setdefault(test, set()).update(operations)
         if number == 0:  # before base's whole suite, which may take all that is left
-            carving.asserting = _asserting(recorded.outcomes, called, base, head, modules, python,
+            carving.asserting = _asserting(recorded.outcomes, called, base, head,
+                                           _changed_on(changes, "head", head), modules, python,
                                            (seconds - (time.monotonic() - started)) / 2, test_timeout)
         if number == 1:
-            carving.updated = _updated(recorded.outcomes, called, base, head, modules, python,
+            carving.updated = _updated(recorded.outcomes, called, base, head,
+                                       _changed_on(changes, "base", base), modules, python,
                                        (seconds - (time.monotonic() - started)) / 3, test_timeout)
     carving.broken = _confirmed_broken(outcomes, called, unchanged, base, head, modules, python,
                                        seconds - (time.monotonic() - started), test_timeout)
@@ -154,35 +158,47 @@ def _confirmed_broken(outcomes: dict[str, dict[str, str]], called: dict[str, set
             if again["base"].get(test) == "passed" and again["head"].get(test) == "failed"}
 
 
+def _changed_on(changes: ChangeSet, side: str, checkout: Checkout) -> ChangedTests:
+    """The tests the pull request adds or changes in its test files, as `side` has them. Base's
+    changed lines are the merge base's: on another base commit every test of those files counts."""
+    if side == "head":
+        return changed_tests(checkout.root,
+                             [(t.head_path, t.head_lines) for t in changes.tests if t.head_path])
+    if checkout.sha != changes.merge_base:
+        return ChangedTests({t.base_path: frozenset({WHOLE_FILE}) for t in changes.tests if t.base_path})
+    return changed_tests(checkout.root, [(t.base_path, t.base_lines) for t in changes.tests if t.base_path])
+
+
 def _asserting(on_head: dict[str, str], called: dict[str, set[str]], base: Checkout, head: Checkout,
-               modules: list[str], python: str, seconds: float,
+               changed: ChangedTests, modules: list[str], python: str, seconds: float,
                test_timeout: float) -> dict[str, frozenset[str]]:
-    """The pull request's tests that pass on head and fail on base, run there with head's copy of
-    their files (a test that cannot run on base at all, its file failing to import a new name,
-    fails there too); with the operations they called."""
-    return _fail_on_the_other_side(on_head, called, head, (base, "base"), modules, python, seconds,
+    """The tests the pull request adds or changes that pass on head and fail on base, run there with
+    head's copy of their files (a test that cannot run on base at all, its file failing to import a
+    new name, fails there too); with the operations they called."""
+    return _fail_on_the_other_side(on_head, called, head, (base, "base"), changed, modules, python, seconds,
                                    test_timeout)
 
 
 def _updated(on_base: dict[str, str], called: dict[str, set[str]], base: Checkout, head: Checkout,
-             modules: list[str], python: str, seconds: float,
+             changed: ChangedTests, modules: list[str], python: str, seconds: float,
              test_timeout: float) -> dict[str, frozenset[str]]:
-    """Base's tests in the files the pull request changes (`on_base`: their outcomes) that pass on base
-    and fail on head, run there with base's copy of their files (a test the pull request removes
-    included); with the operations they called."""
-    return _fail_on_the_other_side(on_base, called, base, (head, "head"), modules, python, seconds,
+    """Base's copy of the tests the pull request changes or removes (`on_base`: the outcomes of their
+    files) that pass on base and fail on head, run there with base's copy of their files; with the
+    operations they called."""
+    return _fail_on_the_other_side(on_base, called, base, (head, "head"), changed, modules, python, seconds,
                                    test_timeout)
 
 
 def _fail_on_the_other_side(outcomes: dict[str, str], called: dict[str, set[str]], where: Checkout,
-                            other_side: tuple[Checkout, str], modules: list[str], python: str, seconds: float,
-                            test_timeout: float) -> dict[str, frozenset[str]]:
-    """The tests that passed in `where` and fail in `other`, run there with `where`'s copy of their
-    files, which are put back afterwards; with the operations they called."""
-    passed = sorted(test for test, outcome in outcomes.items() if outcome == "passed")
+                            other_side: tuple[Checkout, str], changed: ChangedTests, modules: list[str],
+                            python: str, seconds: float, test_timeout: float) -> dict[str, frozenset[str]]:
+    """The `changed` tests that passed in `where` and fail in `other`, run there (only those) with
+    `where`'s copy of their files, which are put back afterwards; with the operations they called."""
+    passed = sorted(test for test, outcome in outcomes.items() if outcome == "passed" and test in changed)
     if not passed or seconds <= 2.0:
         return {}
     files = sorted({test.split("::", 1)[0] for test in passed})
+    targets = changed.targets(passed)
     other, side = other_side
     kept: dict[Path, bytes | None] = {}
     try:
@@ -191,7 +207,7 @@ def _fail_on_the_other_side(outcomes: dict[str, str], called: dict[str, set[str]
             kept[target] = target.read_bytes() if target.is_file() else None
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(where.root / path, target)
-        recorded = _record(side, other, files, modules, python, seconds, test_timeout)
+        recorded = _record(side, other, targets, modules, python, seconds, test_timeout, batch=len(targets))
     finally:
         for target, content in kept.items():
             if content is None:

@@ -1,0 +1,90 @@
+"""The tests a pull request adds or changes, within the test files it touches.
+
+A changed test file usually holds one changed test among hundreds: a new case, a parametrized value
+added or dropped. Only those tests state what the pull request means (carving's asserting and
+updated evidence), and running only them on the other commit takes a fraction of the whole file's
+time, which carving's share of the budget may not have. Tests are what pytest collects by default:
+`test*` functions, in `Test*` classes or not. A change outside every test (a fixture, a helper, a
+module-level table of cases) may reach any test of the file, so the whole file counts then; a
+change to a test class's own lines (a class attribute, a helper method) counts for each of its
+tests.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+WHOLE_FILE = "*"  # the selection of a file whose change may reach any of its tests
+
+
+@dataclass(frozen=True)
+class ChangedTests:
+    """Per test file (repository-relative path): the qualified names of the tests changed in it
+    (`TestParse.test_empty`; a class's name for each of its tests), or WHOLE_FILE."""
+
+    files: dict[str, frozenset[str]]
+
+    def __contains__(self, test: str) -> bool:
+        """Whether a pytest node id (`tests/test_x.py::TestParse::test_empty[0-a]`) is a changed test."""
+        path, _, rest = test.partition("::")
+        names = self.files.get(path)
+        if names is None:
+            return False
+        qualname = ".".join(part.split("[", 1)[0] for part in rest.split("::"))
+        return WHOLE_FILE in names or any(qualname == name or qualname.startswith(f"{name}.")
+                                          for name in names)
+
+    def targets(self, tests: Iterable[str]) -> list[str]:
+        """What pytest is given to run `tests` again: the test functions' node ids (every
+        parametrization of each, whatever its id in this run), or the file for a whole one."""
+        found = set()
+        for test in tests:
+            path, _, rest = test.partition("::")
+            if WHOLE_FILE in self.files.get(path, ()) or not rest:
+                found.add(path)
+            else:
+                found.add("::".join([path, *(part.split("[", 1)[0] for part in rest.split("::"))]))
+        files = {target for target in found if "::" not in target}
+        return sorted(target for target in found if target in files or target.split("::", 1)[0] not in files)
+
+
+def changed_tests(root: Path, files: Iterable[tuple[str, Collection[int]]]) -> ChangedTests:
+    """The tests whose lines (decorators included) hold one of the changed lines of their file under
+    `root`: `files` gives each test file's path and its changed line numbers on that side. A file that
+    does not parse, or is not there, counts whole."""
+    selected: dict[str, frozenset[str]] = {}
+    for path, lines in files:
+        try:
+            tree = ast.parse((root / path).read_bytes())
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            selected[path] = frozenset({WHOLE_FILE})
+            continue
+        names: set[str] = set()
+        for line in lines:
+            name = _holder(tree.body, line, "")
+            if name is None:
+                names = {WHOLE_FILE}
+                break
+            names.add(name)
+        selected[path] = frozenset(names)
+    return ChangedTests(selected)
+
+
+def _holder(body: list[ast.stmt], line: int, prefix: str) -> str | None:
+    """The qualified name of the test function or test class among `body` whose lines hold `line`
+    (a test class's name for a line of its own or of a helper method in it); None for a line
+    outside every test: module-level code, a fixture or a helper, which may reach any test."""
+    for node in body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        start = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+        if not start <= line <= (node.end_lineno or node.lineno):
+            continue
+        name = prefix + node.name
+        if isinstance(node, ast.ClassDef):
+            return (_holder(node.body, line, f"{name}.") or name) if node.name.startswith("Test") else None
+        return name if node.name.startswith("test") else None
+    return None
