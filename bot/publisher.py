@@ -8,8 +8,9 @@ report: the outputs are written first, and when the review is refused its findin
 the summary comment in full instead of pointing at review comments that do not exist.
 
 Re-running the same head publishes nothing twice: the summary comment is found again by its
-marker and the bot's login and edited, the review of a head is posted once, and with
-`reuse_check_run` the check run of that name and head is found again instead of adding one.
+marker and the bot's login and edited, the review of a head is posted once, and the check run is
+taken over when the caller knows it (`start(known)`: the App remembers it in its queue) or, with
+`reuse_check_run`, found again among the head's check runs instead of adding one.
 
 The summary comment also carries the pull request's hidden state (`bot.acceptance`): the
 differences maintainers accepted. `finish` reads it back from the previous summary first, so
@@ -50,7 +51,7 @@ from .summary import (
 from .workflow import Annotation, Workflow
 
 ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit per check run create or update
-PROGRESS_INTERVAL = 30.0  # seconds between progress updates of the check run (each is a request)
+PROGRESS_INTERVAL = 60.0  # seconds between progress updates of the check run (each is a request)
 CHECK_NAME = "difforacle"
 ACTIONS_BOT = "github-actions[bot]"
 
@@ -74,7 +75,7 @@ class PublishSettings:
     max_comments: int = 10
     bot_login: str = ACTIONS_BOT  # whose summary comment is ours (with the hidden marker)
     check_name: str = CHECK_NAME
-    reuse_check_run: bool = False  # the App: a re-run of a job finds its check run again
+    reuse_check_run: bool = False  # list the head's check runs for ours before creating one
 
 
 @dataclass
@@ -142,7 +143,7 @@ class Publisher:
         self.check_run: CheckRunRef | None = None
         self.errors: list[str] = []
         self.fallback: str | None = None if client is not None else "no GitHub token"
-        self._last_progress = -PROGRESS_INTERVAL
+        self._last_progress = 0.0  # set by `start`
         self._summary: IssueComment | None = None  # ours, as read by `finish`
         self._summary_read = False  # whether `_summary` is what GitHub holds (None: there is none yet)
         self._state_notes: list[str] = []
@@ -155,9 +156,16 @@ class Publisher:
         _check_settings(settings)
         self.settings = settings
 
-    def start(self) -> None:
-        """The check run, in progress, so the pull request shows that something is happening."""
+    def start(self, known: CheckRunRef | None = None) -> None:
+        """The check run, in progress, so the pull request shows that something is happening.
+        `known`: the one an earlier run of this job created (the App remembers it), taken over
+        without a request. The first progress update waits PROGRESS_INTERVAL: the check run
+        already says what is happening."""
+        self._last_progress = self.clock()
         if self.client is None:
+            return
+        if known is not None:
+            self.check_run = known
             return
         output = CheckRunOutput("Testing the changed code", "difforacle is generating tests on base and "
                                 "replaying them on head.")

@@ -5,7 +5,8 @@ The steps, and why each is the way it is:
 1. An installation token narrowed to the job's repository, with contents read, pull
    requests write and checks write (`installation.py`): a token that leaks reaches nothing else.
 2. The check run, in progress, so that the pull request shows the run at once; a job run again
-   (its worker was killed) finds that check run again instead of adding a second one.
+   (its worker was killed) takes that check run over instead of adding a second one: the queue's
+   state remembers it, so that finding it costs no request (`_start_check_run`).
 3. Base and head fetched into a fresh directory under `data_dir/work`, the token only in git's
    environment (`checkout.py`); the directory is removed whatever happens.
 4. `[tool.difforacle]` read from the *base* commit: a pull request does not choose how it is
@@ -66,7 +67,7 @@ from jsonschema import ValidationError
 
 from difforacle.bot.comment_commands import CommentEvent, answer
 from difforacle.bot.config import Config, ConfigError, load_config
-from difforacle.bot.github_client import GitHubClient, GitHubError
+from difforacle.bot.github_client import CheckRunRef, GitHubClient, GitHubError
 from difforacle.bot.progress import describe as describe_progress
 from difforacle.bot.progress import watch_progress_file
 from difforacle.bot.publisher import Publisher, PublishSettings, PullRequestContext
@@ -110,6 +111,11 @@ class JobStateView(Protocol):
     def record_head(self, job: PullRequestJob, before: str | None = None, *, updated: float | None = None,
                     first: bool = False) -> bool: ...
 
+    def check_run(self, job: PullRequestJob) -> dict | None: ...
+
+    def remember_check_run(self, job: PullRequestJob, check_run_id: int | None = None,
+                           url: str = "") -> None: ...
+
 
 class JobFailed(Exception):
     """A step failed; the message is one line for the log and the check run, without secrets."""
@@ -138,9 +144,7 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
         client = github.client(job, token)
         pull = PullRequestContext(job.repository, job.number, job.base_sha, job.head_sha, fork=job.from_fork,
                                   title=job.title, head_ref=job.head_ref, body=job.body)
-        publish = PublishSettings(bot_login=github.bot_login(), reuse_check_run=True)
-        publisher = Publisher(client, pull, publish, Workflow({}, _LogStream(job)))
-        publisher.start()
+        publisher = _start_check_run(job, state, client, pull, github.bot_login())
         with _work_dir(settings, job) as work:
             return _run_in(work, job, settings, state, sandbox, client, token, publisher)
     except Superseded as exc:
@@ -155,6 +159,25 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
                               getattr(exc, "conclusion", "failure"))
         log.warning("job %s failed: %s", job.job_id, reason)
         return JobOutcome("failed", reason)
+
+
+def _start_check_run(job: PullRequestJob, state: JobStateView, client: GitHubClient, pull: PullRequestContext,
+                     bot_login: str) -> Publisher:
+    """The publisher, its check run in progress. A run of a head that an earlier run (killed, or
+    failed on a queue error) gave a check run takes that one over without a request; only if the
+    earlier run died while creating it are the head's check runs listed to find it."""
+    remembered = state.check_run(job)
+    publish = PublishSettings(bot_login=bot_login, reuse_check_run=remembered == {})
+    publisher = Publisher(client, pull, publish, Workflow({}, _LogStream(job)))
+    if remembered and "id" in remembered:
+        publisher.start(known=CheckRunRef(int(remembered["id"]), str(remembered.get("url", ""))))
+        return publisher
+    if remembered is None:
+        state.remember_check_run(job)  # creating: a run after one that dies now must look for it
+    publisher.start()
+    if publisher.check_run is not None:
+        state.remember_check_run(job, publisher.check_run.id, publisher.check_run.html_url)
+    return publisher
 
 
 def run_command(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,

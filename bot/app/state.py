@@ -230,6 +230,22 @@ class JobState:
         token = self._held.get(job.job_id)
         return token is None or self._holds(f"run:{job.job_id}", token)
 
+    # ------------------------------------------------------------------ check runs
+
+    def check_run(self, job: PullRequestJob) -> dict[str, Any] | None:
+        """What an earlier run of the job's head left of its check run: `{"id", "url"}` once it was
+        created, `{}` while it was being created (a worker that died then may have created it), None
+        if no run of this head started one. One record per pull request: only its latest head runs."""
+        record = self._get(f"check-run:{job.pull_key}")
+        if not record or record.get("head") != job.head_sha:
+            return None
+        return {key: record[key] for key in ("id", "url") if key in record}
+
+    def remember_check_run(self, job: PullRequestJob, check_run_id: int | None = None, url: str = "") -> None:
+        """Record that the job's head is creating its check run (no id yet), or which one it has."""
+        created = {"id": check_run_id, "url": url} if check_run_id is not None else {}
+        self._put(f"check-run:{job.pull_key}", {"head": job.head_sha, **created})
+
     # ------------------------------------------------------------------ installations
 
     def record_installation(self, installation_id: int, record: dict[str, Any]) -> None:

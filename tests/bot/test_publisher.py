@@ -100,22 +100,23 @@ def test_first_run_posts_a_check_run_a_comment_and_one_anchored_review(
 def test_publishing_makes_only_the_requests_it_needs(fake: FakeGitHub, tmp_path: Path) -> None:
     """Each request counts against the installation's 5,000 an hour: a first run with one finding
     reads nothing twice, and comments through the issue (a pull request's comment calls in PyGithub
-    GET the pull request first, for its issue URL)."""
+    GET the pull request first, for its issue URL); progress right after the start waits (the new
+    check run says what is happening)."""
     _publish(fake, _report([_difference(1)]), tmp_path)
     assert [(r.method, r.operation) for r in fake.requests] == [
-        ("POST", "checks/create"), ("PATCH", "checks/update"), ("GET", "issues/list-comments"),
+        ("POST", "checks/create"), ("GET", "issues/list-comments"),
         ("GET", "pulls/list-files"), ("GET", "pulls/list-reviews"), ("POST", "pulls/create-review"),
         ("POST", "issues/create-comment"), ("PATCH", "checks/update")]
     fake.requests.clear()
     _publish(fake, _report([_difference(1)]), tmp_path)  # a re-run edits the comment it listed
     assert [(r.method, r.operation) for r in fake.requests] == [
-        ("POST", "checks/create"), ("PATCH", "checks/update"), ("GET", "issues/list-comments"),
+        ("POST", "checks/create"), ("GET", "issues/list-comments"),
         ("GET", "pulls/list-files"), ("GET", "pulls/list-reviews"), ("PATCH", "issues/update-comment"),
         ("PATCH", "checks/update")]
     fake.requests.clear()
     _publish(fake, _report([]), tmp_path)  # nothing to comment on a line of: the files are not listed
     assert [(r.method, r.operation) for r in fake.requests] == [
-        ("POST", "checks/create"), ("PATCH", "checks/update"), ("GET", "issues/list-comments"),
+        ("POST", "checks/create"), ("GET", "issues/list-comments"),
         ("PATCH", "issues/update-comment"), ("PATCH", "checks/update")]
 
 
@@ -129,9 +130,15 @@ def test_progress_updates_are_spaced_and_wait_while_the_rate_limit_runs_low(fake
     def updates() -> int:
         return len(fake.requests_to("PATCH", "/repos/*/check-runs/*"))
 
-    publisher.progress("importing")  # the first at once
+    publisher.progress("importing")  # not at once: the check run was just created saying as much
     now[0] += PROGRESS_INTERVAL - 1
-    publisher.progress("exploring: 100 sequences")  # too soon after it
+    publisher.progress("exploring: 100 sequences")  # still too soon
+    assert updates() == 0
+    now[0] += 1
+    publisher.progress("exploring: 150 sequences")
+    assert updates() == 1
+    now[0] += PROGRESS_INTERVAL - 1
+    publisher.progress("exploring: 180 sequences")  # too soon after the last
     assert updates() == 1
     now[0] += 1
     fake.rate_limit_remaining = 999  # under a fifth of the hour's 5,000 left: results come first

@@ -28,9 +28,11 @@ from support.fake_github import FakeGitHub
 from support.repos import RepoBuilder, make_pr
 from support.services import TEST_IMAGE, service_unavailable
 
+from difforacle.bot import publisher
 from difforacle.bot.app import runner
 from difforacle.bot.app.installation import TOKEN_PERMISSIONS, AppAccess
 from difforacle.bot.app.model import PullRequestJob
+from difforacle.bot.app.queue import make_huey
 from difforacle.bot.app.runner import (
     JobOutcome,
     last_error_line,
@@ -41,6 +43,7 @@ from difforacle.bot.app.runner import (
 from difforacle.bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUnavailable
 from difforacle.bot.app.sandbox_choice import select_sandbox
 from difforacle.bot.app.settings import AppSettings
+from difforacle.bot.app.state import JobState
 from difforacle.bot.github_client import Retries
 from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
 
@@ -72,11 +75,15 @@ def any_sandbox(request: pytest.FixtureRequest) -> object:
 
 
 class FakeState:
-    """The queue's JobState as the runner sees it: the latest head per pull request, a lock."""
+    """The queue's JobState as the runner sees it: the latest head per pull request, a lock; the
+    check runs remembered by a real JobState on an SQLite file."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path) -> None:
         self.latest: dict[str, str] = {}
         self.locked: list[str] = []
+        self.stored = JobState(make_huey(f"sqlite:///{folder}/state.sqlite3"))
+        self.check_run = self.stored.check_run
+        self.remember_check_run = self.stored.remember_check_run
 
     def is_current(self, job: PullRequestJob) -> bool:
         return self.latest.get(job.pull_key, job.head_sha) == job.head_sha
@@ -153,7 +160,7 @@ def _world(tmp_path: Path, fake: FakeGitHub, bubblewrap: object, before: dict | 
                                web_url=fake.url, **options)
     job = PullRequestJob("delivery-1", installation.id, f"{OWNER}/{NAME}", fake.repos[f"{OWNER}/{NAME}"].id,
                          NUMBER, base, head, base_ref="main", head_ref="feature", title="Bigger discounts")
-    return World(fake, builder, app_settings, job, key, FakeState(), Recording(bubblewrap))
+    return World(fake, builder, app_settings, job, key, FakeState(tmp_path), Recording(bubblewrap))
 
 
 @pytest.fixture
@@ -170,8 +177,10 @@ def _files_under(folder: Path) -> Iterator[bytes]:
 
 @pytest.mark.slow
 def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once(
-        tmp_path: Path, fake: FakeGitHub, any_sandbox: object, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, fake: FakeGitHub, any_sandbox: object, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     caplog.set_level(logging.DEBUG)
+    monkeypatch.setattr(publisher, "PROGRESS_INTERVAL", 0.2)  # a minute in production; this job is short
     world = _world(tmp_path, fake, any_sandbox)
     kind = world.sandbox.name
     seen_in_work: list[bytes] = []
@@ -391,6 +400,29 @@ def test_a_storage_error_is_not_the_jobs_failure_the_job_runs_again_on_its_check
     assert world.run().status == "published"
     runs, comments, _ = world.ours()
     assert [r.conclusion for r in runs] == ["neutral"] and len(comments) == 1  # the same check run
+
+
+@pytest.mark.slow
+def test_a_job_run_again_takes_its_check_run_over_and_looks_for_it_only_after_a_death_mid_creation(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    world = _world(tmp_path, fake, bubblewrap)
+
+    def listed() -> int:
+        return len(fake.requests_to("GET", "/repos/*/commits/*/check-runs"))
+
+    assert world.run().status == "published"
+    assert listed() == 0  # the first run of a head creates its check run at once
+    [run] = world.ours()[0]
+    assert world.run().status == "published"  # run again (a redelivery, a rerun): the state knows it
+    assert listed() == 0 and [r.id for r in world.ours()[0]] == [run.id]
+
+    world.state.remember_check_run(world.job)  # a run that died between creating it and hearing its id
+    assert world.run().status == "published"
+    assert listed() == 1 and [r.id for r in world.ours()[0]] == [run.id]
+    assert world.state.check_run(world.job)["id"] == run.id
+    other = replace(world.job, head_sha="f" * 40)
+    assert world.state.check_run(other) is None  # another head: none of its own yet
+    assert fake.violations == []
 
 
 @pytest.mark.slow
