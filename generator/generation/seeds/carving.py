@@ -4,8 +4,9 @@ The tests of a project build the inputs and states its code is about; random gen
 does. On base, the project's test files that import a changed module run under pytest in the
 worker's sandbox (the worker's `pytest_boot` with the recorder of its `carving`), bounded by
 a share of the budget and a per-test timeout; every call they make into the catalog whose
-arguments can be rebuilt from code becomes a statement. The test files the pull request adds or
-changes are run on head first: that is where the new behaviour is exercised. The sequences then
+arguments can be rebuilt from code becomes a statement. The tests the pull request adds or
+changes run on head first (those tests, not the rest of their files: `changed_tests`): that is
+where the new behaviour is exercised. The sequences then
 enter exploration as its first batches (run, pooled, replayed on both commits, compared,
 minimized and rendered like generated ones), with the prefixes that end in an object a later
 call uses, so that those objects enter the pools. A project without tests, or whose tests do
@@ -88,19 +89,25 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     changed = [path for path in existing if path in test_paths]
     others = [path for path in existing if path not in test_paths]
     unchanged = [path for path in others if (head.root / path).is_file()]
-    # (side, checkout, files, whether they are new to carving: the last run's files are base's, run
-    # again on head for their outcomes, and neither counted nor said twice). The pull request's tests
-    # and base's copy of the ones it changes run before base's whole suite, which may take all the time.
-    runs = [("head", head, sorted(p for p in test_paths if p and (head.root / p).is_file()), True),
-            ("base", base, changed, True), ("base", base, others, True), ("head", head, unchanged, False)]
+    on_head, on_base = _changed_on(changes, "head", head), _changed_on(changes, "base", base)
+    # (side, checkout, files or test ids, whether new to carving (counted and noted), whether in one
+    # pytest run). First the tests the pull request adds or changes, on head, then base's copy of them,
+    # each followed by its run on the other commit for evidence; then base's whole suite, which may
+    # take all the time left, and runs base's copy again with the rest of its file; last, base's tests
+    # the pull request leaves run again on head for their outcomes.
+    added = sorted(path for path in test_paths if path and (head.root / path).is_file())
+    runs = [("head", head, on_head.selection(added), True, True),
+            ("base", base, on_base.selection(changed), False, True),
+            ("base", base, existing, True, False), ("head", head, unchanged, False, False)]
     outcomes: dict[str, dict[str, str]] = {"base": {}, "head": {}}
     called: dict[str, set[str]] = {}
     sources: dict[str, set[str]] = {}
-    for number, (side, checkout, files, new) in enumerate(runs):
+    for number, (side, checkout, files, new, together) in enumerate(runs):
         left = seconds - (time.monotonic() - started)
         if not files or left <= 1.0:
             continue
-        recorded = _record(side, checkout, files, modules, python, left, test_timeout)
+        recorded = _record(side, checkout, files, modules, python, left, test_timeout,
+                           batch=len(files) if together else None)
         if recorded.problem is not None:
             carving.notes.append(recorded.problem)
             continue
@@ -110,7 +117,7 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         elif not recorded.sequences and new:
             carving.notes.append(f"The {recorded.tests} test(s) run on {side} for carving "
                                  f"{recorded.why_no_call()}: nothing was carved from them.")
-        carving.test_files += len(files) if new else 0
+        carving.test_files += len({file.split("::", 1)[0] for file in files}) if new else 0
         carving.tests += recorded.tests
         carving.sequences += recorded.sequences
         for key, tests in recorded.sources.items():
@@ -118,14 +125,12 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         outcomes[side].update(recorded.outcomes)
         for test, operations in recorded.called.items():
             called.setdefault(test, set()).update(operations)
-        if number == 0:  # before base's whole suite, which may take all that is left
-            carving.asserting = _asserting(recorded.outcomes, called, base, head,
-                                           _changed_on(changes, "head", head), modules, python,
+        if number == 0:
+            carving.asserting = _asserting(recorded.outcomes, called, base, head, on_head, modules, python,
                                            (seconds - (time.monotonic() - started)) / 2, test_timeout)
         if number == 1:
-            carving.updated = _updated(recorded.outcomes, called, base, head,
-                                       _changed_on(changes, "base", base), modules, python,
-                                       (seconds - (time.monotonic() - started)) / 3, test_timeout)
+            carving.updated = _updated(recorded.outcomes, called, base, head, on_base, modules, python,
+                                       (seconds - (time.monotonic() - started)) / 2, test_timeout)
     carving.broken = _confirmed_broken(outcomes, called, unchanged, base, head, modules, python,
                                        seconds - (time.monotonic() - started), test_timeout)
     carving.sources = _sources(carving.sequences, sources)
@@ -198,7 +203,7 @@ def _fail_on_the_other_side(outcomes: dict[str, str], called: dict[str, set[str]
     if not passed or seconds <= 2.0:
         return {}
     files = sorted({test.split("::", 1)[0] for test in passed})
-    targets = changed.targets(passed)
+    targets = changed.selection(files)
     other, side = other_side
     kept: dict[Path, bytes | None] = {}
     try:

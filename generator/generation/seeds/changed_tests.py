@@ -37,18 +37,16 @@ class ChangedTests:
         return WHOLE_FILE in names or any(qualname == name or qualname.startswith(f"{name}.")
                                           for name in names)
 
-    def targets(self, tests: Iterable[str]) -> list[str]:
-        """What pytest is given to run `tests` again: the test functions' node ids (every
-        parametrization of each, whatever its id in this run), or the file for a whole one."""
-        found = set()
-        for test in tests:
-            path, _, rest = test.partition("::")
-            if WHOLE_FILE in self.files.get(path, ()) or not rest:
-                found.add(path)
-            else:
-                found.add("::".join([path, *(part.split("[", 1)[0] for part in rest.split("::"))]))
-        files = {target for target in found if "::" not in target}
-        return sorted(target for target in found if target in files or target.split("::", 1)[0] not in files)
+    def selection(self, paths: Iterable[str]) -> list[str]:
+        """What pytest is given to run the changed tests of `paths`: a whole file's path, else its
+        changed tests' node ids (`path::TestParse::test_empty`: every parametrization of it, whatever
+        its id in another run; `path::TestParse` for a class)."""
+        found: list[str] = []
+        for path in paths:
+            names = self.files.get(path, frozenset())
+            found += [path] if WHOLE_FILE in names else [f"{path}::{name.replace('.', '::')}"
+                                                          for name in sorted(names)]
+        return found
 
 
 def changed_tests(root: Path, files: Iterable[tuple[str, Collection[int]]]) -> ChangedTests:

@@ -53,9 +53,8 @@ def test_a_changed_parametrize_value_selects_that_test_only(tmp_path: Path) -> N
     for other in ("tests/test_parse.py::TestParse::test_empty", "tests/test_parse.py::test_alone",
                   "tests/test_other.py::TestParse::test_invalid[0]"):
         assert other not in changed
-    # run again: the function, every parametrization of it, whatever its id was in the first run
-    assert changed.targets(["tests/test_parse.py::TestParse::test_invalid[0]",
-                            "tests/test_parse.py::TestParse::test_invalid[-1]"]) == [
+    # run as the function: every parametrization of it, whatever its id in another run
+    assert changed.selection(["tests/test_parse.py", "tests/test_other.py"]) == [
         "tests/test_parse.py::TestParse::test_invalid"]
 
 
@@ -64,12 +63,12 @@ def test_a_class_attribute_selects_the_class_a_fixture_or_a_table_the_whole_file
     assert by_class.files == {"tests/test_parse.py": frozenset({"TestParse"})}
     assert "tests/test_parse.py::TestParse::test_empty" in by_class
     assert "tests/test_parse.py::test_alone" not in by_class
+    assert by_class.selection(["tests/test_parse.py"]) == ["tests/test_parse.py::TestParse"]
     for needle in ("CASES = [1, 2]", "return object()"):
         whole = _of(tmp_path, needle, "def test_alone")
         assert whole.files == {"tests/test_parse.py": frozenset({WHOLE_FILE})}
         assert "tests/test_parse.py::test_alone" in whole
-        assert whole.targets(["tests/test_parse.py::test_alone",
-                              "tests/test_parse.py::TestParse::test_empty"]) == ["tests/test_parse.py"]
+        assert whole.selection(["tests/test_parse.py"]) == ["tests/test_parse.py"]
 
 
 def test_a_file_that_does_not_parse_counts_whole(tmp_path: Path) -> None:
