@@ -16,9 +16,11 @@
 4. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
    (`mentions`), or its code adds the operation: a function, method or class base did not define
    (`Float.__hash__` where base inherited one), whose every behaviour is what the pull request
-   wrote, or it deletes the definition of a name head no longer has (a deletion or a rename; not a
-   move to another module, whose old import path breaking may be an oversight); an explained
-   difference, listed after the unexplained ones;
+   wrote (a class's constructor too, when the `__init__` or `__new__` it runs is one the pull
+   request adds, to the class or to one it inherits from), or it deletes the definition of a
+   name head no longer has (a deletion or a rename; not a move to another module, whose old
+   import path breaking may be an oversight); an explained difference, listed after the
+   unexplained ones;
 5. `unexplained`: nothing in the pull request accounts for it, a possible regression.
 """
 
@@ -32,12 +34,13 @@ from ..findings.declared_types import outside_declared_types
 from ..oracle.leaves import leaf_text
 from ..report.model import Difference, Verdict
 from ..runtime.catalog import Operation
-from ..worker.protocol import ApiChange, Tag
+from ..worker.protocol import ApiChange, OperationKind, Tag
 from .mentions import mention
 from .pull_request import PullRequestText
 
 ITEM_POSITION = re.compile(r"\[\d+\]")  # `[2]` in an observed path: where an item sits, not what it is
 STATEMENT = re.compile(r"^\d+/\d+")  # the statement and variable an observed path starts from
+CONSTRUCTORS = ("__init__", "__new__")  # what calling a class runs
 
 
 def triage(differences: list[Difference], operations: Mapping[str, Operation],
@@ -76,7 +79,7 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             difference.verdict = Verdict.OUTSIDE_DECLARED_TYPES
             difference.evidence = f"only an input outside the declared types shows it: {outside}"
             continue
-        added = _added(difference, units)
+        added = _added(difference, units) or _added_constructor(difference, operations, units, classes)
         if added is not None:
             difference.verdict = Verdict.NAMED_BY_PR
             difference.evidence = f"the pull request adds it: {added.path}:{added.start}"
@@ -145,6 +148,27 @@ def _added(difference: Difference, units: Sequence[Unit]) -> Unit | None:
     operation = difference.target.split("<", 1)[0]
     return next((unit for unit in units if unit.status == "added" and unit.target == operation
                  and unit.kind in ("function", "method", "class")), None)
+
+
+def _added_constructor(difference: Difference, operations: Mapping[str, Operation], units: Sequence[Unit],
+                       classes: Mapping[str, dict] | None) -> Unit | None:
+    """The `__init__` or `__new__` the pull request adds to the class a constructor operation makes,
+    or to a class it inherits from, where base inherited one: calling the class runs what the pull
+    request wrote (an exception class given an `__init__` that sets its message). A difference seen
+    at a line must be seen in that method; None otherwise, and for any other operation."""
+    operation = operations.get(difference.target.split("<", 1)[0])
+    if operation is None or operation.kind != OperationKind.CONSTRUCTOR or operation.owner is None:
+        return None
+    mro = (classes or {}).get(operation.owner, {}).get("mro") or [operation.owner]
+    for unit in units:
+        owner, _, method = unit.qualname.rpartition(".")
+        if unit.status != "added" or method not in CONSTRUCTORS or f"{unit.module}.{owner}" not in mro:
+            continue
+        seen_in_it = (difference.path == unit.path and (difference.side or "head") == "head"
+                      and unit.start <= difference.line <= unit.end) if difference.line is not None else True
+        if seen_in_it:
+            return unit
+    return None
 
 
 def _deleted(difference: Difference, units: Sequence[Unit]) -> Unit | None:

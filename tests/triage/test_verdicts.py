@@ -171,3 +171,32 @@ def test_a_name_whose_definition_the_pull_request_deletes_is_explained_by_the_de
     value = sample_difference(1, target="pkg.fields:StringEnum", kind="return", path=None, line=None,
                               side="head", statements=[Statement("pkg.fields:StringEnum", ())])
     assert triage([value], OPERATIONS, None, [deleted])[0].verdict == Verdict.UNEXPLAINED
+
+
+def test_a_constructor_that_runs_an_init_the_pull_request_adds_is_explained_by_it() -> None:
+    # `FrozenError` given an `__init__` (head lines 17-20) where base inherited AttributeError's
+    names = ("FrozenError", "FrozenInstanceError", "Other")
+    operations = {f"pkg.errors:{name}": Operation(f"pkg.errors:{name}", "constructor", f"pkg.errors.{name}",
+                                                  (), (), "pkg/errors.py", 5) for name in names}
+    frozen = ["pkg.errors.FrozenError", "builtins.AttributeError"]
+    classes = {"pkg.errors.FrozenError": {"mro": frozen},
+               "pkg.errors.FrozenInstanceError": {"mro": ["pkg.errors.FrozenInstanceError", *frozen]},
+               "pkg.errors.Other": {"mro": ["pkg.errors.Other", "builtins.ValueError"]}}
+    init = Unit("pkg.errors", "FrozenError.__init__", "method", "added", "pkg/errors.py", 17, 20)
+
+    def made(target: str, line: int | None, kind: str = "return") -> object:
+        return sample_difference(1, target=target, kind=kind, path="pkg/errors.py" if line else None,
+                                 line=line, side="head" if line else None, statements=[Statement(target, ())])
+
+    explained = [made("pkg.errors:FrozenError", 18), made("pkg.errors:FrozenInstanceError", 18),
+                 made("pkg.errors:FrozenError<subclass>", 19), made("pkg.errors:FrozenError", None, "api")]
+    for judged in triage(explained, operations, None, [init], classes=classes):
+        assert (judged.verdict, judged.evidence) == (Verdict.NAMED_BY_PR,
+                                                     "the pull request adds it: pkg/errors.py:17")
+    # seen elsewhere than in the added method; a class that does not inherit it; a changed `__init__`
+    unexplained = [made("pkg.errors:FrozenError", 30), made("pkg.errors:Other", 18)]
+    for judged in triage(unexplained, operations, None, [init], classes=classes):
+        assert judged.verdict == Verdict.UNEXPLAINED
+    changed = Unit("pkg.errors", "FrozenError.__init__", "method", "modified", "pkg/errors.py", 17, 20)
+    assert triage([made("pkg.errors:FrozenError", 18)], operations, None, [changed],
+                  classes=classes)[0].verdict == Verdict.UNEXPLAINED
