@@ -169,8 +169,8 @@ def _start_check_run(job: PullRequestJob, state: JobStateView, client: GitHubCli
     remembered = state.check_run(job)
     publish = PublishSettings(bot_login=bot_login, reuse_check_run=remembered == {})
     publisher = Publisher(client, pull, publish, Workflow({}, _LogStream(job)))
-    if remembered and "id" in remembered:
-        publisher.start(known=CheckRunRef(int(remembered["id"]), str(remembered.get("url", ""))))
+    if remembered:  # {"id", "url"}: created by the earlier run
+        publisher.start(known=CheckRunRef(int(remembered["id"]), remembered["url"]))
         return publisher
     if remembered is None:
         state.remember_check_run(job)  # creating: a run after one that dies now must look for it

@@ -41,6 +41,7 @@ from .pull_request import PullRequestText
 ITEM_POSITION = re.compile(r"\[\d+\]")  # `[2]` in an observed path: where an item sits, not what it is
 STATEMENT = re.compile(r"^\d+/\d+")  # the statement and variable an observed path starts from
 CONSTRUCTORS = ("__init__", "__new__")  # what calling a class runs
+DEFINITIONS = ("function", "method", "class")  # the unit kinds that define an operation
 
 
 def triage(differences: list[Difference], operations: Mapping[str, Operation],
@@ -145,9 +146,9 @@ def _removed(difference: Difference) -> bool:
 def _added(difference: Difference, units: Sequence[Unit]) -> Unit | None:
     """The unit that defines the difference's operation where base defined none (also when the
     operation is that class's user subclass, `Float<subclass>`); None for an operation base had."""
-    operation = difference.target.split("<", 1)[0]
+    operation = _operation_of(difference)
     return next((unit for unit in units if unit.status == "added" and unit.target == operation
-                 and unit.kind in ("function", "method", "class")), None)
+                 and unit.kind in DEFINITIONS), None)
 
 
 def _added_constructor(difference: Difference, operations: Mapping[str, Operation], units: Sequence[Unit],
@@ -156,19 +157,19 @@ def _added_constructor(difference: Difference, operations: Mapping[str, Operatio
     or to a class it inherits from, where base inherited one: calling the class runs what the pull
     request wrote (an exception class given an `__init__` that sets its message). A difference seen
     at a line must be seen in that method; None otherwise, and for any other operation."""
-    operation = operations.get(difference.target.split("<", 1)[0])
+    operation = operations.get(_operation_of(difference))
     if operation is None or operation.kind != OperationKind.CONSTRUCTOR or operation.owner is None:
         return None
     mro = (classes or {}).get(operation.owner, {}).get("mro") or [operation.owner]
-    for unit in units:
-        owner, _, method = unit.qualname.rpartition(".")
-        if unit.status != "added" or method not in CONSTRUCTORS or f"{unit.module}.{owner}" not in mro:
-            continue
-        seen_in_it = (difference.path == unit.path and (difference.side or "head") == "head"
-                      and unit.start <= difference.line <= unit.end) if difference.line is not None else True
-        if seen_in_it:
-            return unit
-    return None
+    seen_at = _units_at(difference, units) if difference.line is not None else units
+    return next((unit for unit in seen_at if unit.status == "added" and _constructor_of(unit) in mro), None)
+
+
+def _constructor_of(unit: Unit) -> str | None:
+    """The type name of the class whose constructor the unit is (`pkg.mod.Class` for
+    `Class.__init__`); None for any other unit."""
+    owner, _, method = unit.qualname.rpartition(".")
+    return f"{unit.module}.{owner}" if owner and method in CONSTRUCTORS else None
 
 
 def _deleted(difference: Difference, units: Sequence[Unit]) -> Unit | None:
@@ -177,11 +178,17 @@ def _deleted(difference: Difference, units: Sequence[Unit]) -> Unit | None:
     defined anew in another module: a move, whose old import path breaking may be an oversight."""
     if not _removed(difference):
         return None
-    module, _, qualname = difference.target.split("<", 1)[0].partition(":")
+    module, _, qualname = _operation_of(difference).partition(":")
     if any(u.status == "added" and u.qualname == qualname and u.module != module for u in units):
         return None
     return next((u for u in units if u.status == "removed" and u.module == module and u.qualname == qualname
-                 and u.kind in ("function", "method", "class")), None)
+                 and u.kind in DEFINITIONS), None)
+
+
+def _operation_of(difference: Difference) -> str:
+    """The operation a difference was seen through, without the form it was called in
+    (`pkg.items:Float` for `pkg.items:Float<subclass>`)."""
+    return difference.target.split("<", 1)[0]
 
 
 def _units_at(difference: Difference, units: Sequence[Unit]) -> list[Unit]:

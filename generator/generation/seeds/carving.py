@@ -87,15 +87,14 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     existing = importing_test_files(base.root, modules)[:MAX_TEST_FILES]
     test_paths = {test.head_path for test in changes.tests}
     changed = [path for path in existing if path in test_paths]
-    others = [path for path in existing if path not in test_paths]
-    unchanged = [path for path in others if (head.root / path).is_file()]
+    unchanged = [path for path in existing if path not in test_paths and (head.root / path).is_file()]
     on_head, on_base = _changed_on(changes, "head", head), _changed_on(changes, "base", base)
     # (side, checkout, files or test ids, whether new to carving (counted and noted), whether in one
     # pytest run). First the tests the pull request adds or changes, on head, then base's copy of them,
     # each followed by its run on the other commit for evidence; then base's whole suite, which may
     # take all the time left, and runs base's copy again with the rest of its file; last, base's tests
     # the pull request leaves run again on head for their outcomes.
-    added = sorted(path for path in test_paths if path and (head.root / path).is_file())
+    added = sorted(path for path in test_paths if (head.root / path).is_file())
     runs = [("head", head, on_head.selection(added), True, True),
             ("base", base, on_base.selection(changed), False, True),
             ("base", base, existing, True, False), ("head", head, unchanged, False, False)]
@@ -111,13 +110,14 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         if recorded.problem is not None:
             carving.notes.append(recorded.problem)
             continue
+        paths = len({file.split("::", 1)[0] for file in files})  # a run of test ids names their files
         if not recorded.tests and new:
-            carving.notes.append(f"None of the {len(files)} test file(s) run on {side} for carving ran a "
+            carving.notes.append(f"None of the {paths} test file(s) run on {side} for carving ran a "
                                  f"test ({recorded.why_none()}): nothing was carved from them.")
         elif not recorded.sequences and new:
             carving.notes.append(f"The {recorded.tests} test(s) run on {side} for carving "
                                  f"{recorded.why_no_call()}: nothing was carved from them.")
-        carving.test_files += len({file.split("::", 1)[0] for file in files}) if new else 0
+        carving.test_files += paths if new else 0
         carving.tests += recorded.tests
         carving.sequences += recorded.sequences
         for key, tests in recorded.sources.items():
@@ -166,12 +166,11 @@ def _confirmed_broken(outcomes: dict[str, dict[str, str]], called: dict[str, set
 def _changed_on(changes: ChangeSet, side: str, checkout: Checkout) -> ChangedTests:
     """The tests the pull request adds or changes in its test files, as `side` has them. Base's
     changed lines are the merge base's: on another base commit every test of those files counts."""
-    if side == "head":
-        return changed_tests(checkout.root,
-                             [(t.head_path, t.head_lines) for t in changes.tests if t.head_path])
-    if checkout.sha != changes.merge_base:
+    if side == "base" and checkout.sha != changes.merge_base:
         return ChangedTests({t.base_path: frozenset({WHOLE_FILE}) for t in changes.tests if t.base_path})
-    return changed_tests(checkout.root, [(t.base_path, t.base_lines) for t in changes.tests if t.base_path])
+    lines = [(t.head_path, t.head_lines) if side == "head" else (t.base_path, t.base_lines)
+             for t in changes.tests]
+    return changed_tests(checkout.root, [(path, changed) for path, changed in lines if path])
 
 
 def _asserting(on_head: dict[str, str], called: dict[str, set[str]], base: Checkout, head: Checkout,
