@@ -83,7 +83,7 @@ from support.app_helpers import (
     pull_request_payload,
     wait_for,
 )
-from support.fake_github import FakeGitHub, RecordedRequest
+from support.fake_github import FakeGitHub, RecordedRequest, _basic_auth_token
 
 DAY = 86_400.0
 HOUR = 3_600.0
@@ -352,6 +352,8 @@ def assess(heads: dict[str, tuple[int, int, bool, bool]], sent: dict[str, float]
 # ------------------------------------------------------------------ the fake GitHub at fleet scale
 
 REPO_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)")
+PULL_REF_PATH = re.compile(r"^/([^/]+)/([^/]+)\.git/refs/pull/(\d+)/head$")
+GIT_OPERATION = "git/ls-remote"  # git's traffic: not counted against the API's rate limit
 
 
 @dataclass
@@ -414,9 +416,26 @@ class FleetGitHub(FakeGitHub):
             yield shard
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        ref = PULL_REF_PATH.match(environ.get("PATH_INFO", ""))
+        if ref:
+            return self._pull_ref(environ, start_response, f"{ref[1]}/{ref[2]}", int(ref[3]))
         match = REPO_PATH.match(environ.get("PATH_INFO", ""))
         with self.shard(f"{match[1]}/{match[2]}" if match else None):
             return super().__call__(environ, start_response)
+
+    def _pull_ref(self, environ: dict[str, Any], start_response: Callable[..., Any], full_name: str,
+                  number: int) -> Any:
+        """What `git ls-remote URL refs/pull/N/head` tells the worker (its stub asks here: these
+        repositories are not served over git): the pull request's head SHA, for the token's
+        installation; logged as GIT_OPERATION."""
+        token = _basic_auth_token(environ.get("HTTP_AUTHORIZATION", ""))
+        with self.shard(full_name):
+            pull = self.pulls.get((full_name, number))
+            status = 401 if token not in self.tokens else 404 if pull is None else 200
+            self.requests.append(RecordedRequest("GET", environ["PATH_INFO"], {}, None, status, token,
+                                                 GIT_OPERATION))
+        start_response(f"{status} {'OK' if status == 200 else 'Not Found'}", [("Content-Type", "text/plain")])
+        return [f"{pull.head_sha}\n".encode() if status == 200 and pull is not None else b""]
 
 
 # ------------------------------------------------------------------ processes
@@ -971,8 +990,9 @@ def run_fleet(args: argparse.Namespace, load: Load, workers: int, chaos_on: bool
     operations: Counter = Counter()
     for t, inst, operation, _ in entries:
         if began <= t <= day_end:
-            by_installation[inst].append((t - began) * c)
             operations[operation] += 1
+            if operation != GIT_OPERATION:
+                by_installation[inst].append((t - began) * c)
     result.requests_per_pr = {
         "installation": sum(len(v) for k, v in by_installation.items() if k is not None) / max(1, load.prs),
         "app_jwt": len(by_installation[None]) / max(1, load.prs),

@@ -47,6 +47,10 @@ class ReadOnlyToken(GitHubError):
     """The token may read but not write (a fork's pull request in a workflow)."""
 
 
+class NotFound(GitHubError):
+    """GitHub answered 404: the thing is gone (a deleted comment) or the token may not see it."""
+
+
 @dataclass(frozen=True)
 class Retries:
     """How hard to try: attempts, exponential backoff base (seconds), wait on secondary rate limits."""
@@ -144,7 +148,7 @@ class GitHubClient:
         retry = _Retry(total=retries.total, backoff_factor=retries.backoff_factor,
                             status_forcelist=RETRIED_STATUSES, allowed_methods=None,
                             secondary_rate_wait=retries.secondary_rate_wait)
-        auth = Auth.Token(token) if isinstance(token, str) else token
+        auth = self._auth = Auth.Token(token) if isinstance(token, str) else token
         self._github = Github(auth=auth, base_url=api_url.rstrip("/"), retry=retry,
                               timeout=timeout, lazy=True,
                               seconds_between_requests=retries.seconds_between_requests,
@@ -154,6 +158,10 @@ class GitHubClient:
         # PyGithub objects already read, so that editing one needs no extra GET request
         self._check_runs: dict[int, Any] = {}
         self._comments: dict[int, Any] = {}
+
+    def current_token(self) -> str:
+        """The token the next request carries (an App's, renewed near its expiry), for git to use too."""
+        return self._auth.token
 
     def rate_limit_low(self) -> bool:
         """Whether the last response said that less than RATE_LIMIT_RESERVE of the hour's requests are
@@ -271,7 +279,8 @@ def github_call(what: str, action: Callable[[], T]) -> T:
         message = _message(exc)
         if exc.status == 403 and READ_ONLY_MESSAGE.lower() in message.lower():
             raise ReadOnlyToken(f"cannot {what}: the token is read-only ({message})") from None
-        raise GitHubError(f"cannot {what}: GitHub answered {exc.status}: {message}") from None
+        error = NotFound if exc.status == 404 else GitHubError
+        raise error(f"cannot {what}: GitHub answered {exc.status}: {message}") from None
     except (OSError, ValueError) as exc:  # connection errors, retries exhausted
         raise GitHubError(f"cannot {what}: {type(exc).__name__}: {_first_line(str(exc))}") from None
 

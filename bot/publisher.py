@@ -33,6 +33,7 @@ from .github_client import (
     GitHubClient,
     GitHubError,
     IssueComment,
+    NotFound,
     ReadOnlyToken,
     ReviewComment,
 )
@@ -88,6 +89,7 @@ class Published:
     errors: list[str] = field(default_factory=list)
     fallback: str | None = None  # why only the workflow's own channels were used
     completed: bool = False  # the check run was completed with the conclusion
+    state_block: str = ""  # the summary comment's hidden state as written (what a later run needs of it)
 
 
 def _check_settings(settings: PublishSettings) -> None:
@@ -146,6 +148,8 @@ class Publisher:
         self._last_progress = 0.0  # set by `start`
         self._summary: IssueComment | None = None  # ours, as read by `finish`
         self._summary_read = False  # whether `_summary` is what GitHub holds (None: there is none yet)
+        self._summary_remembered = False  # `_summary` came from the caller, not from GitHub
+        self._head_reviewed: bool | None = None  # see `finish`
         self._state_notes: list[str] = []
 
     # ------------------------------------------------------------ while running
@@ -196,9 +200,18 @@ class Publisher:
 
     # ------------------------------------------------------------ at the end
 
-    def finish(self, report: dict, report_path: str) -> Published:
+    def finish(self, report: dict, report_path: str, *, summary: IssueComment | None = None,
+               head_reviewed: bool | None = None) -> Published:
+        """Review, summary comment, check run completed. What the caller remembers of earlier runs
+        saves requests (the App's queue state does): `summary`, our summary comment as last written
+        (its id; its body at least the hidden state), edited without listing the comments;
+        `head_reviewed`, whether this head has our review (False: no run of it got so far), so the
+        reviews need not be listed. None: GitHub is asked."""
         settings = self.settings
         writable = self.client is not None and self.fallback is None
+        self._head_reviewed = head_reviewed
+        if summary is not None:
+            self._summary, self._summary_read, self._summary_remembered = summary, True, True
         state = self._previous_state() if writable else State()
         report = apply_acceptances(report, state)  # accepted differences count for nothing from here on
         state = state.for_report(report)
@@ -215,7 +228,7 @@ class Publisher:
             if posted is None:  # refused or failed: the summary carries those findings in full
                 inline = {}
             published.review_comments = posted or 0
-        block = encode_state(state)
+        block = published.state_block = encode_state(state)
         hint = [ACCEPT_HINT] if writable and behavioural(report) else []  # only where a comment can answer
         summary = summary_markdown(report, inline=set(inline), notes=[*self._notes(), *hint],
                                    limit=SUMMARY_LIMIT - len(block))
@@ -268,10 +281,8 @@ class Publisher:
         if not inline or self.fallback is not None:
             return 0
         try:
-            for review in self.client.reviews(self.pull.number):
-                if (review.login == self.settings.bot_login and review.commit_id == self.pull.head_sha
-                        and REVIEW_MARKER in review.body):
-                    return 0
+            if self._reviewed_already():
+                return 0
             body = f"{REVIEW_MARKER}\n{headline(report)}: the findings on the changed lines."
             self.client.create_review(self.pull.number, self.pull.head_sha, body, list(inline.values()))
         except ReadOnlyToken as exc:
@@ -282,12 +293,21 @@ class Publisher:
             return None
         return len(inline)
 
+    def _reviewed_already(self) -> bool:
+        """Whether this head has our review: as the caller knows it, else from the pull request's reviews."""
+        assert self.client is not None
+        if self._head_reviewed is not None:
+            return self._head_reviewed
+        return any(review.login == self.settings.bot_login and review.commit_id == self.pull.head_sha
+                   and REVIEW_MARKER in review.body for review in self.client.reviews(self.pull.number))
+
     def _previous_state(self) -> State:
         """What the previous summary comment remembers (acceptances); empty, with a note, if unreadable."""
         assert self.client is not None
         try:
-            self._summary = find_summary(self.client, self.pull.number, self.settings.bot_login)
-            self._summary_read = True
+            if not self._summary_remembered:
+                self._summary = find_summary(self.client, self.pull.number, self.settings.bot_login)
+                self._summary_read = True
         except ReadOnlyToken as exc:
             self._fall_back(exc)
             return State()
@@ -306,6 +326,12 @@ class Publisher:
         try:
             ours = (self._summary if self._summary_read
                     else find_summary(self.client, self.pull.number, self.settings.bot_login))
+            if ours and self._summary_remembered:
+                try:
+                    self.client.edit_issue_comment(self.pull.number, ours.id, body)
+                    return ours.id
+                except NotFound:  # deleted since: look for ours again (none: a new one)
+                    ours = find_summary(self.client, self.pull.number, self.settings.bot_login)
             if ours:
                 self.client.edit_issue_comment(self.pull.number, ours.id, body)
                 return ours.id

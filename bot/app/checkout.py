@@ -69,6 +69,22 @@ def fetch_pull_request(job: PullRequestJob, repo: Path, url: str, token: str, ho
          plain, f"check out {job.head_sha[:12]}")
 
 
+def pull_head(url: str, number: int, token: str, home: Path) -> str:
+    """The pull request's head SHA as git serves it (`refs/pull/N/head`, forks included).
+
+    Why git: the REST API's answer would cost one of the installation's 5,000 requests an hour,
+    and a job asks just before it publishes; git's traffic does not count against that limit.
+    Run from `home`, never from the checkout, whose `.git` the sandbox could have written.
+    """
+    ref = f"refs/pull/{number}/head"
+    out = _git(["ls-remote", url, ref], git_environment(home, token), f"read {ref}", cwd=home)
+    for line in out.splitlines():
+        sha, _, name = line.partition("\t")
+        if name == ref:
+            return sha
+    raise FetchError(f"cannot read {ref}: the repository has no such ref")
+
+
 def clone_commit(repo: Path, sha: str, destination: Path, home: Path) -> None:
     """A second clone of `repo` (sharing its objects) with commit `sha` checked out.
 
@@ -103,9 +119,11 @@ def read_file(repo: Path, sha: str, path: str, home: Path) -> bytes | None:
     return blob.stdout
 
 
-def _git(args: list[str], env: dict[str, str], what: str) -> None:
+def _git(args: list[str], env: dict[str, str], what: str, cwd: Path | None = None) -> str:
+    """Git's output; a FetchError with git's last line of errors (never the token) if it failed."""
     try:
-        done = subprocess.run(["git", *args], env=env, capture_output=True, text=True, timeout=GIT_TIMEOUT)
+        done = subprocess.run(["git", *args], env=env, capture_output=True, text=True, timeout=GIT_TIMEOUT,
+                              cwd=cwd)
     except subprocess.TimeoutExpired:
         raise FetchError(f"cannot {what}: git took over {GIT_TIMEOUT:g} s") from None
     except OSError as exc:
@@ -113,3 +131,4 @@ def _git(args: list[str], env: dict[str, str], what: str) -> None:
     if done.returncode != 0:
         lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
         raise FetchError(f"cannot {what}: {lines[-1] if lines else f'git exit status {done.returncode}'}")
+    return done.stdout

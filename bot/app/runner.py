@@ -30,8 +30,9 @@ The steps, and why each is the way it is:
    state is asked every CURRENT_POLL seconds whether the job's head is still the latest, and the
    sandbox is killed once it is not (the check run says superseded, the slot goes to the new head).
 7. Publishing under the pull request's lock, and only if the job's head is still the head
-   both for the queue and for GitHub; otherwise the check run says it was superseded and
-   nothing else is written. The summary names the sandbox that ran.
+   both for the queue and for GitHub (read as git's `refs/pull/N/head`, which costs none of the
+   installation's API requests; through the API only if git cannot tell); otherwise the check
+   run says it was superseded and nothing else is written. The summary names the sandbox that ran.
 
 Failures give `JobOutcome("failed", one line)` and complete the check run with a failure (or
 timed_out) conclusion; running the job again publishes nothing twice (see `bot.publisher`).
@@ -57,7 +58,7 @@ import tempfile
 import threading
 import time
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -67,14 +68,14 @@ from jsonschema import ValidationError
 
 from difforacle.bot.comment_commands import CommentEvent, answer
 from difforacle.bot.config import Config, ConfigError, load_config
-from difforacle.bot.github_client import CheckRunRef, GitHubClient, GitHubError
+from difforacle.bot.github_client import CheckRunRef, GitHubClient, GitHubError, IssueComment
 from difforacle.bot.progress import describe as describe_progress
 from difforacle.bot.progress import watch_progress_file
 from difforacle.bot.publisher import Publisher, PublishSettings, PullRequestContext
 from difforacle.bot.workflow import Workflow
 from difforacle.generator import Progress, validate_report
 
-from .checkout import FetchError, clone_commit, clone_url, fetch_pull_request, read_file
+from .checkout import FetchError, clone_commit, clone_url, fetch_pull_request, pull_head, read_file
 from .events import MAX_BODY
 from .installation import AppAccess, InstallationToken
 from .model import AppError, PullRequestJob
@@ -116,6 +117,12 @@ class JobStateView(Protocol):
     def remember_check_run(self, job: PullRequestJob, check_run_id: int | None = None,
                            url: str = "") -> None: ...
 
+    def summary_comment(self, pull_key: str) -> dict | None: ...
+
+    def remember_summary_comment(self, pull_key: str, comment_id: int, state_block: str) -> None: ...
+
+    def forget_summary_comment(self, pull_key: str) -> None: ...
+
 
 class JobFailed(Exception):
     """A step failed; the message is one line for the log and the check run, without secrets."""
@@ -144,9 +151,10 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
         client = github.client(job, token)
         pull = PullRequestContext(job.repository, job.number, job.base_sha, job.head_sha, fork=job.from_fork,
                                   title=job.title, head_ref=job.head_ref, body=job.body)
-        publisher = _start_check_run(job, state, client, pull, github.bot_login())
+        publisher, earlier = _start_check_run(job, state, client, pull, github.bot_login())
         with _work_dir(settings, job) as work:
-            return _run_in(work, job, settings, state, sandbox, client, token, publisher)
+            return _run_in(work, job, settings, state, sandbox, client, token, publisher,
+                           head_reviewed=None if earlier else False)
     except Superseded as exc:
         if publisher is not None:
             publisher.abandon("Superseded", f"Not published: {exc}", "cancelled")
@@ -162,22 +170,23 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
 
 
 def _start_check_run(job: PullRequestJob, state: JobStateView, client: GitHubClient, pull: PullRequestContext,
-                     bot_login: str) -> Publisher:
-    """The publisher, its check run in progress. A run of a head that an earlier run (killed, or
-    failed on a queue error) gave a check run takes that one over without a request; only if the
-    earlier run died while creating it are the head's check runs listed to find it."""
+                     bot_login: str) -> tuple[Publisher, bool]:
+    """The publisher, its check run in progress, and whether an earlier run of this head started
+    (without one, this head has no review of ours either). A run of a head that an earlier run
+    (killed, or failed on a queue error) gave a check run takes that one over without a request;
+    only if the earlier run died while creating it are the head's check runs listed to find it."""
     remembered = state.check_run(job)
     publish = PublishSettings(bot_login=bot_login, reuse_check_run=remembered == {})
     publisher = Publisher(client, pull, publish, Workflow({}, _LogStream(job)))
     if remembered:  # {"id", "url"}: created by the earlier run
         publisher.start(known=CheckRunRef(int(remembered["id"]), remembered["url"]))
-        return publisher
+        return publisher, True
     if remembered is None:
         state.remember_check_run(job)  # creating: a run after one that dies now must look for it
     publisher.start()
     if publisher.check_run is not None:
         state.remember_check_run(job, publisher.check_run.id, publisher.check_run.html_url)
-    return publisher
+    return publisher, remembered is not None
 
 
 def run_command(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
@@ -191,6 +200,7 @@ def run_command(job: PullRequestJob, settings: AppSettings, state: JobStateView,
         comment = CommentEvent(job.repository, job.number, job.comment_id, job.commenter, job.comment,
                                job.commenter_type or "User")
         with state.publish_lock(job.pull_key):  # the state is rewritten by publishing too
+            state.forget_summary_comment(job.pull_key)  # the answer rewrites the summary's hidden state
             answered = answer(client, comment, github.bot_login())
     except (GitHubError, AppError) as exc:
         reason = _redact(_one_line(exc), token)
@@ -211,15 +221,16 @@ def run_command(job: PullRequestJob, settings: AppSettings, state: JobStateView,
 
 def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobStateView,
             sandbox: Sandbox | None, client: GitHubClient, token: InstallationToken,
-            publisher: Publisher) -> JobOutcome:
+            publisher: Publisher, head_reviewed: bool | None) -> JobOutcome:
     repo, venv, out, home = work / "repo", work / "venv", work / "out", work / "home"
     settings_dir = work / "config"
     for folder in (venv, out, settings_dir):
         folder.mkdir()
     log.info("job %s: fetching with a token for %s only (%s)", job.job_id, ", ".join(token.repositories),
              ", ".join(f"{name}: {level}" for name, level in sorted(token.permissions.items())))
+    url = clone_url(settings.web_url, job.repository)
     try:
-        fetch_pull_request(job, repo, clone_url(settings.web_url, job.repository), token.token, home)
+        fetch_pull_request(job, repo, url, token.token, home)
     except FetchError:
         if client.pull_head_sha(job.number) != job.head_sha:
             raise Superseded(f"the pull request's head is no longer {job.head_sha[:12]}") from None
@@ -266,18 +277,35 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
     report = _read_report(out / REPORT_NAME, result)
     report["notes"] = [*report.get("notes", []), *notes, f"Ran in the {result.sandbox} sandbox: no network "
                        "and no secrets; the dependencies were installed by a separate step."]
-    return _publish(job, state, client, publisher, report, result)
+
+    def current_head() -> str:  # git's answer is free; the API's costs a request (and renews the token)
+        try:
+            return pull_head(url, job.number, client.current_token(), home)
+        except FetchError as exc:
+            log.info("job %s: %s; asking the API", job.job_id, exc)
+            return client.pull_head_sha(job.number)
+
+    return _publish(job, state, publisher, report, result, current_head, head_reviewed)
 
 
-def _publish(job: PullRequestJob, state: JobStateView, client: GitHubClient, publisher: Publisher,
-             report: dict, result: SandboxResult) -> JobOutcome:
-    """Under the pull request's lock, and only while the job's head is the pull request's head."""
+def _publish(job: PullRequestJob, state: JobStateView, publisher: Publisher, report: dict,
+             result: SandboxResult, current_head: Callable[[], str],
+             head_reviewed: bool | None) -> JobOutcome:
+    """Under the pull request's lock, and only while the job's head is the pull request's head. The
+    summary comment as the last run wrote it is remembered in the queue's state, so that it is
+    edited without listing the pull request's comments."""
     with state.publish_lock(job.pull_key):
-        head = client.pull_head_sha(job.number)
+        head = current_head()
         if not state.is_current(job) or head != job.head_sha:
             raise Superseded(f"the pull request moved on to {head[:12]}" if head != job.head_sha
                              else "a newer head arrived while the engine ran")
-        published = publisher.finish(report, REPORT_NAME)
+        known = state.summary_comment(job.pull_key)
+        summary = (IssueComment(int(known["id"]), publisher.settings.bot_login, str(known["state"]))
+                   if known else None)
+        state.forget_summary_comment(job.pull_key)  # until it is written: a run killed meanwhile lists them
+        published = publisher.finish(report, REPORT_NAME, summary=summary, head_reviewed=head_reviewed)
+        if published.comment_id is not None:
+            state.remember_summary_comment(job.pull_key, published.comment_id, published.state_block)
     detail = f"{len(report['differences'])} difference(s), {published.conclusion}, {result.sandbox} sandbox"
     if published.comment_id is None or not published.completed:
         # what was published stays; running the job again completes the rest and duplicates nothing

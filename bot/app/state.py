@@ -246,6 +246,21 @@ class JobState:
         created = {"id": check_run_id, "url": url} if check_run_id is not None else {}
         self._put(f"check-run:{job.pull_key}", {"head": job.head_sha, **created})
 
+    # ------------------------------------------------------------------ summary comments
+
+    def summary_comment(self, pull_key: str) -> dict[str, Any] | None:
+        """Our summary comment as the last run wrote it, `{"id", "state"}` (its hidden state block),
+        so that publishing again edits it without listing the comments; None if not known."""
+        record = self._get(f"summary:{pull_key}")
+        return record if record and "id" in record and "state" in record else None
+
+    def remember_summary_comment(self, pull_key: str, comment_id: int, state_block: str) -> None:
+        self._put(f"summary:{pull_key}", {"id": comment_id, "state": state_block})
+
+    def forget_summary_comment(self, pull_key: str) -> None:
+        """Someone else may have rewritten it (a command's answer): the next run reads it from GitHub."""
+        self._pop(f"summary:{pull_key}")
+
     # ------------------------------------------------------------------ installations
 
     def record_installation(self, installation_id: int, record: dict[str, Any]) -> None:

@@ -225,6 +225,21 @@ def test_each_request_sees_its_repositorys_shard_and_is_logged() -> None:
         (None, "pulls/get", 200), (None, "pulls/get", 200), (None, "pulls/get", 404)]
 
 
+def test_the_pull_requests_ref_tells_its_head_as_git_traffic() -> None:
+    fake = fleet.FleetGitHub()
+    with fake.shard("o/a"):
+        fake.add_pull("o", "a", 1, "0" * 40, "1" * 40)
+    fake.add_token("t", "someone")
+    client = Client(fake)
+    basic = {"Authorization": "Basic eC1hY2Nlc3MtdG9rZW46dA=="}  # x-access-token:t
+    answer = client.get("/o/a.git/refs/pull/1/head", headers=basic)
+    assert (answer.status_code, answer.text) == (200, "1" * 40 + "\n")
+    assert client.get("/o/a.git/refs/pull/2/head", headers=basic).status_code == 404
+    assert client.get("/o/a.git/refs/pull/1/head").status_code == 401
+    assert [(op, status) for _, _, op, status in fake.requests] == [
+        (fleet.GIT_OPERATION, 200), (fleet.GIT_OPERATION, 404), (fleet.GIT_OPERATION, 401)]
+
+
 # ------------------------------------------------------------------ the stub engine
 
 def test_the_stub_engine_writes_a_valid_report_and_its_progress(tmp_path: Path) -> None:

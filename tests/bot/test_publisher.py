@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from support.fake_github import FakeGitHub
 
-from difforacle.bot.github_client import GitHubClient, Retries
+from difforacle.bot.acceptance import decode_state, fingerprint
+from difforacle.bot.github_client import GitHubClient, IssueComment, Retries
 from difforacle.bot.publisher import (
     PROGRESS_INTERVAL,
     Published,
@@ -61,7 +62,8 @@ def _report(differences: list[dict], head: str = HEAD) -> dict:
 
 
 def _publish(fake: FakeGitHub, report: dict, tmp_path: Path, *, token: str = "rw", head: str = HEAD,
-             settings: PublishSettings = DEFAULTS, fork: bool = False) -> tuple[Published, str]:
+             settings: PublishSettings = DEFAULTS, fork: bool = False, summary: IssueComment | None = None,
+             head_reviewed: bool | None = None) -> tuple[Published, str]:
     client = GitHubClient(f"{OWNER}/{REPO}", token, api_url=fake.url, retries=FAST)
     log = io.StringIO()
     workflow = Workflow({"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
@@ -70,7 +72,9 @@ def _publish(fake: FakeGitHub, report: dict, tmp_path: Path, *, token: str = "rw
                           settings, workflow)
     publisher.start()
     publisher.progress("exploring: 100 sequences")
-    return publisher.finish(report, str(tmp_path / "report.json")), log.getvalue()
+    published = publisher.finish(report, str(tmp_path / "report.json"), summary=summary,
+                                 head_reviewed=head_reviewed)
+    return published, log.getvalue()
 
 
 def test_first_run_posts_a_check_run_a_comment_and_one_anchored_review(
@@ -118,6 +122,40 @@ def test_publishing_makes_only_the_requests_it_needs(fake: FakeGitHub, tmp_path:
     assert [(r.method, r.operation) for r in fake.requests] == [
         ("POST", "checks/create"), ("GET", "issues/list-comments"),
         ("PATCH", "issues/update-comment"), ("PATCH", "checks/update")]
+
+
+def test_what_the_caller_remembers_saves_the_listings(fake: FakeGitHub, tmp_path: Path) -> None:
+    """The App remembers our summary comment (its id and hidden state) and whether a head's run got as
+    far as reviewing: a comment deleted since is looked for again, and made anew."""
+    first, _ = _publish(fake, _report([_difference(1)]), tmp_path, head_reviewed=False)
+    assert [(r.method, r.operation) for r in fake.requests] == [
+        ("POST", "checks/create"), ("GET", "issues/list-comments"), ("GET", "pulls/list-files"),
+        ("POST", "pulls/create-review"), ("POST", "issues/create-comment"), ("PATCH", "checks/update")]
+    assert first.comment_id is not None and decode_state(first.state_block)[0].ids == {
+        "D1": fingerprint(_difference(1))}
+    remembered = IssueComment(first.comment_id, "github-actions[bot]", first.state_block)
+
+    fake.set_pull_head(OWNER, REPO, NUMBER, HEAD2)  # a push
+    fake.requests.clear()
+    second, _ = _publish(fake, _report([_difference(1)], head=HEAD2), tmp_path, head=HEAD2,
+                         summary=remembered, head_reviewed=False)
+    assert [(r.method, r.operation) for r in fake.requests] == [
+        ("POST", "checks/create"), ("GET", "pulls/list-files"), ("POST", "pulls/create-review"),
+        ("PATCH", "issues/update-comment"), ("PATCH", "checks/update")]
+    [comment] = fake.comments_on(OWNER, REPO, NUMBER)
+    assert comment.id == first.comment_id and decode_state(comment.body)[0].ids == {
+        "D1": fingerprint(_difference(1))}
+    assert second.errors == []
+
+    del fake.issue_comments[comment.id]  # someone deleted it
+    fake.requests.clear()
+    third, _ = _publish(fake, _report([]), tmp_path, summary=remembered)
+    assert [(r.method, r.operation, r.status) for r in fake.requests] == [
+        ("POST", "checks/create", 201), ("PATCH", "issues/update-comment", 404),
+        ("GET", "issues/list-comments", 200), ("POST", "issues/create-comment", 201),
+        ("PATCH", "checks/update", 200)]
+    [again] = fake.comments_on(OWNER, REPO, NUMBER)
+    assert third.comment_id == again.id != first.comment_id and third.errors == []
 
 
 def test_progress_updates_are_spaced_and_wait_while_the_rate_limit_runs_low(fake: FakeGitHub) -> None:

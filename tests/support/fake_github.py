@@ -603,6 +603,7 @@ class FakeGitHub:
         pull = Pull(repository, number, next(self._ids["pull"]), base_sha, head_sha,
                     [self._pull_file(f) for f in files], created_at=self._tick(), **details)
         self.pulls[(repository.full_name, number)] = pull
+        self._point_pull_ref(pull)
         return pull
 
     def add_pull_from_git(self, owner: str, repo: str, number: int, repo_path: str | Path, base: str,
@@ -624,7 +625,21 @@ class FakeGitHub:
         pull.repo.commits.add(head_sha)
         if files is not None:
             pull.files = [self._pull_file(f) for f in files]
+        self._point_pull_ref(pull)
         return pull
+
+    def _point_pull_ref(self, pull: Pull) -> None:
+        """In a served repository, `refs/pull/N/head` names the pull request's head, as on GitHub;
+        a head that is not in its objects (a made-up SHA) leaves no such ref."""
+        git_dir = self.git_repos.get(pull.repo.full_name)
+        if git_dir is None:
+            return
+        ref = f"refs/pull/{pull.number}/head"
+        git = ["git", "--git-dir", str(git_dir)]
+        exists = subprocess.run([*git, "cat-file", "-e", f"{pull.head_sha}^{{commit}}"],
+                                capture_output=True).returncode == 0
+        args = ["update-ref", ref, pull.head_sha] if exists else ["update-ref", "-d", ref]
+        subprocess.run([*git, *args], capture_output=True, check=exists)
 
     def add_issue_comment(self, owner: str, repo: str, number: int, body: str, *,
                           login: str = "octocat") -> IssueComment:
@@ -689,7 +704,11 @@ class FakeGitHub:
         """Serve a local repository at `{url}/{owner}/{name}.git` (fetch only), as GitHub serves clones."""
         git_dir = Path(_git(path, "rev-parse", "--absolute-git-dir").strip())
         self.git_repos[f"{owner}/{name}"] = git_dir
-        return self.add_repo(owner, name)
+        repository = self.add_repo(owner, name)
+        for (full_name, _), pull in self.pulls.items():
+            if full_name == repository.full_name:
+                self._point_pull_ref(pull)
+        return repository
 
     def fail_next(self, count: int = 1, *, status: int = 502, method: str | None = None,
                   path: str | None = None, retry_after: int | None = None, message: str = "Server Error",

@@ -29,6 +29,7 @@ from support.repos import RepoBuilder, make_pr
 from support.services import TEST_IMAGE, service_unavailable
 
 from difforacle.bot import publisher
+from difforacle.bot.acceptance import decode_state, encode_state
 from difforacle.bot.app import runner
 from difforacle.bot.app.installation import TOKEN_PERMISSIONS, AppAccess
 from difforacle.bot.app.model import PullRequestJob
@@ -76,7 +77,7 @@ def any_sandbox(request: pytest.FixtureRequest) -> object:
 
 class FakeState:
     """The queue's JobState as the runner sees it: the latest head per pull request, a lock; the
-    check runs remembered by a real JobState on an SQLite file."""
+    check runs and summary comments remembered by a real JobState on an SQLite file."""
 
     def __init__(self, folder: Path) -> None:
         self.latest: dict[str, str] = {}
@@ -84,6 +85,9 @@ class FakeState:
         self.stored = JobState(make_huey(f"sqlite:///{folder}/state.sqlite3"))
         self.check_run = self.stored.check_run
         self.remember_check_run = self.stored.remember_check_run
+        self.summary_comment = self.stored.summary_comment
+        self.remember_summary_comment = self.stored.remember_summary_comment
+        self.forget_summary_comment = self.stored.forget_summary_comment
 
     def is_current(self, job: PullRequestJob) -> bool:
         return self.latest.get(job.pull_key, job.head_sha) == job.head_sha
@@ -240,6 +244,12 @@ def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once
     assert [c.id for c in comments_again] == [comment.id]
     assert [r.id for r in reviews_again] == [review.id]
     assert fake.violations == []
+    # the first run of a head has no review to look for; the second knows our comment from the queue's state
+    listings = ("issues/list-comments", "pulls/list-reviews")
+    listed = [r.operation for r in fake.requests if r.operation in listings]
+    assert listed == ["issues/list-comments", "pulls/list-reviews"]
+    assert world.state.summary_comment(world.job.pull_key) == {"id": comment.id, "state": encode_state(
+        decode_state(comments_again[0].body)[0])}
 
 
 @pytest.mark.slow
@@ -284,11 +294,17 @@ def test_no_secret_is_visible_inside_the_sandbox(tmp_path: Path, fake: FakeGitHu
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("where", ["queue", "github"])
+@pytest.mark.parametrize("where", ["queue", "git", "api"])
 def test_a_head_superseded_before_publishing_gets_nothing_published(
         tmp_path: Path, fake: FakeGitHub, bubblewrap: object, where: str) -> None:
+    """`git`: GitHub has the push (its refs/pull/N/head moved) but its webhook has not arrived;
+    `api`: the same where git cannot tell (no such ref), so the API is asked."""
     world = _world(tmp_path, fake, bubblewrap)
     newer = "f" * 40
+    if where == "git":
+        world.builder.switch("feature")
+        newer = world.builder.commit({"notes.txt": "pushed while the engine ran\n"}, "a newer push")
+        world.builder.switch("main")
 
     def push_after_the_engine(request: SandboxRequest, result: SandboxResult) -> None:
         if not request.network:  # the engine's step
@@ -302,6 +318,10 @@ def test_a_head_superseded_before_publishing_gets_nothing_published(
     outcome = world.run()
 
     assert outcome.status == "superseded", outcome.detail
+    if where != "queue":
+        assert outcome.detail == f"the pull request moved on to {newer[:12]}"
+    asked_the_api = fake.requests_to("GET", f"/repos/{OWNER}/{NAME}/pulls/{NUMBER}") != []
+    assert asked_the_api == (where == "api")
     runs, comments, reviews = world.ours()
     assert comments == [] and reviews == []
     assert [(r.conclusion, r.output["title"], r.annotations) for r in runs] == [
@@ -457,6 +477,7 @@ def test_github_failures_are_retried_or_degraded_never_lost_never_duplicated(
     assert [r.id for r in runs_again] == [runs[0].id]
     assert [c.id for c in comments_again] == [comment.id] and "(review comment)" in comments_again[0].body
     assert len(reviews_again) == 1 and reviews_again[0].commit_id == world.job.head_sha
+    assert fake.requests_to("GET", f"/repos/{OWNER}/{NAME}/pulls/{NUMBER}") == []  # git told the head
     assert fake.violations == []
 
 
