@@ -418,12 +418,12 @@ class FleetGitHub(FakeGitHub):
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         ref = PULL_REF_PATH.match(environ.get("PATH_INFO", ""))
         if ref:
-            return self._pull_ref(environ, start_response, f"{ref[1]}/{ref[2]}", int(ref[3]))
+            return self._git_pull_head(environ, start_response, f"{ref[1]}/{ref[2]}", int(ref[3]))
         match = REPO_PATH.match(environ.get("PATH_INFO", ""))
         with self.shard(f"{match[1]}/{match[2]}" if match else None):
             return super().__call__(environ, start_response)
 
-    def _pull_ref(self, environ: dict[str, Any], start_response: Callable[..., Any], full_name: str,
+    def _git_pull_head(self, environ: dict[str, Any], start_response: Callable[..., Any], full_name: str,
                   number: int) -> Any:
         """What `git ls-remote URL refs/pull/N/head` tells the worker (its stub asks here: these
         repositories are not served over git): the pull request's head SHA, for the token's
