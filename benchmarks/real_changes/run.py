@@ -1003,8 +1003,13 @@ def change_maps(clone: Path, case: Case, repo: Repository) -> dict[str, ChangeMa
 def attribute(difference: dict[str, Any], maps: dict[str, ChangeMap]) -> str | None:
     """The part (`change`, `fix`) a difference counts for, `both`, or None (elsewhere, or set apart).
 
-    A difference at both (a unit one part changed and the other's caller, or a caller of both) goes
-    to the part whose changed unit it is, when only one is; else it is `both`."""
+    A mixed case's difference whose test, replayed on a commit holding one part only, shows that part
+    alone causes it counts for that part (`caused_by`, see `replay_parts`). Otherwise by where it
+    shows: one at both (a unit one part changed and the other's caller, or a caller of both) goes to
+    the part whose changed unit it is, when only one is; else it is `both`."""
+    caused = [part for part in difference.get("caused_by", ()) if part in maps]
+    if caused:
+        return caused[0] if len(caused) == 1 else "both"
     at = [part for part, changes in maps.items() if at_the_change(difference, changes)]
     if not at:
         at = [part for part in maps if part in difference.get("ran_parts", ())]  # by what its test ran
@@ -1131,6 +1136,14 @@ def trace_elsewhere(
 Diffs = dict[str, tuple[str, str, int]]  # side -> (from, to, 0 for the old end's lines, 1 for the new's)
 
 
+def _without_fix(clone: Path, case: Case, made: PullRequest, repo: Repository) -> str:
+    """X: a mixed case's base without the fix's source changes too, the fix reverted alone."""
+    source, _ = fix_paths(clone, case.fix_commit, repo)
+    return _synthetic_commit(
+        clone, _tree_with(clone, made.base, lambda env: _reverse_apply(clone, case.fix_commit, source, env)),
+        made.base, f"{case.id}: base without the fix\n")
+
+
 def _part_diffs(clone: Path, case: Case, made: PullRequest, repo: Repository) -> dict[str, Diffs]:
     """Per part, the diffs whose lines are that part's on each side. A case of one part: base..head.
     A mixed case (base = C^ without F's other changes, head = C without F): with X = base without
@@ -1139,10 +1152,7 @@ def _part_diffs(clone: Path, case: Case, made: PullRequest, repo: Repository) ->
     if case.label != "mixed":
         part = "fix" if case.label == "unintended" else "change"
         return {part: {"base": (made.base, made.head, 0), "head": (made.base, made.head, 1)}}
-    source, _ = fix_paths(clone, case.fix_commit, repo)
-    without_fix = _synthetic_commit(
-        clone, _tree_with(clone, made.base, lambda env: _reverse_apply(clone, case.fix_commit, source, env)),
-        made.base, f"{case.id}: base without the fix\n")
+    without_fix = _without_fix(clone, case, made, repo)
     return {"fix": {"base": (without_fix, made.base, 1), "head": (case.commit, made.head, 1)},
             "change": {"base": (made.base, case.commit, 0), "head": (without_fix, made.head, 1)}}
 
@@ -1179,6 +1189,49 @@ def _ran(interpreter: Path, root: Path, side: str, import_root: Path) -> bool:
         return result.returncode == 0 and bool(json.loads(result.stdout.strip().splitlines()[-1])["ran"])
     except (ValueError, IndexError, KeyError, TypeError):
         return False
+
+
+REPLAY_LIMIT = 12  # differences replayed per mixed case
+
+
+def replay_parts(entry: dict[str, Any], report: dict[str, Any], case: Case, made: PullRequest, clone: Path,
+                 repo: Repository, interpreter: Path, work: Path) -> None:
+    """Mark `caused_by` on a mixed case's differences: the parts whose commit alone (C: the change
+    with the fix kept; X: the fix reverted without the change) makes the difference's test fail,
+    as it does on head, where it passes on base. What a difference is labelled with is then what
+    causes it, not where it shows: both parts often touch the one function. A test that does not
+    pass on base here, or that fails on neither part alone (the parts together cause it), is left
+    to the rules by place."""
+    if case.label != "mixed":
+        return
+    tests = [difference.get("test") for difference in report.get("differences", [])]
+    todo = [(difference, test) for difference, test in zip(entry.get("differences", []), tests, strict=False)
+            if isinstance(test, str) and not apart(difference)][:REPLAY_LIMIT]
+    if not todo:
+        return
+    try:
+        commits = {"change": case.commit, "fix": _without_fix(clone, case, made, repo)}
+    except BenchError:  # the fix does not reverse-apply to the mixed case's base
+        return
+    with tempfile.TemporaryDirectory(prefix="replay-", dir=work) as tmp:
+        root = Path(tmp).resolve()
+        trees = {name: export_tree(clone, commit, root / name) / repo.source
+                 for name, commit in (("base", made.base), *commits.items())}
+        for difference, test in todo:
+            (root / "test_difference.py").write_text(test)
+            difference.pop("caused_by", None)
+            if _passes(interpreter, root, trees["base"]):
+                difference["caused_by"] = [part for part in commits
+                                           if not _passes(interpreter, root, trees[part])]
+
+
+def _passes(interpreter: Path, root: Path, import_root: Path) -> bool:
+    """Whether root/test_difference.py passes under pytest with `import_root` first on the path."""
+    empty = root / "cwd"
+    empty.mkdir(exist_ok=True)
+    command = [interpreter, "-m", "pytest", "-q", "-p", "no:cacheprovider", root / "test_difference.py"]
+    result = run(command, cwd=empty, env=code_env(interpreter, import_root), timeout=TRACE_TIMEOUT_S)
+    return result.returncode == 0
 
 
 def mark(entry: dict[str, Any], maps: dict[str, ChangeMap]) -> None:
@@ -1361,6 +1414,7 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
                 if report is not None:
                     trace_elsewhere(entry, report, maps, case, made, clone, repo, interpreters[case.id],
                                     settings.work)
+                    replay_parts(entry, report, case, made, clone, repo, interpreters[case.id], settings.work)
                 mark(entry, maps)
                 judge(entry, case)
                 say(f"{case.id}: {_verdict(entry)}")
@@ -1395,8 +1449,9 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
             repo = manifest.repositories[case.repository]
             interpreter = ensure_venv(settings.work, settings.python,
                                       merge_dependencies(repo.dependencies, case.dependencies))
-            trace_elsewhere(entry, report, maps, case, pull_request(clone, case, repo), clone, repo,
-                            interpreter, settings.work)
+            made = pull_request(clone, case, repo)
+            trace_elsewhere(entry, report, maps, case, made, clone, repo, interpreter, settings.work)
+            replay_parts(entry, report, case, made, clone, repo, interpreter, settings.work)
         mark(entry, maps)
         judge(entry, case)
     save_results(settings.out, results)

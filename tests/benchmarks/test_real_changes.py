@@ -974,3 +974,25 @@ def test_a_mixed_cases_traced_difference_goes_to_the_part_whose_lines_its_test_r
     assert [d["ran_parts"] for d in mixed["differences"]] == [["fix"], ["change"]]
     assert [d["at"] for d in mixed["differences"]] == ["fix", "change"]
     assert mixed["detected"] is True and mixed["detected_change"] is True
+
+
+def test_a_mixed_cases_difference_goes_to_the_part_whose_commit_alone_makes_its_test_fail(
+        tmp_path: Path, tiny: dict) -> None:
+    """Both tests sit at `shout` (where the fix is): replayed on C (the change, the fix kept) and on X
+    (the fix reverted alone), one fails only with the fix gone, the other only with the change."""
+    clone = _clone(tiny, tmp_path / "replay")
+    case = _cases(tmp_path, tiny)["tiny-mixed"]
+    made = bench.pull_request(clone, case, REPO)
+    tests = {"fix": "from tiny.text import shout\n\n\ndef test_it():\n    assert shout('a') == 'A!'\n",
+             "change": "from tiny.text import whisper\n\n\ndef test_it():\n    assert whisper('A') == 'a'\n",
+             "neither": "def test_it():\n    assert False\n"}
+    report = {"differences": [{**_difference("tiny.text:shout"), "test": test} for test in tests.values()]}
+    entry = {"differences": [dict(difference) for difference in report["differences"]]}
+
+    bench.replay_parts(entry, report, case, made, clone, REPO, Path(sys.executable), tmp_path)
+
+    caused = [difference.get("caused_by") for difference in entry["differences"]]
+    assert caused == [["fix"], ["change"], None]  # the last does not pass on base: not replayed
+    maps = bench.change_maps(clone, case, REPO)
+    assert [bench.attribute(difference, maps) for difference in entry["differences"]] == [
+        "fix", "change", bench.attribute(_difference("tiny.text:shout"), maps)]
