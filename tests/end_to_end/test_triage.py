@@ -256,6 +256,32 @@ def test_a_pull_request_test_that_passes_on_base_asserts_nothing(builder: RepoBu
     assert [d.verdict for d in _counted(report.differences)] == [Verdict.UNEXPLAINED]
 
 
+def test_a_pull_request_test_whose_id_changes_from_run_to_run_asserts_nothing(builder: RepoBuilder) -> None:
+    # the same test, its parametrized id a clock reading: base's run has another id, which is no failure
+    stamped = ("import time\n\nimport pytest\n\nfrom pkg.prices import round_price\n\n\n"
+               "@pytest.mark.parametrize('value', [10], ids=[f'at-{time.time_ns()}'])\n"
+               "def test_round_price_keeps_tens(value):\n    assert round_price(value) == 10\n")
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES},
+            {"pkg/prices.py": NEAREST, "tests/test_rounding.py": stamped})
+    report = run_analyze(builder)
+    assert not any("state the new behaviour" in note for note in report.notes)
+    assert [d.verdict for d in _counted(report.differences)] == [Verdict.UNEXPLAINED]
+
+
+def test_a_pull_request_test_that_cannot_import_on_base_fails_there(builder: RepoBuilder) -> None:
+    # its file imports a function head adds: on base it does not collect, which is a failure there
+    added = NEAREST + '\n\ndef ceil_price(cents: int) -> int:\n    return -(-cents // 5) * 5\n'
+    tests = NEW_ROUNDING_TEST.replace("import round_price", "import ceil_price, round_price") + (
+        "\n\ndef test_ceil_price():\n    assert ceil_price(11) == 15\n")
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES},
+            {"pkg/prices.py": added, "tests/test_rounding.py": tests})
+    report = run_analyze(builder)
+    test_id = "tests/test_rounding.py::test_round_price_rounds_to_the_nearest"
+    assert any("state the new behaviour" in note and test_id in note for note in report.notes)
+    verdicts = {d.target: d.verdict for d in _counted(report.differences)}
+    assert verdicts["pkg.prices:round_price"] == Verdict.ASSERTED_BY_PR
+
+
 FROZEN = '''\
 class FrozenMeter:
     """A meter that no longer counts."""

@@ -220,8 +220,11 @@ def _fail_on_the_other_side(outcomes: dict[str, str], called: dict[str, set[str]
                 target.write_bytes(content)
     if recorded.problem is not None or not recorded.finished:
         return {}  # an outcome the other side never got to is no evidence
+    # a test missing there failed only if its file did not collect (it imports a name the side lacks);
+    # otherwise its id is another there (a parametrized id made of a clock reading or an address)
     return {test: frozenset(called.get(test, ())) for test in passed
-            if recorded.outcomes.get(test, "failed") == "failed"}
+            if recorded.outcomes.get(test, "failed" if test.split("::", 1)[0] in recorded.uncollected
+                                     else "missing") == "failed"}
 
 
 def _sources(sequences: list[CallSequence], made_by: dict[str, set[str]]) -> dict[str, frozenset[str]]:
@@ -288,6 +291,7 @@ class _Recorded:
     sequences: list[CallSequence] = field(default_factory=list)
     tests: int = 0
     collection_error: str | None = None  # pytest's first collection error, as its summary gives it
+    uncollected: set[str] = field(default_factory=set)  # test files pytest could not collect
     collecting_seconds: float | None = None  # a run stopped by the time limit before it ran a test
     problem: str | None = None  # the tests could not run at all
     outcomes: dict[str, str] = field(default_factory=dict)  # node id -> passed, failed or skipped
@@ -353,8 +357,10 @@ def _record(side: str, checkout: Checkout, files: list[str], modules: list[str],
                 recorded.problem = (f"The project's tests did not start on {side} ({_last_line(log)}): "
                                     "nothing was carved from them.")
                 return recorded
+            errors = _collection_errors(log, checkout)
+            recorded.uncollected.update(error.split(" - ", 1)[0] for error in errors if "::" not in error)
             if not _read(out, recorded):
-                recorded.collection_error = recorded.collection_error or _collection_error(log, checkout)
+                recorded.collection_error = recorded.collection_error or next(iter(errors), None)
                 if timed_out:
                     recorded.collecting_seconds = left
             recorded.finished = not timed_out and number == len(batches) - 1
@@ -383,18 +389,16 @@ def _last_line(log: Path) -> str:
     return last if len(last) <= 200 else last[:197] + "..."
 
 
-def _collection_error(log: Path, checkout: Checkout) -> str | None:
-    """pytest's first `ERROR path - Exception: message` line of its short summary, without the
-    checkout's folder (its paths read as the repository's)."""
+def _collection_errors(log: Path, checkout: Checkout) -> list[str]:
+    """pytest's `ERROR path - Exception: message` lines of its short summary, without the checkout's
+    folder (its paths read as the repository's); a path without `::` is a file that did not collect."""
     try:
         text = log.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("ERROR "):
-            found = line.removeprefix("ERROR ").replace(str(checkout.root) + os.sep, "")
-            return found if len(found) <= 300 else found[:297] + "..."
-    return None
+        return []
+    found = [line.removeprefix("ERROR ").replace(str(checkout.root) + os.sep, "")
+             for line in text.splitlines() if line.startswith("ERROR ")]
+    return [error if len(error) <= 300 else error[:297] + "..." for error in found]
 
 
 def _read(out: Path, recorded: _Recorded) -> int:
