@@ -278,7 +278,7 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
     report["notes"] = [*report.get("notes", []), *notes, f"Ran in the {result.sandbox} sandbox: no network "
                        "and no secrets; the dependencies were installed by a separate step."]
 
-    def current_head() -> str:  # git's answer is free; the API's costs a request (and renews the token)
+    def current_head() -> str:  # over git: none of the installation's API requests
         try:
             return pull_head(url, job.number, client.current_token(), home)
         except FetchError as exc:
