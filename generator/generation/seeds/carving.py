@@ -220,11 +220,7 @@ def _fail_on_the_other_side(outcomes: dict[str, str], called: dict[str, set[str]
                 target.write_bytes(content)
     if recorded.problem is not None or not recorded.finished:
         return {}  # an outcome the other side never got to is no evidence
-    # a test missing there failed only if its file did not collect (it imports a name the side lacks);
-    # otherwise its id is another there (a parametrized id made of a clock reading or an address)
-    return {test: frozenset(called.get(test, ())) for test in passed
-            if recorded.outcomes.get(test, "failed" if test.split("::", 1)[0] in recorded.uncollected
-                                     else "missing") == "failed"}
+    return {test: frozenset(called.get(test, ())) for test in passed if recorded.failed(test)}
 
 
 def _sources(sequences: list[CallSequence], made_by: dict[str, set[str]]) -> dict[str, frozenset[str]]:
@@ -298,6 +294,13 @@ class _Recorded:
     called: dict[str, set[str]] = field(default_factory=dict)  # node id -> the operations it called
     sources: dict[str, set[str]] = field(default_factory=dict)  # sequence_key -> the tests that made it
     finished: bool = False  # every batch ran (none was cut by the time limit)
+
+    def failed(self, test: str) -> bool:
+        """Whether the test failed here. One missing from the outcomes failed only if its file did not
+        collect (it imports a name this side lacks); otherwise its id is another here (a parametrized
+        id made of a clock reading or an address), which says nothing."""
+        outcome = self.outcomes.get(test)
+        return outcome == "failed" if outcome is not None else test.split("::", 1)[0] in self.uncollected
 
     def why_no_call(self) -> str:
         """Why tests that ran were carved into no sequence."""
