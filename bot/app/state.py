@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,7 @@ PREFIX = "difforacle:"
 DELIVERY_STATUSES = ("queued", "running", "done", "failed")
 DELIVERY_RETENTION = 7 * 24 * 3600.0  # GitHub redelivers for 3 days; a record older than a week is dropped
 CLAIM_GRACE = 5.0  # seconds a claim whose job is not queued yet counts as a receiver still at work
+HEAD_LOCK_TIMEOUT = 5.0  # seconds a delivery waits to record its head: well within GitHub's 10 s
 HEAD_HISTORY = 20  # superseded heads remembered per pull request: a late or redelivered event of one is stale
 LOG_SETTLE = 5.0  # seconds after which a log number taken but never written is given up for lost
 SCAN_CHUNK = 500
@@ -187,7 +188,16 @@ class JobState:
         - its pull request's `updated` (updated_at) is older than the recorded head's (a tie, in
           the same second, decides nothing).
         Otherwise the later delivery wins. The latest job is kept too: a check run's re-run reuses it.
+
+        Deliveries of one pull request arrive at once (a burst of pushes, on several receiver
+        threads or machines): the record is read and rewritten under the pull request's head lock,
+        or an older head read before a newer one was written would overwrite it.
         """
+        with self._locked(f"head:{job.pull_key}", HEAD_LOCK_TIMEOUT, "recording the head"):
+            return self._record_head(job, before, updated, first)
+
+    def _record_head(self, job: PullRequestJob, before: str | None, updated: float | None,
+                     first: bool) -> bool:
         key = f"head:{job.pull_key}"
         record = self._get(key) or {}
         previous: list[str] = list(record.get("previous", []))
@@ -318,19 +328,24 @@ class JobState:
         current = self._get(f"lock:{name}")
         return bool(current) and current["token"] == token
 
-    @contextmanager
-    def publish_lock(self, pull_key: str, timeout: float = 120.0) -> Iterator[None]:
+    def publish_lock(self, pull_key: str, timeout: float = 120.0) -> AbstractContextManager[None]:
         """Serializes publishing on one pull request across processes and machines.
 
-        The lock is renewed while held; a holder that dies lets it expire after `lease_seconds`.
         Raises LockTimeout if it stays held by others for `timeout` seconds.
         """
-        name = f"publish:{pull_key}"
+        return self._locked(f"publish:{pull_key}", timeout, "publishing")
+
+    @contextmanager
+    def _locked(self, name: str, timeout: float, what: str) -> Iterator[None]:
+        """Hold the lock `name`, waiting up to `timeout` seconds for it (LockTimeout after that).
+
+        The lock is renewed while held; a holder that dies lets it expire after `lease_seconds`.
+        """
         deadline = time.monotonic() + timeout
         delay = 0.02
         while (token := self.acquire(name, self.lease_seconds)) is None:
             if time.monotonic() >= deadline:
-                raise LockTimeout(f"publishing on {pull_key} stayed locked for {timeout:g} s")
+                raise LockTimeout(f"{what} on {name.split(':', 1)[-1]} stayed locked for {timeout:g} s")
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 1.0)
         with _Heartbeat(lambda: self.renew(name, token, self.lease_seconds), self.lease_seconds / 3):

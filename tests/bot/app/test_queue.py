@@ -335,6 +335,44 @@ def test_publishing_is_serialized_per_pull_request(tmp_path: Path) -> None:
         pass
 
 
+def test_two_pushes_received_at_once_cannot_take_the_head_back(tmp_path: Path) -> None:
+    """Pushes 1 -> 2 -> 3 delivered together to two receivers: the one recording 2 read the pull
+    request's record (head 1) before the one recording 3 wrote it, and writes after it. Without the
+    head lock, 2 became the head again and 3, the last push, was never checked."""
+    huey = make_huey(f"sqlite:///{tmp_path}/q.sqlite3")
+    JobState(huey).record_head(make_job(2, 1))
+    slow, fast = JobState(huey, lease_seconds=5), JobState(huey, lease_seconds=5)
+    read, go = threading.Event(), threading.Event()
+    get = slow._get
+
+    def read_then_stall(key: str) -> Any:
+        value = get(key)
+        if key.startswith("head:"):
+            read.set()
+            go.wait(2)  # until the other receiver is done, or gave up waiting for the lock
+        return value
+
+    slow._get = read_then_stall  # type: ignore[method-assign]
+    recorded: dict[int, bool] = {}
+
+    def push(state: JobState, head: int) -> threading.Thread:
+        thread = threading.Thread(target=lambda: recorded.__setitem__(
+            head, state.record_head(make_job(2, head), sha(head - 1))))
+        thread.start()
+        return thread
+
+    second = push(slow, 2)
+    assert read.wait(10)
+    third = push(fast, 3)
+    third.join(0.3)  # blocked on the lock while 2 is being recorded
+    go.set()
+    for thread in (second, third):
+        thread.join(10)
+    assert recorded == {2: True, 3: True}
+    assert fast.latest_head("octo/repo#2") == sha(3)
+    assert not fast.record_head(make_job(2, 2, delivery="again"), sha(1))  # 2 redelivered: superseded
+
+
 def test_a_dead_publishers_lock_expires(tmp_path: Path) -> None:
     huey = make_huey(f"sqlite:///{tmp_path}/q.sqlite3")
     JobState(huey, lease_seconds=0.2).acquire("publish:octo/repo#2", 0.2)  # never released: its holder died
