@@ -115,7 +115,8 @@ class JobQueue:
         """One task: `queued` is the job's number in the queued log (absent in older tasks)."""
         job = PullRequestJob.from_json(job_json)
         state = self.state
-        if not state.is_current(job):
+        # a run of it that was killed left its check run in progress: the runner cancels it
+        if not state.is_current(job) and state.open_check_run(job) is None:
             log.info("job %s: superseded by head %s before it started", job.job_id,
                      state.latest_head(job.pull_key))
             self._finish(job, "done")

@@ -68,7 +68,7 @@ from jsonschema import ValidationError
 
 from difforacle.bot.comment_commands import CommentEvent, answer
 from difforacle.bot.config import Config, ConfigError, load_config
-from difforacle.bot.github_client import CheckRunRef, GitHubClient, GitHubError, IssueComment
+from difforacle.bot.github_client import CheckRunOutput, CheckRunRef, GitHubClient, GitHubError, IssueComment
 from difforacle.bot.progress import describe as describe_progress
 from difforacle.bot.progress import watch_progress_file
 from difforacle.bot.publisher import Publisher, PublishSettings, PullRequestContext
@@ -114,6 +114,10 @@ class JobStateView(Protocol):
 
     def check_run(self, job: PullRequestJob) -> dict | None: ...
 
+    def open_check_run(self, job: PullRequestJob) -> dict | None: ...
+
+    def check_run_completed(self, job: PullRequestJob) -> None: ...
+
     def remember_check_run(self, job: PullRequestJob, check_run_id: int | None = None,
                            url: str = "") -> None: ...
 
@@ -142,6 +146,7 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
     if job.is_command:
         return run_command(job, settings, state, sandbox=sandbox, github=github)
     if not state.is_current(job):
+        _cancel_left_check_run(job, settings, state, github)
         return JobOutcome("superseded", "a newer head arrived before the job started")
     token: InstallationToken | None = None
     publisher: Publisher | None = None
@@ -156,17 +161,40 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
             return _run_in(work, job, settings, state, sandbox, client, token, publisher,
                            head_reviewed=None if earlier else False)
     except Superseded as exc:
-        if publisher is not None:
-            publisher.abandon("Superseded", f"Not published: {exc}", "cancelled")
+        if publisher is not None and publisher.abandon("Superseded", f"Not published: {exc}", "cancelled"):
+            state.check_run_completed(job)
         log.info("job %s: superseded: %s", job.job_id, exc)
         return JobOutcome("superseded", str(exc))
     except (JobFailed, GitHubError, FetchError, AppError, SandboxError, OSError) as exc:
         reason = _redact(_one_line(exc), token)
-        if publisher is not None:
-            publisher.abandon("difforacle could not run", f"difforacle could not test this commit: {reason}",
-                              getattr(exc, "conclusion", "failure"))
+        if publisher is not None and publisher.abandon(
+                "difforacle could not run", f"difforacle could not test this commit: {reason}",
+                getattr(exc, "conclusion", "failure")):
+            state.check_run_completed(job)
         log.warning("job %s failed: %s", job.job_id, reason)
         return JobOutcome("failed", reason)
+
+
+def _cancel_left_check_run(job: PullRequestJob, settings: AppSettings, state: JobStateView,
+                           github: AppAccess | None) -> None:
+    """A run of this head was killed after creating its check run, and a newer push came before the
+    run was recovered: the check run is cancelled, or it would say "in progress" forever. One
+    attempt: whatever GitHub answers, nothing else will come back to it."""
+    left = state.open_check_run(job)
+    if not left:
+        return
+    try:
+        github = github or AppAccess(settings)
+        client = github.client(job, github.token_for(job))
+        client.update_check_run(int(left["id"]), CheckRunOutput(
+            "Superseded", "Not published: a newer head arrived before this run could finish."),
+            conclusion="cancelled")
+        log.info("job %s: its check run, left in progress by a stopped run, cancelled", job.job_id)
+    except (GitHubError, AppError, OSError) as exc:
+        log.warning("job %s: could not cancel the check run a stopped run left: %s", job.job_id,
+                    _one_line(exc))
+    finally:
+        state.check_run_completed(job)
 
 
 def _start_check_run(job: PullRequestJob, state: JobStateView, client: GitHubClient, pull: PullRequestContext,
@@ -306,6 +334,8 @@ def _publish(job: PullRequestJob, state: JobStateView, publisher: Publisher, rep
         published = publisher.finish(report, REPORT_NAME, summary=summary, head_reviewed=head_reviewed)
         if published.comment_id is not None:
             state.remember_summary_comment(job.pull_key, published.comment_id, published.state_block)
+        if published.completed:
+            state.check_run_completed(job)
     detail = f"{len(report['differences'])} difference(s), {published.conclusion}, {result.sandbox} sandbox"
     if published.comment_id is None or not published.completed:
         # what was published stays; running the job again completes the rest and duplicates nothing

@@ -255,6 +255,20 @@ class JobState:
         """Record that the job's head is creating its check run (no id yet), or which one it has."""
         created = {"id": check_run_id, "url": url} if check_run_id is not None else {}
         self._put(f"check-run:{job.pull_key}", {"head": job.head_sha, **created})
+        if created:
+            self._put(f"open-check-run:{job.job_id}", created)
+
+    def open_check_run(self, job: PullRequestJob) -> dict[str, Any] | None:
+        """The job's check run, `{"id", "url"}`, if a run created it and none completed it yet.
+
+        Kept per head, apart from the pull request's record (which the next head overwrites): a
+        run killed mid-job leaves its check run in progress, and if a newer push supersedes the
+        head before the run is recovered, only this tells the recovered run what to cancel.
+        """
+        return self._get(f"open-check-run:{job.job_id}")
+
+    def check_run_completed(self, job: PullRequestJob) -> None:
+        self._pop(f"open-check-run:{job.job_id}")
 
     # ------------------------------------------------------------------ summary comments
 

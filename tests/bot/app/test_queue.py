@@ -19,6 +19,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +208,20 @@ def test_a_storage_error_inside_a_job_is_not_its_failure_the_job_runs_again(tmp_
     assert queue.recover() == [job]
     assert drain(queue) == 1 and len(recorder.calls) == 2 and recorder.current == [True]
     assert queue.state.delivery_status(job.delivery) == "done" and queue.state.running_jobs() == []
+
+
+def test_a_superseded_job_whose_stopped_run_left_a_check_run_open_goes_to_the_runner(tmp_path: Path) -> None:
+    """To cancel that check run: the queue alone has no GitHub access."""
+    recorder = Recorder()
+    queue = JobQueue(app_settings(tmp_path), executor=recorder)
+    left, clean = make_job(2, 1), make_job(3, 1)
+    for job in (left, clean):
+        submit(queue, job)
+        queue.state.record_head(replace(job, head_sha=sha(2)))
+    queue.state.remember_check_run(left, 41, "https://github.example/run/41")
+    assert drain(queue) == 2
+    assert recorder.calls == [left] and recorder.current == [False]
+    assert queue.state.delivery_status(left.delivery) == queue.state.delivery_status(clean.delivery) == "done"
 
 
 def test_the_recovery_thread_requeues_expired_leases(tmp_path: Path) -> None:

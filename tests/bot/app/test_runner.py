@@ -85,6 +85,8 @@ class FakeState:
         self.stored = JobState(make_huey(f"sqlite:///{folder}/state.sqlite3"))
         self.check_run = self.stored.check_run
         self.remember_check_run = self.stored.remember_check_run
+        self.open_check_run = self.stored.open_check_run
+        self.check_run_completed = self.stored.check_run_completed
         self.summary_comment = self.stored.summary_comment
         self.remember_summary_comment = self.stored.remember_summary_comment
         self.forget_summary_comment = self.stored.forget_summary_comment
@@ -397,17 +399,19 @@ def test_a_job_already_superseded_does_not_start(tmp_path: Path, fake: FakeGitHu
     assert fake.requests == [] and world.sandbox.calls == []
 
 
+def _redis_down(job: PullRequestJob) -> bool:
+    """The state's is_current while Redis is away."""
+    raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+
 def test_a_storage_error_is_not_the_jobs_failure_the_job_runs_again_on_its_check_run(
         tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
     world = _world(tmp_path, fake, bubblewrap)
     is_current = world.state.is_current
 
-    def redis_down(job: PullRequestJob) -> bool:
-        raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
-
     def redis_goes_down(request: SandboxRequest, result: SandboxResult) -> None:
         if request.network:  # after the dependency step, the runner asks whether the head is current
-            world.state.is_current = redis_down
+            world.state.is_current = _redis_down
 
     world.sandbox.after.append(redis_goes_down)
     with pytest.raises(redis.exceptions.ConnectionError):  # to the queue, which runs the job again
@@ -420,6 +424,41 @@ def test_a_storage_error_is_not_the_jobs_failure_the_job_runs_again_on_its_check
     assert world.run().status == "published"
     runs, comments, _ = world.ours()
     assert [r.conclusion for r in runs] == ["neutral"] and len(comments) == 1  # the same check run
+
+
+def test_a_check_run_left_in_progress_by_a_stopped_run_is_cancelled_once_a_newer_head_supersedes_it(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    """The run stops after creating its check run (its worker killed: here the storage fails, which
+    leaves the lease to expire the same way); a push comes before the run is recovered."""
+    world = _world(tmp_path, fake, bubblewrap)
+    is_current = world.state.is_current
+
+    def worker_dies(request: SandboxRequest, result: SandboxResult) -> None:
+        if request.network:
+            world.state.is_current = _redis_down
+
+    world.sandbox.after.append(worker_dies)
+    with pytest.raises(redis.exceptions.ConnectionError):
+        world.run()
+    [run] = world.ours()[0]
+    assert run.status == "in_progress" and world.state.open_check_run(world.job)["id"] == run.id
+    world.state.is_current = is_current
+    world.state.latest[world.job.pull_key] = "e" * 40
+    calls = len(world.sandbox.calls)
+
+    assert world.run().status == "superseded"  # the recovered run
+    assert [(r.id, r.status, r.conclusion, r.output["title"]) for r in world.ours()[0]] == [
+        (run.id, "completed", "cancelled", "Superseded")]
+    assert len(world.sandbox.calls) == calls and world.state.open_check_run(world.job) is None
+    requests = len(fake.requests)
+    assert world.run().status == "superseded"  # run once more: nothing left to cancel, no request
+    assert len(fake.requests) == requests and fake.violations == []
+
+
+def test_a_completed_check_run_is_not_left_open(tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
+    world = _world(tmp_path, fake, bubblewrap)
+    assert world.run().status == "published"
+    assert world.state.check_run(world.job) and world.state.open_check_run(world.job) is None
 
 
 @pytest.mark.slow
