@@ -1,9 +1,15 @@
 """The pull request's own words, read without any network service: its title and body (as the
 front end got them), the messages of its commits, the lines it adds to changelog and news files,
-and the docstrings it changes.
+and the docstrings it changes; and the values it writes.
 
 Each is a `Passage`: where it comes from, said for a reader, and its text. A docstring passage
 also names the unit whose docstring changed, since it speaks for that unit wherever its name is.
+
+The values are the string and bytes literals on the lines the pull request adds, to its code or to
+its tests, that base's copies of the changed files hold nowhere (`names = ["hi", "hi-in"]` adds
+"hi-in"). An input that is such a value is one the pull request wrote about: `get_locale("hi-in")`
+succeeding is what adding "hi-in" to a table means. Short or wordless strings (`"-"`, `"ab"`) are
+left out: they turn up in any input.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ if TYPE_CHECKING:  # GitPython, slow to import, loads when a run reads the pull 
 
 MAX_COMMITS = 100  # of a pull request, newest first: older ones rarely describe the change under review
 MAX_TEXT = 20_000  # characters kept of one passage (a body or a commit message)
+MIN_VALUE = 3  # characters of the shortest value a pull request adds that counts (see the module)
 # changelog and news files by name, and the folders of towncrier-style fragments
 CHANGELOG_NAME = re.compile(r"^(change(s|log)?|history|news|release[-_]?notes?)([-_.].*)?$", re.IGNORECASE)
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # what has a docstring and a name
@@ -38,9 +45,10 @@ class Passage:
 @dataclass
 class PullRequestText:
     passages: list[Passage] = field(default_factory=list)
+    values: dict[str | bytes, str] = field(default_factory=dict)  # a value it adds -> "path:line"
 
     def __bool__(self) -> bool:
-        return bool(self.passages)
+        return bool(self.passages) or bool(self.values)
 
 
 def read_pull_request(repo: git.Repo, changes: ChangeSet, head_sha: str, base: Checkout, head: Checkout,
@@ -57,7 +65,42 @@ def read_pull_request(repo: git.Repo, changes: ChangeSet, head_sha: str, base: C
         except git.GitCommandError:
             continue
     passages += _changed_docstrings(changes, base, head)
-    return PullRequestText(passages)
+    return PullRequestText(passages, added_values(changes, base, head))
+
+
+def added_values(changes: ChangeSet, base: Checkout, head: Checkout) -> dict[str | bytes, str]:
+    """The string and bytes literals on head's changed lines of the changed files, code and tests,
+    that no base copy of those files holds, each with where it is added first (see the module)."""
+    files = [*changes.files, *changes.tests]
+    trees: dict[Path, ast.Module | None] = {}
+    known = {value for f in files if f.base_path
+             for value, _ in _literals(_tree(base.root / f.base_path, trees))}
+    added: dict[str | bytes, str] = {}
+    for f in files:
+        if not f.head_path or not f.head_lines:
+            continue
+        for value, line in _literals(_tree(head.root / f.head_path, trees)):
+            if line in f.head_lines and value not in known and _telling(value):
+                added.setdefault(value, f"{f.head_path}:{line}")
+    return added
+
+
+def _literals(tree: ast.Module | None) -> list[tuple[str | bytes, int]]:
+    """The string and bytes constants of a module with their lines, docstrings left out."""
+    if tree is None:
+        return []
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, *DEFINITIONS)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.value, node.lineno) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+            and id(node) not in docstrings]
+
+
+def _telling(value: str | bytes) -> bool:
+    """Long enough, and with a letter or digit, to stand for a choice the pull request made."""
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    return len(text) >= MIN_VALUE and any(c.isalnum() for c in text)
 
 
 def is_changelog(path: str) -> bool:

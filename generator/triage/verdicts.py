@@ -14,26 +14,28 @@
 3. `outside-declared-types`: only an input its operation's declared types rule out shows it
    (`findings.declared_types`); listed apart, it fails nothing;
 4. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
-   (`mentions`), or its code adds the operation: a function, method or class base did not define
-   (`Float.__hash__` where base inherited one), whose every behaviour is what the pull request
-   wrote (a class's constructor too, when the `__init__` or `__new__` it runs is one the pull
-   request adds, to the class or to one it inherits from), or it deletes the definition of a
-   name head no longer has (a deletion or a rename; not a move to another module, whose old
-   import path breaking may be an oversight); an explained difference, listed after the
-   unexplained ones;
+   (`mentions`), or its input passes a value the pull request writes into its code or tests and
+   base has nowhere in those files (`pull_request.added_values`), or its code adds the operation:
+   a function, method or class base did not define (`Float.__hash__` where base inherited one),
+   whose every behaviour is what the pull request wrote (a class's constructor too, when the
+   `__init__` or `__new__` it runs is one the pull request adds, to the class or to one it
+   inherits from), or it deletes the definition of a name head no longer has (a deletion or a
+   rename; not a move to another module, whose old import path breaking may be an oversight);
+   an explained difference, listed after the unexplained ones;
 5. `unexplained`: nothing in the pull request accounts for it, a possible regression.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from ..changes.model import Unit
 from ..findings.declared_types import outside_declared_types
 from ..oracle.leaves import leaf_text
 from ..report.model import Difference, Verdict
 from ..runtime.catalog import Operation
+from ..worker.literals import CONTAINER_TAGS
 from ..worker.protocol import ApiChange, OperationKind, Tag
 from .mentions import mention
 from .pull_request import PullRequestText
@@ -96,8 +98,44 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
         if named is not None:
             difference.verdict = Verdict.NAMED_BY_PR
             difference.evidence = f"named by the pull request, in {named}"
+            continue
+        written = _added_value(difference, text.values) if text else None
+        if written is not None:
+            value, where = written
+            difference.verdict = Verdict.NAMED_BY_PR
+            difference.evidence = f"its input passes {value!r}, a value the pull request adds at {where}"
     _same_change_as_asserted(differences)
     return differences
+
+
+def _added_value(difference: Difference, values: Mapping[str | bytes, str]) -> tuple[str | bytes, str] | None:
+    """The first value the pull request adds that the difference's input passes as an argument
+    (or an item of one), and where it is added; None if none."""
+    if not values:
+        return None
+    for statement in difference.statements:
+        for arg in [*statement.args, *(arg for _, arg in statement.kwargs)]:
+            for value in _strings(arg.get("lit")):
+                if value in values:
+                    return value, values[value]
+    return None
+
+
+def _strings(literal: object) -> Iterator[str | bytes]:
+    """The strings and bytes a tagged literal holds, its containers' items included."""
+    if not isinstance(literal, list) or not literal:
+        return
+    tag = literal[0]
+    if tag == "str" and len(literal) > 1 and isinstance(literal[1], str):
+        yield literal[1]
+    elif tag == "bytes" and len(literal) > 1 and isinstance(literal[1], str):
+        try:
+            yield bytes.fromhex(literal[1])
+        except ValueError:
+            return
+    elif tag in CONTAINER_TAGS and len(literal) > 1 and isinstance(literal[1], list):
+        for item in literal[1]:
+            yield from _strings(item) if tag != "dict" else (s for pair in item for s in _strings(pair))
 
 
 def _first_of(tests: list[str]) -> str:

@@ -143,3 +143,32 @@ def test_a_source_git_cannot_read_is_left_out(builder: RepoBuilder, monkeypatch:
     monkeypatch.setattr(builder.repo.__class__, "iter_commits", cut_short)
     sources = [p.source for p in _read(builder, title="Read hours")]
     assert sources == ["the title", "the docstring of pkg.mod:parse"]
+
+
+LOCALES = '''\
+"""Locale names."""
+
+NAMES = {"en": "English", "hi": "Hindi"}
+
+
+def name(code: str) -> str:
+    """The language of `code`."""
+    return NAMES[code]
+'''
+
+
+def test_the_values_the_pull_request_adds_to_its_code_and_tests(builder: RepoBuilder) -> None:
+    builder.commit({"pkg/__init__.py": "", "pkg/locales.py": LOCALES, "tests/test_locales.py": "X = 'en'\n"},
+                   "base")
+    builder.branch("feature")
+    regions = '"hi": "Hindi",\n         "hi-in": "Hindi",\n         "-": "x"}'
+    added = LOCALES.replace('"hi": "Hindi"}', regions)
+    added = added.replace('"""The language of `code`."""', '"""The language of `code`, or its region\'s."""')
+    builder.commit({"pkg/locales.py": added,
+                    "tests/test_locales.py": "X = 'en'\nY = b'en-GB'\nZ = 'en'\n"}, "regions")
+    builder.switch("main")
+    with checkouts(builder.repo, "main", "feature") as (base, head):
+        changes = compute_changes(builder.repo, base.sha, head.sha, base, head)
+        values = read_pull_request(builder.repo, changes, head.sha, base, head).values
+    # not "Hindi" (base has it), "-" (no letter or digit), the docstring, or "en" (base's test has it)
+    assert values == {"hi-in": "pkg/locales.py:4", b"en-GB": "tests/test_locales.py:2"}

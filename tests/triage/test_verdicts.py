@@ -200,3 +200,15 @@ def test_a_constructor_that_runs_an_init_the_pull_request_adds_is_explained_by_i
     changed = Unit("pkg.errors", "FrozenError.__init__", "method", "modified", "pkg/errors.py", 17, 20)
     assert triage([made("pkg.errors:FrozenError", 18)], operations, None, [changed],
                   classes=classes)[0].verdict == Verdict.UNEXPLAINED
+
+
+def test_an_input_that_passes_a_value_the_pull_request_adds_is_named_by_it() -> None:
+    """`names = ["hi", "hi-in"]`: the lookup of "hi-in" succeeding is what the pull request wrote."""
+    written = PullRequestText(values={"hi-in": "pkg/locales.py:12", b"xn--abc": "tests/test_mod.py:4"})
+    [named] = triage([_width({"lit": ["str", "hi-in"]})], OPERATIONS, written)
+    assert (named.verdict, named.evidence) == (
+        Verdict.NAMED_BY_PR, "its input passes 'hi-in', a value the pull request adds at pkg/locales.py:12")
+    in_a_list = _width({"lit": ["list", [["str", "x"], ["bytes", b"xn--abc".hex()]]]})
+    assert triage([in_a_list], OPERATIONS, written)[0].verdict == Verdict.NAMED_BY_PR
+    for other in ({"lit": ["str", "hi"]}, {"lit": ["str", "hi-in "]}, {"ref": 0}):  # another value: nothing
+        assert triage([_width(other)], OPERATIONS, written)[0].verdict == Verdict.UNEXPLAINED, other
