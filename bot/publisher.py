@@ -57,6 +57,10 @@ CHECK_NAME = "difforacle"
 ACTIONS_BOT = "github-actions[bot]"
 
 
+class HeadMoved(Exception):
+    """The pull request's head moved on as publishing began (`Publisher.finish`'s `still_head`)."""
+
+
 @dataclass(frozen=True)
 class PullRequestContext:
     repository: str  # owner/name of the base repository
@@ -150,6 +154,7 @@ class Publisher:
         self._summary_read = False  # whether `_summary` is what GitHub holds (None: there is none yet)
         self._summary_remembered = False  # `_summary` came from the caller, not from GitHub
         self._head_reviewed: bool | None = None  # see `finish`
+        self._still_head: Callable[[], bool] | None = None  # see `finish`
         self._state_notes: list[str] = []
 
     # ------------------------------------------------------------ while running
@@ -201,15 +206,20 @@ class Publisher:
     # ------------------------------------------------------------ at the end
 
     def finish(self, report: dict, report_path: str, *, summary: IssueComment | None = None,
-               head_reviewed: bool | None = None) -> Published:
+               head_reviewed: bool | None = None, still_head: Callable[[], bool] | None = None) -> Published:
         """Review, summary comment, check run completed. What the caller remembers of earlier runs
         saves requests (the App's queue state does): `summary`, our summary comment as last written
         (its id; its body at least the hidden state), edited without listing the comments;
         `head_reviewed`, whether this head has our review (False: no run of it got so far), so the
-        reviews need not be listed. None: GitHub is asked."""
+        reviews need not be listed. None: GitHub is asked.
+
+        `still_head`, asked just before the review is posted (the first write, after the reads
+        that prepare it): whether the commit is still the pull request's head. If not, HeadMoved
+        is raised and nothing is written: a push came while publishing began."""
         settings = self.settings
         writable = self.client is not None and self.fallback is None
         self._head_reviewed = head_reviewed
+        self._still_head = still_head
         if summary is not None:
             self._summary, self._summary_read, self._summary_remembered = summary, True, True
         state = self._previous_state() if writable else State()
@@ -283,6 +293,9 @@ class Publisher:
         try:
             if self._reviewed_already():
                 return 0
+            if self._still_head is not None and not self._still_head():
+                raise HeadMoved(f"the pull request moved on from {self.pull.head_sha[:12]} as it was "
+                                "being published")
             body = f"{REVIEW_MARKER}\n{headline(report)}: the findings on the changed lines."
             self.client.create_review(self.pull.number, self.pull.head_sha, body, list(inline.values()))
         except ReadOnlyToken as exc:

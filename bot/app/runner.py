@@ -71,7 +71,7 @@ from difforacle.bot.config import Config, ConfigError, load_config
 from difforacle.bot.github_client import CheckRunOutput, CheckRunRef, GitHubClient, GitHubError, IssueComment
 from difforacle.bot.progress import describe as describe_progress
 from difforacle.bot.progress import watch_progress_file
-from difforacle.bot.publisher import Publisher, PublishSettings, PullRequestContext
+from difforacle.bot.publisher import HeadMoved, Publisher, PublishSettings, PullRequestContext
 from difforacle.bot.workflow import Workflow
 from difforacle.generator import Progress, validate_report
 
@@ -331,7 +331,11 @@ def _publish(job: PullRequestJob, state: JobStateView, publisher: Publisher, rep
         summary = (IssueComment(int(known["id"]), publisher.settings.bot_login, str(known["state"]))
                    if known else None)
         state.forget_summary_comment(job.pull_key)  # until it is written: a run killed meanwhile lists them
-        published = publisher.finish(report, REPORT_NAME, summary=summary, head_reviewed=head_reviewed)
+        try:
+            published = publisher.finish(report, REPORT_NAME, summary=summary, head_reviewed=head_reviewed,
+                                         still_head=lambda: current_head() == job.head_sha)
+        except HeadMoved as exc:
+            raise Superseded(str(exc)) from None
         if published.comment_id is not None:
             state.remember_summary_comment(job.pull_key, published.comment_id, published.state_block)
         if published.completed:

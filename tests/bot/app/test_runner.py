@@ -45,7 +45,7 @@ from difforacle.bot.app.sandbox import SandboxRequest, SandboxResult, SandboxUna
 from difforacle.bot.app.sandbox_choice import select_sandbox
 from difforacle.bot.app.settings import AppSettings
 from difforacle.bot.app.state import JobState
-from difforacle.bot.github_client import Retries
+from difforacle.bot.github_client import GitHubClient, Retries
 from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
 
 OWNER, NAME, NUMBER = "octo", "shop", 7
@@ -329,6 +329,33 @@ def test_a_head_superseded_before_publishing_gets_nothing_published(
     assert [(r.conclusion, r.output["title"], r.annotations) for r in runs] == [
         ("cancelled", "Superseded", [])]
     assert fake.requests_to("GET", "/repos/*/pulls/*/files") == []  # not even prepared
+
+
+@pytest.mark.slow
+def test_a_push_as_publishing_begins_stops_it_before_the_review(
+        tmp_path: Path, fake: FakeGitHub, bubblewrap: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head was checked under the lock, then moved while the review was being prepared (the
+    files listed): GitHub would take a review of an older commit, outdated on arrival."""
+    world = _world(tmp_path, fake, bubblewrap)
+    listed = GitHubClient.pull_files
+
+    def push_meanwhile(client: GitHubClient, number: int) -> list:
+        world.builder.switch("feature")
+        newer = world.builder.commit({"notes.txt": "pushed while publishing\n"}, "a newer push")
+        world.builder.switch("main")
+        fake.set_pull_head(OWNER, NAME, NUMBER, newer)
+        return listed(client, number)
+
+    monkeypatch.setattr(GitHubClient, "pull_files", push_meanwhile)
+
+    outcome = world.run()
+
+    assert outcome.status == "superseded", outcome.detail
+    assert outcome.detail.endswith("as it was being published")
+    runs, comments, reviews = world.ours()
+    assert comments == [] and reviews == []
+    assert [(r.conclusion, r.output["title"]) for r in runs] == [("cancelled", "Superseded")]
+    assert fake.violations == []
 
 
 def test_a_push_while_the_engine_runs_stops_it(tmp_path: Path, fake: FakeGitHub, bubblewrap: object,
