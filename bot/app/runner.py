@@ -31,8 +31,9 @@ The steps, and why each is the way it is:
    sandbox is killed once it is not (the check run says superseded, the slot goes to the new head).
 7. Publishing under the pull request's lock, and only if the job's head is still the head
    both for the queue and for GitHub (read as git's `refs/pull/N/head`, which costs none of the
-   installation's API requests; through the API only if git cannot tell); otherwise the check
-   run says it was superseded and nothing else is written. The summary names the sandbox that ran.
+   installation's API requests; through the API only if git cannot tell), read again just
+   before the review, the first write; otherwise the check run says it was superseded and
+   nothing else is written. The summary names the sandbox that ran.
 
 Failures give `JobOutcome("failed", one line)` and complete the check run with a failure (or
 timed_out) conclusion; running the job again publishes nothing twice (see `bot.publisher`).
