@@ -147,6 +147,7 @@ class Publisher:
         self.client, self.pull, self.settings, self.workflow = client, pull, settings, workflow
         self.clock = clock
         self.check_run: CheckRunRef | None = None
+        self.check_run_completed = False  # by `finish` or `abandon`: no run need come back to it
         self.errors: list[str] = []
         self.fallback: str | None = None if client is not None else "no GitHub token"
         self._last_progress = 0.0  # set by `start`
@@ -374,6 +375,7 @@ class Publisher:
         except GitHubError as exc:
             self._error(exc)
             return False
+        self.check_run_completed = True
         return True
 
     def abandon(self, title: str, reason: str, conclusion: str) -> bool:
@@ -387,6 +389,7 @@ class Publisher:
         except GitHubError as exc:
             self._error(exc)
             return False
+        self.check_run_completed = True
         return True
 
     def _check_annotations(self, report: dict) -> list[dict]:

@@ -162,18 +162,20 @@ def run_job(job: PullRequestJob, settings: AppSettings, state: JobStateView, *,
             return _run_in(work, job, settings, state, sandbox, client, token, publisher,
                            head_reviewed=None if earlier else False)
     except Superseded as exc:
-        if publisher is not None and publisher.abandon("Superseded", f"Not published: {exc}", "cancelled"):
-            state.check_run_completed(job)
+        if publisher is not None:
+            publisher.abandon("Superseded", f"Not published: {exc}", "cancelled")
         log.info("job %s: superseded: %s", job.job_id, exc)
         return JobOutcome("superseded", str(exc))
     except (JobFailed, GitHubError, FetchError, AppError, SandboxError, OSError) as exc:
         reason = _redact(_one_line(exc), token)
-        if publisher is not None and publisher.abandon(
-                "difforacle could not run", f"difforacle could not test this commit: {reason}",
-                getattr(exc, "conclusion", "failure")):
-            state.check_run_completed(job)
+        if publisher is not None:
+            publisher.abandon("difforacle could not run", f"difforacle could not test this commit: {reason}",
+                              getattr(exc, "conclusion", "failure"))
         log.warning("job %s failed: %s", job.job_id, reason)
         return JobOutcome("failed", reason)
+    finally:
+        if publisher is not None and publisher.check_run_completed:
+            state.check_run_completed(job)  # published or abandoned: nothing is left open for a later run
 
 
 def _cancel_left_check_run(job: PullRequestJob, settings: AppSettings, state: JobStateView,
@@ -339,8 +341,6 @@ def _publish(job: PullRequestJob, state: JobStateView, publisher: Publisher, rep
             raise Superseded(str(exc)) from None
         if published.comment_id is not None:
             state.remember_summary_comment(job.pull_key, published.comment_id, published.state_block)
-        if published.completed:
-            state.check_run_completed(job)
     detail = f"{len(report['differences'])} difference(s), {published.conclusion}, {result.sandbox} sandbox"
     if published.comment_id is None or not published.completed:
         # what was published stays; running the job again completes the rest and duplicates nothing

@@ -64,15 +64,17 @@ def read_pull_request(repo: git.Repo, changes: ChangeSet, head_sha: str, base: C
             passages += read(repo, changes.merge_base, head_sha)
         except git.GitCommandError:
             continue
-    passages += _changed_docstrings(changes, base, head)
-    return PullRequestText(passages, added_values(changes, base, head))
+    trees: dict[Path, ast.Module | None] = {}  # each file parsed once, for its docstrings and its values
+    passages += _changed_docstrings(changes, base, head, trees)
+    return PullRequestText(passages, added_values(changes, base, head, trees))
 
 
-def added_values(changes: ChangeSet, base: Checkout, head: Checkout) -> dict[str | bytes, str]:
+def added_values(changes: ChangeSet, base: Checkout, head: Checkout,
+                 trees: dict[Path, ast.Module | None]) -> dict[str | bytes, str]:
     """The string and bytes literals on head's changed lines of the changed files, code and tests,
-    that no base copy of those files holds, each with where it is added first (see the module)."""
+    that no base copy of those files holds, each with where it is added first (see the module).
+    `trees`: the files parsed so far, by path (filled in as more are)."""
     files = [*changes.files, *changes.tests]
-    trees: dict[Path, ast.Module | None] = {}
     known = {value for f in files if f.base_path
              for value, _ in _literals(_tree(base.root / f.base_path, trees))}
     added: dict[str | bytes, str] = {}
@@ -134,11 +136,12 @@ def _text(repo: git.Repo, *args: str) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def _changed_docstrings(changes: ChangeSet, base: Checkout, head: Checkout) -> list[Passage]:
+def _changed_docstrings(changes: ChangeSet, base: Checkout, head: Checkout,
+                        trees: dict[Path, ast.Module | None]) -> list[Passage]:
     """The lines a changed function, method or class adds to its docstring (a docstring that says
-    something new about the unit is the pull request documenting a change of its behaviour)."""
+    something new about the unit is the pull request documenting a change of its behaviour).
+    `trees`: each file parsed once, however many of its units changed."""
     base_files = {f.head_path: f.base_path for f in changes.files if f.head_path}
-    trees: dict[Path, ast.Module | None] = {}  # each file parsed once, however many of its units changed
     passages = []
     for unit in changes.units:
         if unit.kind not in ("function", "method", "class") or unit.status != "modified":

@@ -28,14 +28,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..changes.model import Unit
 from ..findings.declared_types import outside_declared_types
 from ..oracle.leaves import leaf_text
 from ..report.model import Difference, Verdict
 from ..runtime.catalog import Operation
-from ..worker.literals import CONTAINER_TAGS
+from ..worker.literals import parts
 from ..worker.protocol import ApiChange, OperationKind, Tag
 from .mentions import mention
 from .pull_request import PullRequestText
@@ -115,27 +115,13 @@ def _added_value(difference: Difference, values: Mapping[str | bytes, str]) -> t
         return None
     for statement in difference.statements:
         for arg in [*statement.args, *(arg for _, arg in statement.kwargs)]:
-            for value in _strings(arg.get("lit")):
+            found = list(parts(arg["lit"])) if "lit" in arg else []
+            passed = [*(part[1] for part in found if part[0] == "str"),
+                      *(bytes.fromhex(part[1]) for part in found if part[0] == "bytes")]
+            for value in passed:
                 if value in values:
                     return value, values[value]
     return None
-
-
-def _strings(literal: object) -> Iterator[str | bytes]:
-    """The strings and bytes a tagged literal holds, its containers' items included."""
-    if not isinstance(literal, list) or not literal:
-        return
-    tag = literal[0]
-    if tag == "str" and len(literal) > 1 and isinstance(literal[1], str):
-        yield literal[1]
-    elif tag == "bytes" and len(literal) > 1 and isinstance(literal[1], str):
-        try:
-            yield bytes.fromhex(literal[1])
-        except ValueError:
-            return
-    elif tag in CONTAINER_TAGS and len(literal) > 1 and isinstance(literal[1], list):
-        for item in literal[1]:
-            yield from _strings(item) if tag != "dict" else (s for pair in item for s in _strings(pair))
 
 
 def _first_of(tests: list[str]) -> str:

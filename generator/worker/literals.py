@@ -31,6 +31,7 @@ import hashlib
 import io
 import math
 import pathlib
+from collections.abc import Iterator
 from typing import Any
 
 PRIMITIVE_TAGS = ("int", "float", "str", "bytes", "bool", "none")
@@ -260,15 +261,21 @@ def source(lit: list) -> str:
     raise ValueError(f"unknown literal tag {tag!r}")
 
 
-def modules_used(lit: list) -> set[str]:
-    """The modules a literal's `source` refers to (the renderer imports them)."""
+def parts(lit: list) -> Iterator[list]:
+    """The literal and every literal nested in it: a container's items (a dict's keys and values)
+    and the value an ["fn", lit] returns."""
+    yield lit
     tag = lit[0]
     if tag in CONTAINER_TAGS:
-        items = [x for pair in lit[1] for x in pair] if tag == "dict" else lit[1]
-        return set().union(*(modules_used(item) for item in items))
-    if tag == "fn":
-        return modules_used(lit[1])
-    return set(_MODULES.get(tag, ()))
+        for item in lit[1]:
+            yield from (part for x in item for part in parts(x)) if tag == "dict" else parts(item)
+    elif tag == "fn":
+        yield from parts(lit[1])
+
+
+def modules_used(lit: list) -> set[str]:
+    """The modules a literal's `source` refers to (the renderer imports them)."""
+    return {module for part in parts(lit) for module in _MODULES.get(part[0], ())}
 
 
 _MODULES = {"counter": ("itertools",), "datetime": ("datetime",), "date": ("datetime",),
@@ -278,12 +285,4 @@ _MODULES = {"counter": ("itertools",), "datetime": ("datetime",), "date": ("date
 
 def input_files(lit: list) -> dict[str, str]:
     """File name -> text of the input files a literal needs (its ["path", text] parts)."""
-    tag = lit[0]
-    if tag == "path":
-        return {input_file_name(lit[1]): lit[1]}
-    if tag in CONTAINER_TAGS:
-        items = [x for pair in lit[1] for x in pair] if tag == "dict" else lit[1]
-        return {name: text for item in items for name, text in input_files(item).items()}
-    if tag == "fn":
-        return input_files(lit[1])
-    return {}
+    return {input_file_name(part[1]): part[1] for part in parts(lit) if part[0] == "path"}
