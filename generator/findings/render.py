@@ -36,15 +36,16 @@ from typing import Literal
 from ..changes.model import ChangeSet
 from ..oracle.checks import Unpinnable, check, raises
 from ..oracle.compare import Mismatch, kind_of
+from ..oracle.entries import table_entries
 from ..oracle.leaves import EXACT_ENOUGH, FloatPolicy, describe, is_lost, is_raised, leaf_text
-from ..report.model import Difference, InputOrigin, Statement
+from ..report.model import Difference, InputOrigin, Statement, TableEntry
 from ..runtime.catalog import Operation
 from ..runtime.sequence import CallSequence, called, references
 from ..worker.asynchronous import DRAINED_ITEMS, drained
 from ..worker.command_line import command_target, run_command_line
 from ..worker.literals import SHARED_NAN, input_files, modules_used
 from ..worker.literals import source as literal_source
-from ..worker.protocol import ApiChange, ObservationKey, OperationKind, Step, Tag
+from ..worker.protocol import ApiChange, ObservationKey, OperationKind, Step, Tag, value_key
 from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target, subclass_name, subclass_target
 from .cases import Finding
 from .declared_types import outside_declared_types
@@ -124,7 +125,18 @@ def _difference(finding: Finding, operations: dict[str, Operation], floats: Floa
         statements=[Statement.from_json(s) for s in statements], count=finding.count,
         pin_head=tests["head"], minimized=finding.minimized, severity=severity(mismatch),
         origin=input_origin(finding, operations, classes), carved_by=sorted(finding.carved_by),
-        direct=any(op.direct for s in statements if (op := operations.get(s["op"])) is not None))
+        direct=any(op.direct for s in statements if (op := operations.get(s["op"])) is not None),
+        entries=_table_entries(finding, operations))
+
+
+def _table_entries(finding: Finding, operations: dict[str, Operation]) -> list[TableEntry]:
+    """When the difference is in a module's table read whole, the entries of it that differ."""
+    operation = operations.get(finding.shown.target)
+    key = ObservationKey.parse(finding.shown.mismatch.key)
+    if operation is None or operation.kind != OperationKind.VALUE or key.is_exception:
+        return []
+    root = value_key(key.statement, key.variable)
+    return table_entries(finding.shown.base.observations, finding.shown.head.observations, root)
 
 
 def input_origin(finding: Finding, operations: dict[str, Operation],

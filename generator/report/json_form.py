@@ -60,6 +60,8 @@ def _difference_to_json(difference: Difference) -> dict:
         "origin": str(difference.origin),
         "carved_by": list(difference.carved_by),
         "direct": difference.direct,
+        "entries": [{"change": entry.change, "entry": entry.entry, "words": list(entry.words),
+                     "edits": list(entry.edits)} for entry in difference.entries],
     }
 
 

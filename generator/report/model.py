@@ -77,6 +77,16 @@ class InputOrigin(enum.StrEnum):
     OUTSIDE_DECLARED_TYPES = "outside-declared-types"  # generated, of a type its operation rules out
 
 
+@dataclass(frozen=True)
+class TableEntry:
+    """An entry of a module's table that differs: a dict's key, a list's item, a set's element."""
+
+    change: str  # "added", "removed" or "changed"
+    entry: str  # where it sits: `['ASC']`, `[5]`, or a set's element
+    words: tuple[str, ...] = ()  # the strings and numbers in it, by which prose may name it
+    edits: tuple[str, ...] = ()  # a changed entry's text its strings gained or lost
+
+
 @dataclass
 class Difference:
     """One behavioural difference, grouped: `count` sequences showed it, `statements` is the shown one."""
@@ -104,6 +114,7 @@ class Difference:
     origin: str = InputOrigin.WITHIN_DECLARED_TYPES
     carved_by: list[str] = field(default_factory=list)  # the project's tests whose own calls showed it
     direct: bool = False  # its sequence calls a changed private function or method no public code calls
+    entries: list[TableEntry] = field(default_factory=list)  # a module table's entries that differ
 
     @property
     def pin_base(self) -> str:

@@ -23,6 +23,12 @@ A line that names something and says nothing else of it ("Update slugify.slugify
 states no intent: only a vague verb is left once the names are taken out, so it explains nothing.
 A name the pull request removes (an API change "missing") is explained by any passage that names
 it, a rename or a move included: removing the name is what such a passage says.
+
+A module's table is one name for many entries, and a regression in one entry hides well behind an
+intended edit of another. So naming the table explains a difference in it only when the words also
+single out every entry that differs (`names_entry`): a string or number in it, as a whole word
+("add RETURNING to the keywords"), or, for an entry edited in place, the very text the edit inserts
+or removes, quoted as code ("a `(?!=)` lookahead" for a pattern that gained it).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..report.model import TableEntry
 from .pull_request import Passage, PullRequestText
 
 # the words of a change that claims to keep behaviour (commit conventions: refactor, perf, style)
@@ -98,6 +105,17 @@ def mention(text: PullRequestText, targets: Iterable[str], removed: bool = False
         found = _naming_line(passage, names, modules, removed)
         if found is not None:
             return Mention(passage.source, _quote(found))
+    return None
+
+
+def names_entry(text: PullRequestText, entry: TableEntry) -> Mention | None:
+    """The first passage that singles out a table's entry (see the module), or None."""
+    for passage in text.passages:
+        for line in passage.text.splitlines():
+            quoted = {span.strip() for span in re.findall(r"`+([^`\n]+?)`+", line)}
+            if any(edit.strip() in quoted for edit in entry.edits) or any(
+                    re.search(rf"(?<!\w){re.escape(word)}(?!\w)", line) for word in entry.words):
+                return Mention(passage.source, _quote(line))
     return None
 
 

@@ -14,7 +14,8 @@
 3. `outside-declared-types`: only an input its operation's declared types rule out shows it
    (`findings.declared_types`); listed apart, it fails nothing;
 4. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
-   (`mentions`), or its input passes a value the pull request writes into its code or tests and
+   (`mentions`; for a module's table, also each entry of it that differs), or its input passes a
+   value the pull request writes into its code or tests and
    base has nowhere in those files (`pull_request.added_values`), or its code adds the operation:
    a function, method or class base did not define (`Float.__hash__` where base inherited one),
    whose every behaviour is what the pull request wrote (a class's constructor too, when the
@@ -37,7 +38,7 @@ from ..report.model import Difference, Verdict
 from ..runtime.catalog import Operation
 from ..worker.literals import parts
 from ..worker.protocol import ApiChange, OperationKind, Tag
-from .mentions import mention
+from .mentions import mention, names_entry
 from .pull_request import PullRequestText
 
 ITEM_POSITION = re.compile(r"\[\d+\]")  # `[2]` in an observed path: where an item sits, not what it is
@@ -95,9 +96,10 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             continue
         targets = [difference.target, *(unit.target for unit in _units_at(difference, units))]
         named = mention(text, targets, removed=_removed(difference)) if text else None
-        if named is not None:
+        entries = [names_entry(text, entry) for entry in difference.entries] if text and named else []
+        if named is not None and all(entries):
             difference.verdict = Verdict.NAMED_BY_PR
-            difference.evidence = f"named by the pull request, in {named}"
+            difference.evidence = f"named by the pull request, in {named}" + _entries_named(difference)
             continue
         written = _added_value(difference, text.values) if text else None
         if written is not None:
@@ -122,6 +124,15 @@ def _added_value(difference: Difference, values: Mapping[str | bytes, str]) -> t
                 if value in values:
                     return value, values[value]
     return None
+
+
+def _entries_named(difference: Difference) -> str:
+    """For a table's difference, which of its entries the words name too (they name each)."""
+    if not difference.entries:
+        return ""
+    shown = ", ".join(entry.entry for entry in difference.entries[:3])
+    more = f" and {len(difference.entries) - 3} more" if len(difference.entries) > 3 else ""
+    return f"; and each entry that differs: {shown}{more}"
 
 
 def _first_of(tests: list[str]) -> str:

@@ -301,3 +301,42 @@ def test_a_module_the_pull_request_removes_is_judged_like_any_difference(builder
     assert verdicts["pkg.frozen:<module>"] == (Verdict.NAMED_BY_PR, expected)
     quiet = {d.target: d.verdict for d in _counted(run_analyze(builder).differences)}
     assert quiet["pkg.frozen:<module>"] == Verdict.UNEXPLAINED
+
+
+
+RULES = '''\
+KEYWORDS = {
+    "SELECT": "keyword",
+    "FROM": "keyword",
+    "WHERE": "keyword",
+    "LIMIT": "keyword",
+}
+PATTERNS = [
+    (r"\\d+", "number"),
+    (r"[a-z]\\w*", "name"),
+    (r"'[^']*'", "string"),
+]
+'''
+# what the words describe: RETURNING added, a name may be qualified (the quoted text the pattern gains)
+MEANT = RULES.replace('    "LIMIT"', '    "RETURNING": "keyword",\n    "LIMIT"').replace(
+    '[a-z]\\w*', '[a-z]\\w*(?:\\.\\w+)?')
+# and beside it a regression nothing mentions: LIMIT gone from the same table, the string pattern dropped
+BROKEN = MEANT.replace('    "LIMIT": "keyword",\n', "").replace('''    (r"'[^']*'", "string"),\n''', "")
+
+
+@pytest.mark.parametrize(("after", "expected"), [(MEANT, Verdict.NAMED_BY_PR), (BROKEN, Verdict.UNEXPLAINED)])
+def test_a_table_the_pull_request_names_is_explained_only_as_far_as_its_entries_are(
+        builder: RepoBuilder, after: str, expected: Verdict) -> None:
+    """Naming `KEYWORDS` and `PATTERNS` explains the entries the words single out (RETURNING, the
+    quoted text the name pattern gains), not a LIMIT removed or a pattern dropped beside them."""
+    make_pr(builder, {"pkg/__init__.py": "", "pkg/rules.py": RULES}, {"pkg/rules.py": after})
+    report = run_analyze(builder, pr_title="Add RETURNING to KEYWORDS",
+                         pr_body="PATTERNS: a name may now be qualified, `(?:\\.\\w+)?`.")
+    verdicts = {d.target: d.verdict for d in _counted(report.differences)}
+    assert verdicts == {"pkg.rules:KEYWORDS": expected, "pkg.rules:PATTERNS": expected}, [
+        (d.target, d.entries, d.evidence) for d in report.differences]
+    keywords = next(d for d in report.differences if d.target == "pkg.rules:KEYWORDS")
+    changes = {(entry.change, entry.entry) for entry in keywords.entries}
+    assert ("added", "['RETURNING']") in changes
+    assert (("removed", "['LIMIT']") in changes) is (expected == Verdict.UNEXPLAINED)
+    validate_report(report_to_json(report))
