@@ -7,10 +7,12 @@ from another: a pull request that adds `'MATERIALIZED'` to `KEYWORDS` explains t
 `'ASC'` that appeared beside it. Triage asks whether the pull request's words single out each of
 them (`triage.verdicts`).
 
-A dict's entries are its keys: added, removed, or kept with another value. A list's or tuple's
-are its items, aligned the way a text diff aligns lines (difflib), so one inserted item is one
-entry, not a shift of every item after it; an item replaced in place is one changed entry, with
-the text its strings gained or lost. A set's are its elements, when the worker listed them.
+A dict's entries are its keys: added, removed, or kept with another value; a key is what names
+one. A list's or tuple's are its items, aligned the way a text diff aligns lines (difflib), so one
+inserted item is one entry, not a shift of every item after it; an item replaced in place is one
+changed entry, with the text its strings gained or lost; an item is named by its strings and
+numbers that no other item holds (not by the token type every rule shares). A set's are its
+elements, when the worker listed them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..worker.literals import source as literal_source
 from ..worker.protocol import MalformedKey, ObservationKey, Tag
 
 MAX_ENTRIES = 50  # entries reported of one table: more says the table was rewritten, not edited
+KEPT = 0.6  # similarity (difflib's ratio) of a string to its edited self; below it, it was replaced
 MIN_WORD = 3  # characters of the shortest text an entry is named by (as `pull_request.MIN_VALUE`)
 
 Subtree = tuple[tuple[str, str], ...]  # an entry's leaves: (path below the entry, leaf as JSON)
@@ -89,8 +92,7 @@ def _mapping_entries(base_header: list, head_header: list, base: dict[str, Subtr
             change = "changed"
         else:
             continue
-        words = [*_key_words(key), *_words(base.get(text, ())), *_words(head.get(text, ()))]
-        entries.append(TableEntry(change, f"[{text}]", _unique(words),
+        entries.append(TableEntry(change, f"[{text}]", _unique(_key_words(key)),
                                   _edits(base.get(text, ()), head.get(text, ()))))
     return entries
 
@@ -107,6 +109,11 @@ def _sequence_entries(base: dict[str, Subtree], head: dict[str, Subtree]) -> lis
     """Items aligned as a text diff aligns lines: a replaced block pairs its items in order (each a
     changed entry), and what one side has more is removed or added."""
     before, after = _in_order(base), _in_order(head)
+    shared = _shared_words(before) | _shared_words(after)
+
+    def words(*items: Subtree) -> tuple[str, ...]:
+        return _unique([word for item in items for word in _words(item) if word not in shared])
+
     entries = []
     matcher = difflib.SequenceMatcher(None, [s for _, s in before], [s for _, s in after], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -114,13 +121,23 @@ def _sequence_entries(base: dict[str, Subtree], head: dict[str, Subtree]) -> lis
             continue
         old, new = before[i1:i2], after[j1:j2]
         for (index, was), (_, now) in zip(old, new, strict=False):
-            entries.append(TableEntry("changed", f"[{index}]", _unique([*_words(was), *_words(now)]),
+            entries.append(TableEntry("changed", f"[{index}]", words(was, now),
                                       _edits(was, now)))
-        entries += [TableEntry("removed", f"[{index}]", _unique(_words(was)))
+        entries += [TableEntry("removed", f"[{index}]", words(was))
                     for index, was in old[len(new):]]
-        entries += [TableEntry("added", f"[{index}]", _unique(_words(now)))
+        entries += [TableEntry("added", f"[{index}]", words(now))
                     for index, now in new[len(old):]]
     return entries
+
+
+def _shared_words(items: list[tuple[str, Subtree]]) -> set[str]:
+    """The words more than one item holds (a token type every rule names): they single out none."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for _, item in items:
+        for word in set(_words(item)):
+            (shared if word in seen else seen).add(word)
+    return shared
 
 
 def _in_order(children: dict[str, Subtree]) -> list[tuple[str, Subtree]]:
@@ -158,8 +175,8 @@ def _unique(words: list[str]) -> tuple[str, ...]:
 
 
 def _edits(base: Subtree, head: Subtree) -> tuple[str, ...]:
-    """The text an entry's strings gained or lost, where both sides hold a string at the same place:
-    `(?!=)` for a pattern that gained a lookahead."""
+    """The text an entry's strings gained or lost, where both sides hold a string at the same place
+    and most of it stayed (`(?!=)`, for a pattern that gained that lookahead)."""
     before = {path: json.loads(leaf) for path, leaf in base}
     after = {path: json.loads(leaf) for path, leaf in head}
     edits = []
@@ -168,6 +185,8 @@ def _edits(base: Subtree, head: Subtree) -> tuple[str, ...]:
         if not (new and old[0] == new[0] == Tag.STR and old[1] != new[1]):
             continue
         matcher = difflib.SequenceMatcher(None, old[1], new[1], autojunk=False)
+        if matcher.ratio() < KEPT:  # another string, not an edit of this one
+            continue
         for op, i1, i2, j1, j2 in matcher.get_opcodes():
             if op != "equal":
                 edits += [text for text in (old[1][i1:i2], new[1][j1:j2]) if text.strip()]

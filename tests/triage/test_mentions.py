@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from difforacle.generator.triage.mentions import Mention, mention, names_of
+from difforacle.generator.report.model import TableEntry
+from difforacle.generator.triage.mentions import Mention, mention, names_entry, names_of
 from difforacle.generator.triage.pull_request import Passage, PullRequestText
 
 
@@ -123,3 +124,17 @@ def test_a_removed_name_is_explained_by_a_rename_that_names_it() -> None:
     assert mention(text, ["pkg:HookImplOpts<export>"], removed=True) is not None
     assert mention(text, ["pkg:HookImplOpts<export>"]) is None  # a rename keeps any other behaviour
     assert mention(_said("Update `HookImplOpts`"), ["pkg:HookImplOpts"], removed=True) is None
+
+
+def test_a_table_entry_is_named_by_its_words_or_by_the_quoted_text_of_its_edit() -> None:
+    text = PullRequestText([Passage("the title", "Add RETURNING to the keywords"),
+                            Passage("the body", "Names may now be qualified: `(?:\\.\\w+)?`.")])
+    assert names_entry(text, TableEntry("added", "['RETURNING']", ("RETURNING",))) == Mention(
+        "the title", "Add RETURNING to the keywords")
+    edited = TableEntry("changed", "[1]", (r"[a-z]\w*(?:\.\w+)?",), (r"(?:\.\w+)?",))
+    assert names_entry(text, edited) is not None
+    for unnamed in (TableEntry("removed", "['LIMIT']", ("LIMIT",)),
+                    TableEntry("added", "['RETURN']", ("RETURN",)),  # a word of its own, not a part of one
+                    TableEntry("changed", "[2]", (), ("\\w+",)),  # inside a quote, not the quote itself
+                    TableEntry("removed", "[3]")):
+        assert names_entry(text, unnamed) is None, unnamed
