@@ -34,8 +34,8 @@ or removes, quoted as code ("a `(?!=)` lookahead" for a pattern that gained it).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 from ..report.model import TableEntry
 from .pull_request import Passage, PullRequestText
@@ -63,6 +63,7 @@ QUOTE = 160  # characters of the naming line quoted as evidence
 class Mention:
     source: str  # where: "the title", "commit 1a2b3c4", "CHANGES.rst", "the docstring of pkg.mod:f"
     quote: str  # the line that names it, cut to QUOTE characters
+    line: str = field(default="", compare=False)  # the whole line ("" for a changed docstring)
 
     def __str__(self) -> str:
         return f"{self.source}: \"{self.quote}\""
@@ -93,6 +94,11 @@ def module_names_of(target: str) -> list[str]:
 def mention(text: PullRequestText, targets: Iterable[str], removed: bool = False) -> Mention | None:
     """The first passage that names one of `targets` (or is the changed docstring of one).
     `removed`: the difference is a name gone on head, which a rename or a move also names."""
+    return next(mentions(text, targets, removed), None)
+
+
+def mentions(text: PullRequestText, targets: Iterable[str], removed: bool = False) -> Iterator[Mention]:
+    """Each passage that names one of `targets`, in the order a reviewer reads them (see `mention`)."""
     targets = list(targets)
     names = list(dict.fromkeys(name for target in targets for name in names_of(target)))
     modules = list(dict.fromkeys(name for target in targets for name in module_names_of(target)))
@@ -100,12 +106,16 @@ def mention(text: PullRequestText, targets: Iterable[str], removed: bool = False
         if passage.unit is not None:
             lines = passage.text.strip().splitlines()
             if passage.unit in targets and lines:  # a docstring whose added lines are blank says nothing
-                return Mention(passage.source, _quote(lines[0]))
+                yield Mention(passage.source, _quote(lines[0]))
             continue
         found = _naming_line(passage, names, modules, removed)
         if found is not None:
-            return Mention(passage.source, _quote(found))
-    return None
+            yield Mention(passage.source, _quote(found), found)
+
+
+def names_type(line: str, name: str) -> bool:
+    """Whether `line` names the type `name` (`Decimal`; a plain `date` only marked as code)."""
+    return bool(_names(line, name))
 
 
 def names_entry(text: PullRequestText, entry: TableEntry) -> Mention | None:

@@ -14,9 +14,10 @@
 3. `outside-declared-types`: only an input its operation's declared types rule out shows it
    (`findings.declared_types`); listed apart, it fails nothing;
 4. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
-   (`mentions`; for a module's table, also each entry of it that differs), or its input passes a
-   value the pull request writes into its code or tests and
-   base has nowhere in those files (`pull_request.added_values`), or its code adds the operation:
+   (`mentions`; for a module's table, also each entry of it that differs, when they name any; and
+   when the naming line names a type some inputs there pass, `Decimal`, an input of that type), or
+   its input passes a value the pull request writes into its code or tests and base has nowhere
+   in those files (`pull_request.added_values`), or its code adds the operation:
    a function, method or class base did not define (`Float.__hash__` where base inherited one),
    whose every behaviour is what the pull request wrote (a class's constructor too, when the
    `__init__` or `__new__` it runs is one the pull request adds, to the class or to one it
@@ -36,9 +37,9 @@ from ..findings.declared_types import outside_declared_types
 from ..oracle.leaves import leaf_text
 from ..report.model import Difference, Verdict
 from ..runtime.catalog import Operation
-from ..worker.literals import parts
+from ..worker.literals import TYPE_NAMES, parts
 from ..worker.protocol import ApiChange, OperationKind, Tag
-from .mentions import mention, names_entry
+from .mentions import Mention, mentions, names_entry, names_of, names_type
 from .pull_request import PullRequestText
 
 ITEM_POSITION = re.compile(r"\[\d+\]")  # `[2]` in an observed path: where an item sits, not what it is
@@ -58,6 +59,7 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
     `asserting`: the pull request's tests that fail on base and pass on head, likewise; `updated`:
     base's copy of the tests the pull request changes that pass on base and fail on head;
     `classes`: the catalog's, for the types of the objects an input passes."""
+    naming: list[tuple[Difference, list[Mention]]] = []  # the differences named by words, and by which
     for difference in differences:
         breaking = sorted(test for test, called in (broken or {}).items() if difference.target in called)
         if breaking:
@@ -95,19 +97,63 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
                                    "on base")
             continue
         targets = [difference.target, *(unit.target for unit in _units_at(difference, units))]
-        named = mention(text, targets, removed=_removed(difference)) if text else None
-        entries = [names_entry(text, entry) for entry in difference.entries] if text and named else []
-        if named is not None and all(entries):
+        found = list(mentions(text, targets, removed=_removed(difference))) if text else []
+        if found and _entries_meant(difference, text):
+            naming.append((difference, found))
             difference.verdict = Verdict.NAMED_BY_PR
-            difference.evidence = f"named by the pull request, in {named}" + _entries_named(difference)
+            difference.evidence = f"named by the pull request, in {found[0]}" + _entries_named(difference)
             continue
         written = _added_value(difference, text.values) if text else None
         if written is not None:
             value, where = written
             difference.verdict = Verdict.NAMED_BY_PR
             difference.evidence = f"its input passes {value!r}, a value the pull request adds at {where}"
+    _inputs_singled_out(naming, operations)
     _same_change_as_asserted(differences)
     return differences
+
+
+def _entries_meant(difference: Difference, text: PullRequestText) -> bool:
+    """Whether the words that name a table mean each of its entries that differ: they single out
+    entries when they name any (then every one must be named), else they claim the table whole."""
+    named = [names_entry(text, entry) is not None for entry in difference.entries]
+    return all(named) or not any(named)
+
+
+def _inputs_singled_out(naming: list[tuple[Difference, list[Mention]]], operations: Mapping[str, Operation]
+                        ) -> None:
+    """A line that names an operation and also a type that inputs of its differences pass (`Decimal`
+    in "Add support for Decimal input to get") speaks of those inputs, as a line naming a table's
+    entry speaks of that entry: a difference at that operation whose input passes none of them is
+    not what the line meant. It keeps the first naming line that means it, or becomes unexplained."""
+    passed = [_input_types(difference, operations) for difference, _ in naming]
+    at: dict[tuple[str, str], set[str]] = {}  # (operation, line) -> the types its named inputs pass
+    for (difference, found), types in zip(naming, passed, strict=True):
+        for named in found:
+            at.setdefault((_operation_of(difference), named.line), set()).update(types)
+    for (difference, found), types in zip(naming, passed, strict=True):
+        own = set(names_of(difference.target))  # `ArrowFactory` in `ArrowFactory.get`: not an input's type
+        meant = next((named for named in found
+                      if not (singled := {t for t in at[_operation_of(difference), named.line] - own
+                                          if names_type(named.line, t)}) or singled & types), None)
+        if meant is None:
+            difference.verdict, difference.evidence = Verdict.UNEXPLAINED, ""
+        elif meant is not found[0]:
+            difference.evidence = f"named by the pull request, in {meant}" + _entries_named(difference)
+
+
+def _input_types(difference: Difference, operations: Mapping[str, Operation]) -> set[str]:
+    """The names of the types of the values its calls pass or make: literals' (`Decimal`, `date`)
+    and the classes whose constructors they call (`Meter`)."""
+    types = set()
+    for statement in difference.statements:
+        operation = operations.get(statement.op.split("<", 1)[0])
+        if operation is not None and operation.kind == OperationKind.CONSTRUCTOR and operation.owner:
+            types.add(operation.owner.rsplit(".", 1)[-1])
+        args = [*statement.args, *(arg for _, arg in statement.kwargs)]
+        literals = [arg["lit"] for arg in args if "lit" in arg]
+        types.update(TYPE_NAMES[part[0]] for lit in literals for part in parts(lit) if part[0] in TYPE_NAMES)
+    return types
 
 
 def _added_value(difference: Difference, values: Mapping[str | bytes, str]) -> tuple[str | bytes, str] | None:

@@ -36,6 +36,12 @@ from typing import Any
 
 PRIMITIVE_TAGS = ("int", "float", "str", "bytes", "bool", "none")
 CONTAINER_TAGS = ("list", "tuple", "set", "frozenset", "dict")
+# the name of the type of value each tag makes (its functions, `fn`, `counter` and `raises`, have none
+# a reader would name)
+TYPE_NAMES = {**{tag: tag for tag in (*PRIMITIVE_TAGS[:-1], *CONTAINER_TAGS)}, "none": "None",
+              "datetime": "datetime", "date": "date", "timedelta": "timedelta", "fraction": "Fraction",
+              "decimal": "Decimal", "textio": "StringIO", "bytesio": "BytesIO", "element": "Element",
+              "path": "Path"}
 INPUT_FILE_PREFIX = "input-"
 # A NaN given directly as an argument is one object per sequence: `b[nan] = 1; b[nan] = 2` passes
 # the same key twice, as user code passing one variable does, and containers, `in` and tuple

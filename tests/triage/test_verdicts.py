@@ -6,7 +6,7 @@ from __future__ import annotations
 from support.report_samples import sample_difference
 
 from difforacle.generator.changes.model import Unit
-from difforacle.generator.report.model import Statement, Verdict
+from difforacle.generator.report.model import Statement, TableEntry, Verdict
 from difforacle.generator.runtime.catalog import Operation, Parameter
 from difforacle.generator.triage.pull_request import Passage, PullRequestText
 from difforacle.generator.triage.verdicts import triage
@@ -212,3 +212,59 @@ def test_an_input_that_passes_a_value_the_pull_request_adds_is_named_by_it() -> 
     assert triage([in_a_list], OPERATIONS, written)[0].verdict == Verdict.NAMED_BY_PR
     for other in ({"lit": ["str", "hi"]}, {"lit": ["str", "hi-in "]}, {"ref": 0}):  # another value: nothing
         assert triage([_width(other)], OPERATIONS, written)[0].verdict == Verdict.UNEXPLAINED, other
+
+
+VALUE = Parameter("value", "POSITIONAL_OR_KEYWORD", False, ())
+SECONDS = {"pkg.mod:to_seconds": Operation("pkg.mod:to_seconds", "function", None, (VALUE,), (), None, None)}
+
+
+def _seconds(lit: list, number: int = 1) -> object:
+    return sample_difference(number, target="pkg.mod:to_seconds", path="pkg/mod.py", line=7, side="head",
+                             statements=[Statement("pkg.mod:to_seconds", ({"lit": lit},))])
+
+
+def test_a_line_that_names_a_type_of_input_means_the_inputs_of_that_type_only() -> None:
+    """"Accept Decimal in to_seconds": the Decimal input's difference is meant; an int's that changed
+    beside it is not, unless another line names `to_seconds` without singling out inputs."""
+    title = PullRequestText([Passage("the title", "Accept Decimal in to_seconds")])
+    decimal, whole = _seconds(["decimal", "1.5"], 1), _seconds(["int", 90], 2)
+    triage([decimal, whole], SECONDS, title)
+    assert (decimal.verdict, whole.verdict) == (Verdict.NAMED_BY_PR, Verdict.UNEXPLAINED)
+    assert whole.evidence == ""
+    # alone, the int's difference has no input of the type the line names beside it: the line names
+    # `to_seconds` and nothing it can tell apart
+    assert triage([_seconds(["int", 90])], SECONDS, title)[0].verdict == Verdict.NAMED_BY_PR
+    more = PullRequestText([*title.passages, Passage("the body", "to_seconds also rounds half up now")])
+    decimal, whole = _seconds(["decimal", "1.5"], 1), _seconds(["int", 90], 2)
+    triage([decimal, whole], SECONDS, more)
+    assert (decimal.verdict, whole.verdict) == (Verdict.NAMED_BY_PR, Verdict.NAMED_BY_PR)
+    assert whole.evidence == 'named by the pull request, in the body: "to_seconds also rounds half up now"'
+    # a plain type name counts only marked as code: "a date" in prose is English
+    prose = PullRequestText([Passage("the title", "Let to_seconds take a date as well")])
+    day, whole = _seconds(["date", "2020-01-02"], 1), _seconds(["int", 90], 2)
+    assert [d.verdict for d in triage([day, whole], SECONDS, prose)] == [Verdict.NAMED_BY_PR] * 2
+    code = PullRequestText([Passage("the title", "Let to_seconds take a `date` as well")])
+    day, whole = _seconds(["date", "2020-01-02"], 1), _seconds(["int", 90], 2)
+    assert [d.verdict for d in triage([day, whole], SECONDS, code)] == [Verdict.NAMED_BY_PR,
+                                                                        Verdict.UNEXPLAINED]
+
+
+KEYWORDS = {"pkg.rules:KEYWORDS": Operation("pkg.rules:KEYWORDS", "value", None, (), (), None, None)}
+
+
+def _table(*entries: TableEntry) -> object:
+    return sample_difference(1, target="pkg.rules:KEYWORDS", path="pkg/rules.py", line=3, side="head",
+                             statements=[Statement("pkg.rules:KEYWORDS")], entries=list(entries))
+
+
+def test_words_that_name_a_table_mean_the_entries_they_name_or_else_the_whole_table() -> None:
+    added, removed = TableEntry("added", "['RETURNING']", ("RETURNING",)), TableEntry("removed", "['LIMIT']",
+                                                                                     ("LIMIT",))
+    some = PullRequestText([Passage("the title", "Add RETURNING to KEYWORDS")])
+    whole = PullRequestText([Passage("the title", "Regenerate KEYWORDS from the grammar")])
+    assert triage([_table(added)], KEYWORDS, some)[0].verdict == Verdict.NAMED_BY_PR
+    assert triage([_table(added, removed)], KEYWORDS, some)[0].verdict == Verdict.UNEXPLAINED
+    [judged] = triage([_table(added, removed)], KEYWORDS, whole)
+    assert (judged.verdict, judged.evidence) == (
+        Verdict.NAMED_BY_PR, 'named by the pull request, in the title: "Regenerate KEYWORDS from the '
+        "grammar\"; and each entry that differs: ['RETURNING'], ['LIMIT']")
