@@ -10,7 +10,7 @@ them (`triage.verdicts`).
 A dict's entries are its keys: added, removed, or kept with another value; a key is what names
 one. A list's or tuple's are its items, aligned the way a text diff aligns lines (difflib), so one
 inserted item is one entry, not a shift of every item after it; an item replaced in place is one
-changed entry, with the text its strings gained or lost; an item is named by its strings and
+changed entry, with its strings before and after the edit; an item is named by its strings and
 numbers that no other item holds (not by the token type every rule shares). A set's are its
 elements, when the worker listed them.
 """
@@ -174,21 +174,15 @@ def _unique(words: list[str]) -> tuple[str, ...]:
                  and any(c.isalnum() for c in word))
 
 
-def _edits(base: Subtree, head: Subtree) -> tuple[str, ...]:
-    """The text an entry's strings gained or lost, where both sides hold a string at the same place
-    and most of it stayed (`(?!=)`, for a pattern that gained that lookahead)."""
+def _edits(base: Subtree, head: Subtree) -> tuple[tuple[str, str], ...]:
+    """A changed entry's strings that differ, as (base's, head's), where both sides hold a string at
+    the same place and most of it stayed: an edit of the string, not another one."""
     before = {path: json.loads(leaf) for path, leaf in base}
     after = {path: json.loads(leaf) for path, leaf in head}
     edits = []
     for path, old in before.items():
         new = after.get(path)
-        if not (new and old[0] == new[0] == Tag.STR and old[1] != new[1]):
-            continue
-        matcher = difflib.SequenceMatcher(None, old[1], new[1], autojunk=False)
-        if matcher.ratio() < KEPT:  # another string, not an edit of this one
-            continue
-        for op, i1, i2, j1, j2 in matcher.get_opcodes():
-            if op != "equal":
-                edits += [text for text in (old[1][i1:i2], new[1][j1:j2]) if text.strip()]
-    return _unique(edits)
-
+        if new and old[0] == new[0] == Tag.STR and old[1] != new[1] and \
+                difflib.SequenceMatcher(None, old[1], new[1], autojunk=False).ratio() >= KEPT:
+            edits.append((old[1], new[1]))
+    return tuple(edits)

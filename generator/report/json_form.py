@@ -61,7 +61,7 @@ def _difference_to_json(difference: Difference) -> dict:
         "carved_by": list(difference.carved_by),
         "direct": difference.direct,
         "entries": [{"change": entry.change, "entry": entry.entry, "words": list(entry.words),
-                     "edits": list(entry.edits)} for entry in difference.entries],
+                     "edits": [list(edit) for edit in entry.edits]} for entry in difference.entries],
     }
 
 

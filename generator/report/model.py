@@ -84,7 +84,7 @@ class TableEntry:
     change: str  # "added", "removed" or "changed"
     entry: str  # where it sits: `['ASC']`, `[5]`, or a set's element
     words: tuple[str, ...] = ()  # the strings and numbers in it, by which prose may name it
-    edits: tuple[str, ...] = ()  # a changed entry's text its strings gained or lost
+    edits: tuple[tuple[str, str], ...] = ()  # a changed entry's strings that differ: (base's, head's)
 
 
 @dataclass

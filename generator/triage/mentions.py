@@ -27,8 +27,8 @@ it, a rename or a move included: removing the name is what such a passage says.
 A module's table is one name for many entries, and a regression in one entry hides well behind an
 intended edit of another. So naming the table explains a difference in it only when the words also
 single out every entry that differs (`names_entry`): a string or number in it, as a whole word
-("add RETURNING to the keywords"), or, for an entry edited in place, the very text the edit inserts
-or removes, quoted as code ("a `(?!=)` lookahead" for a pattern that gained it).
+("add RETURNING to the keywords"), or, for an entry edited in place, text quoted as code that its
+string has on one side only ("a `(?!=)` lookahead" for a pattern that gained it).
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ VAGUE = frozenset({
     "module", "function", "method", "class"
 })
 PHRASE_WORDS = 3  # a name of this many words or more is also named by those words in prose
+MIN_QUOTE = 3  # characters of the shortest code quote that names an edit (`_`, `+` name nothing)
 MIN_PLAIN = 3  # shorter lower-case names (`f`, `ok`) never count, even marked as code
 QUOTE = 160  # characters of the naming line quoted as evidence
 
@@ -122,8 +123,9 @@ def names_entry(text: PullRequestText, entry: TableEntry) -> Mention | None:
     """The first passage that singles out a table's entry (see the module), or None."""
     for passage in text.passages:
         for line in passage.text.splitlines():
-            quoted = {span.strip() for span in re.findall(r"`+([^`\n]+?)`+", line)}
-            if any(edit.strip() in quoted for edit in entry.edits) or any(
+            quoted = {span.strip() for span in re.findall(r"`+([^`\n]+?)`+", line)
+                      if len(span.strip()) >= MIN_QUOTE and any(c.isalnum() for c in span)}
+            if any((span in old) != (span in new) for span in quoted for old, new in entry.edits) or any(
                     re.search(rf"(?<!\w){re.escape(word)}(?!\w)", line) for word in entry.words):
                 return Mention(passage.source, _quote(line))
     return None

@@ -41,11 +41,12 @@ def test_a_lists_items_are_aligned_so_one_insertion_is_one_entry() -> None:
         TableEntry("removed", "[2]", ("string",))]  # a pattern of no letter or digit names nothing
 
 
-def test_an_item_edited_in_place_is_changed_with_the_text_its_strings_gained_or_lost() -> None:
+def test_an_item_edited_in_place_is_changed_with_its_strings_before_and_after() -> None:
     rules = [(r"\d+", "number"), (r"[a-z]\w*", "name"), ("'[^']*'", "string")]
     edited = [rules[0], (r"[a-z]\w*(?:\.\w+)?", "name"), rules[2]]
     [entry] = table_entries(_list(rules), _list(edited), "0/0")
-    assert (entry.change, entry.entry, entry.edits) == ("changed", "[1]", (r"(?:\.\w+)?",))
+    assert (entry.change, entry.entry) == ("changed", "[1]")
+    assert entry.edits == ((r"[a-z]\w*", r"[a-z]\w*(?:\.\w+)?"),)
     assert r"[a-z]\w*(?:\.\w+)?" in entry.words and "name" in entry.words
 
 
@@ -57,8 +58,11 @@ def test_a_sets_entries_are_its_elements() -> None:
 
 
 def test_short_or_wordless_text_names_nothing() -> None:
-    """"p" or "-" turn up in any prose: an entry holding only them has no words to be named by."""
+    """"p" or "-" turn up in any prose: an entry holding only them has no words to be named by; and a
+    string replaced by another is no edit of it."""
     assert table_entries(_dict({"a": "-"}), _dict({"a": "+"}), "0/0") == [TableEntry("changed", "['a']")]
+    [entry] = table_entries(_dict({"ab": "keyword"}), _dict({"ab": "name"}), "0/0")
+    assert (entry.words, entry.edits) == ((), ())
 
 
 def test_no_entries_when_the_value_is_no_table_on_both_sides() -> None:

@@ -131,10 +131,11 @@ def test_a_table_entry_is_named_by_its_words_or_by_the_quoted_text_of_its_edit()
                             Passage("the body", "Names may now be qualified: `(?:\\.\\w+)?`.")])
     assert names_entry(text, TableEntry("added", "['RETURNING']", ("RETURNING",))) == Mention(
         "the title", "Add RETURNING to the keywords")
-    edited = TableEntry("changed", "[1]", (r"[a-z]\w*(?:\.\w+)?",), (r"(?:\.\w+)?",))
+    edited = TableEntry("changed", "[1]", (), ((r"[a-z]\w*", r"[a-z]\w*(?:\.\w+)?"),))
     assert names_entry(text, edited) is not None
     for unnamed in (TableEntry("removed", "['LIMIT']", ("LIMIT",)),
                     TableEntry("added", "['RETURN']", ("RETURN",)),  # a word of its own, not a part of one
-                    TableEntry("changed", "[2]", (), ("\\w+",)),  # inside a quote, not the quote itself
+                    # the quoted text on both sides: not what the edit changed
+                    TableEntry("changed", "[2]", (), ((r"(?:\.\w+)?[a-z]", r"(?:\.\w+)?[A-Z]"),)),
                     TableEntry("removed", "[3]")):
         assert names_entry(text, unnamed) is None, unnamed
