@@ -37,8 +37,8 @@ from typing import Any
 PRIMITIVE_TAGS = ("int", "float", "str", "bytes", "bool", "none")
 CONTAINER_TAGS = ("list", "tuple", "set", "frozenset", "dict")
 # the name of the type of value each tag makes (its functions, `fn`, `counter` and `raises`, have none
-# a reader would name)
-TYPE_NAMES = {**{tag: tag for tag in (*PRIMITIVE_TAGS[:-1], *CONTAINER_TAGS)}, "none": "None",
+# a reader would name; "None" in prose names the value, often one returned, not a type)
+TYPE_NAMES = {**{tag: tag for tag in (*PRIMITIVE_TAGS[:-1], *CONTAINER_TAGS)}, "none": "NoneType",
               "datetime": "datetime", "date": "date", "timedelta": "timedelta", "fraction": "Fraction",
               "decimal": "Decimal", "textio": "StringIO", "bytesio": "BytesIO", "element": "Element",
               "path": "Path"}

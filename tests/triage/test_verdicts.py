@@ -268,3 +268,10 @@ def test_words_that_name_a_table_mean_the_entries_they_name_or_else_the_whole_ta
     assert (judged.verdict, judged.evidence) == (
         Verdict.NAMED_BY_PR, 'named by the pull request, in the title: "Regenerate KEYWORDS from the '
         "grammar\"; and each entry that differs: ['RETURNING'], ['LIMIT']")
+
+
+def test_none_in_a_line_names_a_value_not_a_type_of_input() -> None:
+    """"Return None from to_seconds on an empty text": None there is what it returns."""
+    said = PullRequestText([Passage("the title", "Return None from to_seconds on an empty text")])
+    nothing, whole = _seconds(["none"], 1), _seconds(["int", 90], 2)
+    assert [d.verdict for d in triage([nothing, whole], SECONDS, said)] == [Verdict.NAMED_BY_PR] * 2
