@@ -101,14 +101,13 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
         if found and _entries_meant(difference, text):
             naming.append((difference, found))
             difference.verdict = Verdict.NAMED_BY_PR
-            difference.evidence = f"named by the pull request, in {found[0]}" + _entries_named(difference)
             continue
         written = _added_value(difference, text.values) if text else None
         if written is not None:
-            value, where = written
             difference.verdict = Verdict.NAMED_BY_PR
-            difference.evidence = f"its input passes {value!r}, a value the pull request adds at {where}"
-    _inputs_singled_out(naming, operations)
+            difference.evidence = _written(*written)
+    if text:
+        _inputs_singled_out(naming, operations, text)
     _same_change_as_asserted(differences)
     return differences
 
@@ -120,12 +119,13 @@ def _entries_meant(difference: Difference, text: PullRequestText) -> bool:
     return all(named) or not any(named)
 
 
-def _inputs_singled_out(naming: list[tuple[Difference, list[Mention]]], operations: Mapping[str, Operation]
-                        ) -> None:
+def _inputs_singled_out(naming: list[tuple[Difference, list[Mention]]], operations: Mapping[str, Operation],
+                        text: PullRequestText) -> None:
     """A line that names an operation and also a type that inputs of its differences pass (`Decimal`
     in "Add support for Decimal input to get") speaks of those inputs, as a line naming a table's
     entry speaks of that entry: a difference at that operation whose input passes none of them is
-    not what the line meant. It keeps the first naming line that means it, or becomes unexplained."""
+    not what the line meant. It keeps the first naming line that means it, or goes on to the next
+    rule (a value the pull request adds), or is unexplained."""
     passed = [_input_types(difference, operations) for difference, _ in naming]
     at: dict[tuple[str, str], set[str]] = {}  # (operation, line) -> the types its named inputs pass
     for (difference, found), types in zip(naming, passed, strict=True):
@@ -133,13 +133,16 @@ def _inputs_singled_out(naming: list[tuple[Difference, list[Mention]]], operatio
             at.setdefault((_operation_of(difference), named.line), set()).update(types)
     for (difference, found), types in zip(naming, passed, strict=True):
         own = set(names_of(difference.target))  # `ArrowFactory` in `ArrowFactory.get`: not an input's type
-        meant = next((named for named in found
-                      if not (singled := {t for t in at[_operation_of(difference), named.line] - own
-                                          if names_type(named.line, t)}) or singled & types), None)
-        if meant is None:
-            difference.verdict, difference.evidence = Verdict.UNEXPLAINED, ""
-        elif meant is not found[0]:
-            difference.evidence = f"named by the pull request, in {meant}" + _entries_named(difference)
+        singled = [{t for t in at[_operation_of(difference), named.line] - own if names_type(named.line, t)}
+                   for named in found]
+        meant = next((named for named, types_named in zip(found, singled, strict=True)
+                      if not types_named or types_named & types), None)
+        if meant is not None:
+            difference.evidence = f"named by the pull request, in {meant}" + _entries_named(difference, text)
+            continue
+        written = _added_value(difference, text.values)
+        difference.verdict = Verdict.NAMED_BY_PR if written else Verdict.UNEXPLAINED
+        difference.evidence = _written(*written) if written else ""
 
 
 def _input_types(difference: Difference, operations: Mapping[str, Operation]) -> set[str]:
@@ -172,10 +175,17 @@ def _added_value(difference: Difference, values: Mapping[str | bytes, str]) -> t
     return None
 
 
-def _entries_named(difference: Difference) -> str:
-    """For a table's difference, which of its entries the words name too (they name each)."""
+def _written(value: str | bytes, where: str) -> str:
+    return f"its input passes {value!r}, a value the pull request adds at {where}"
+
+
+def _entries_named(difference: Difference, text: PullRequestText) -> str:
+    """For a table's difference, how the words account for its entries that differ: they name each,
+    or they name none and claim the table whole (`_entries_meant`)."""
     if not difference.entries:
         return ""
+    if names_entry(text, difference.entries[0]) is None:
+        return f", which names none of its {len(difference.entries)} entries that differ: the whole table"
     shown = ", ".join(entry.entry for entry in difference.entries[:3])
     more = f" and {len(difference.entries) - 3} more" if len(difference.entries) > 3 else ""
     return f"; and each entry that differs: {shown}{more}"

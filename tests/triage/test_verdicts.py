@@ -239,6 +239,12 @@ def test_a_line_that_names_a_type_of_input_means_the_inputs_of_that_type_only() 
     triage([decimal, whole], SECONDS, more)
     assert (decimal.verdict, whole.verdict) == (Verdict.NAMED_BY_PR, Verdict.NAMED_BY_PR)
     assert whole.evidence == 'named by the pull request, in the body: "to_seconds also rounds half up now"'
+    # the line does not mean it, but the input passes a value the pull request writes: the next rule
+    written = PullRequestText(title.passages, values={"90 min": "pkg/mod.py:3"})
+    decimal, spoken = _seconds(["decimal", "1.5"], 1), _seconds(["str", "90 min"], 2)
+    triage([decimal, spoken], SECONDS, written)
+    assert (spoken.verdict, spoken.evidence) == (
+        Verdict.NAMED_BY_PR, "its input passes '90 min', a value the pull request adds at pkg/mod.py:3")
     # a plain type name counts only marked as code: "a date" in prose is English
     prose = PullRequestText([Passage("the title", "Let to_seconds take a date as well")])
     day, whole = _seconds(["date", "2020-01-02"], 1), _seconds(["int", 90], 2)
@@ -267,7 +273,10 @@ def test_words_that_name_a_table_mean_the_entries_they_name_or_else_the_whole_ta
     [judged] = triage([_table(added, removed)], KEYWORDS, whole)
     assert (judged.verdict, judged.evidence) == (
         Verdict.NAMED_BY_PR, 'named by the pull request, in the title: "Regenerate KEYWORDS from the '
-        "grammar\"; and each entry that differs: ['RETURNING'], ['LIMIT']")
+        'grammar", which names none of its 2 entries that differ: the whole table')
+    [judged] = triage([_table(added)], KEYWORDS, some)
+    assert judged.evidence == ('named by the pull request, in the title: "Add RETURNING to KEYWORDS"; and '
+                               "each entry that differs: ['RETURNING']")
 
 
 def test_none_in_a_line_names_a_value_not_a_type_of_input() -> None:
