@@ -236,6 +236,8 @@ def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -
     if is_accepted(difference):
         shown.append(f"Accepted by @{difference['accepted'].get('by', '?')}.")
     parts = [f"At {location}{on_base}." if location else "Location unknown."]
+    if difference.get("entries"):
+        parts.append(_entries_markdown(difference["entries"]))
     if difference.get("direct"):
         parts.append("Reached directly: its test calls a changed private function or method that no code of "
                      "its module calls by name.")
@@ -257,6 +259,19 @@ def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -
     if folded:
         parts = ["<details><summary>Where, and its tests</summary>", *parts, "</details>"]
     return "\n\n".join([*shown, *parts])
+
+
+ENTRIES_SHOWN = 10  # entries of a table listed by name; the rest are counted
+
+
+def _entries_markdown(entries: list[dict]) -> str:
+    """A table's entries that differ, by change: "Entries that differ: added `['ASC']`; removed `[34]`."."""
+    by_change: dict[str, list[str]] = {}
+    for entry in entries[:ENTRIES_SHOWN]:
+        by_change.setdefault(entry["change"], []).append(inline_code(entry["entry"]))
+    listed = "; ".join(f"{change} {', '.join(names)}" for change, names in by_change.items())
+    more = f"; and {len(entries) - ENTRIES_SHOWN} more" if len(entries) > ENTRIES_SHOWN else ""
+    return f"Entries of the table that differ: {listed}{more}."
 
 
 def regression_test(difference: dict) -> str:

@@ -18,7 +18,7 @@ from difforacle.bot.markdown import (
     verdict,
 )
 from difforacle.generator import report_to_json
-from difforacle.generator.report.model import Report, RunError
+from difforacle.generator.report.model import Report, RunError, TableEntry
 
 TEST = "def test_f():\n    assert f() == 1\n"
 
@@ -243,3 +243,17 @@ def test_inline_value_is_one_line_and_says_empty() -> None:
 def test_fenced_is_longer_than_any_backtick_run() -> None:
     assert fenced("x = 1\n\n", "python") == "```python\nx = 1\n```"
     assert fenced("s = '`````'", "") == "``````\ns = '`````'\n``````"
+
+
+def test_a_tables_entries_that_differ_are_listed_by_change() -> None:
+    entries = [TableEntry("added", "['RETURNING']", ("RETURNING",)), TableEntry("removed", "['LIMIT']"),
+               *(TableEntry("added", f"['K{i}']") for i in range(12))]
+    report = sample_report()
+    report.differences = [sample_difference(1, target="pkg.rules:KEYWORDS", entries=entries[:2])]
+    assert "Entries of the table that differ: added `['RETURNING']`; removed `['LIMIT']`." in _render(report)
+    report.differences = [sample_difference(1, target="pkg.rules:KEYWORDS", entries=entries)]
+    listed = ("Entries of the table that differ: added `['RETURNING']`, `['K0']`, `['K1']`, `['K2']`, "
+              "`['K3']`, `['K4']`, `['K5']`, `['K6']`, `['K7']`; removed `['LIMIT']`; and 4 more.")
+    assert listed in _render(report)
+    report.differences = [sample_difference(1)]
+    assert "Entries of the table" not in _render(report)
