@@ -265,7 +265,7 @@ ENTRIES_SHOWN = 10  # entries of a table listed by name; the rest are counted
 
 
 def _entries_markdown(entries: list[dict]) -> str:
-    """A table's entries that differ, by change: "Entries that differ: added `['ASC']`; removed `[34]`."."""
+    """A table's entries that differ, by change: "...: added `['ASC']`; removed `[34]`."."""
     by_change: dict[str, list[str]] = {}
     for entry in entries[:ENTRIES_SHOWN]:
         by_change.setdefault(entry["change"], []).append(inline_code(entry["entry"]))

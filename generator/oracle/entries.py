@@ -28,9 +28,15 @@ from ..worker.protocol import MalformedKey, ObservationKey, Tag
 
 MAX_ENTRIES = 50  # entries reported of one table: more says the table was rewritten, not edited
 KEPT = 0.6  # similarity (difflib's ratio) of a string to its edited self; below it, it was replaced
-MIN_WORD = 3  # characters of the shortest text an entry is named by (as `pull_request.MIN_VALUE`)
+MIN_TEXT = 3  # characters of the shortest text that names anything (`telling`)
 
 Subtree = tuple[tuple[str, str], ...]  # an entry's leaves: (path below the entry, leaf as JSON)
+
+
+def telling(text: str) -> bool:
+    """Long enough, and with a letter or digit, to stand for a choice someone made: "-" or "ab" turn
+    up in any text, so they name nothing (an entry here, a value or a quote in triage)."""
+    return len(text) >= MIN_TEXT and any(c.isalnum() for c in text)
 
 
 def table_entries(base: Mapping[str, list], head: Mapping[str, list], root: str) -> list[TableEntry]:
@@ -49,8 +55,8 @@ def table_entries(base: Mapping[str, list], head: Mapping[str, list], root: str)
 
 
 def _is_mapping(leaf: list | None) -> bool:
-    return leaf is not None and len(leaf) == 3 and isinstance(leaf[1], int) and isinstance(leaf[2], list) \
-        and leaf[0] != Tag.SET
+    return (leaf is not None and len(leaf) == 3 and isinstance(leaf[1], int) and isinstance(leaf[2], list)
+            and leaf[0] != Tag.SET)
 
 
 def _is_set(leaf: list | None) -> bool:
@@ -65,11 +71,12 @@ def _is_sequence(leaf: list | None) -> bool:
 def _children(observations: Mapping[str, list], root: str) -> dict[str, Subtree]:
     """Each entry's leaves under `root`, by the entry's item literal (`'ASC'`, `5`), in key order."""
     found: dict[str, list[tuple[str, str]]] = {}
+    depth = len(ObservationKey.parse(root).steps)
     for key, leaf in observations.items():
         if not key.startswith(root + "["):
             continue
         try:
-            steps = ObservationKey.parse(key).steps[len(ObservationKey.parse(root).steps):]
+            steps = ObservationKey.parse(key).steps[depth:]
         except MalformedKey:
             continue
         if steps and steps[0].kind == "item":
@@ -170,8 +177,7 @@ def _words(subtree: Subtree) -> list[str]:
 
 
 def _unique(words: list[str]) -> tuple[str, ...]:
-    return tuple(word for word in dict.fromkeys(words) if len(word.strip()) >= MIN_WORD
-                 and any(c.isalnum() for c in word))
+    return tuple(word for word in dict.fromkeys(words) if telling(word.strip()))
 
 
 def _edits(base: Subtree, head: Subtree) -> tuple[tuple[str, str], ...]:

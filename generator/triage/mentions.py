@@ -37,6 +37,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ..oracle.entries import telling
 from ..report.model import TableEntry
 from .pull_request import Passage, PullRequestText
 
@@ -55,7 +56,6 @@ VAGUE = frozenset({
     "module", "function", "method", "class"
 })
 PHRASE_WORDS = 3  # a name of this many words or more is also named by those words in prose
-MIN_QUOTE = 3  # characters of the shortest code quote that names an edit (`_`, `+` name nothing)
 MIN_PLAIN = 3  # shorter lower-case names (`f`, `ok`) never count, even marked as code
 QUOTE = 160  # characters of the naming line quoted as evidence
 
@@ -123,8 +123,7 @@ def names_entry(text: PullRequestText, entry: TableEntry) -> Mention | None:
     """The first passage that singles out a table's entry (see the module), or None."""
     for passage in text.passages:
         for line in passage.text.splitlines():
-            quoted = {span.strip() for span in re.findall(r"`+([^`\n]+?)`+", line)
-                      if len(span.strip()) >= MIN_QUOTE and any(c.isalnum() for c in span)}
+            quoted = {span.strip() for span in re.findall(r"`+([^`\n]+?)`+", line) if telling(span.strip())}
             if any((span in old) != (span in new) for span in quoted for old, new in entry.edits) or any(
                     re.search(rf"(?<!\w){re.escape(word)}(?!\w)", line) for word in entry.words):
                 return Mention(passage.source, _quote(line))

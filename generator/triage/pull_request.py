@@ -22,13 +22,13 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..changes.model import ChangeSet, Checkout
+from ..oracle.entries import telling
 
 if TYPE_CHECKING:  # GitPython, slow to import, loads when a run reads the pull request
     import git
 
 MAX_COMMITS = 100  # of a pull request, newest first: older ones rarely describe the change under review
 MAX_TEXT = 20_000  # characters kept of one passage (a body or a commit message)
-MIN_VALUE = 3  # characters of the shortest value a pull request adds that counts (see the module)
 # changelog and news files by name, and the folders of towncrier-style fragments
 CHANGELOG_NAME = re.compile(r"^(change(s|log)?|history|news|release[-_]?notes?)([-_.].*)?$", re.IGNORECASE)
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # what has a docstring and a name
@@ -100,9 +100,8 @@ def _literals(tree: ast.Module | None) -> list[tuple[str | bytes, int]]:
 
 
 def _telling(value: str | bytes) -> bool:
-    """Long enough, and with a letter or digit, to stand for a choice the pull request made."""
-    text = value.decode("latin-1") if isinstance(value, bytes) else value
-    return len(text) >= MIN_VALUE and any(c.isalnum() for c in text)
+    """A value that stands for a choice the pull request made (`oracle.entries.telling`)."""
+    return telling(value.decode("latin-1") if isinstance(value, bytes) else value)
 
 
 def is_changelog(path: str) -> bool:

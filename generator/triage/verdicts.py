@@ -30,7 +30,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from ..changes.model import Unit
 from ..findings.declared_types import outside_declared_types
@@ -59,7 +59,7 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
     `asserting`: the pull request's tests that fail on base and pass on head, likewise; `updated`:
     base's copy of the tests the pull request changes that pass on base and fail on head;
     `classes`: the catalog's, for the types of the objects an input passes."""
-    naming: list[tuple[Difference, list[Mention]]] = []  # the differences named by words, and by which
+    naming: list[tuple[Difference, list[Mention], str]] = []  # named by words: by which, and its entries
     for difference in differences:
         breaking = sorted(test for test, called in (broken or {}).items() if difference.target in called)
         if breaking:
@@ -98,8 +98,9 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             continue
         targets = [difference.target, *(unit.target for unit in _units_at(difference, units))]
         found = list(mentions(text, targets, removed=_removed(difference))) if text else []
-        if found and _entries_meant(difference, text):
-            naming.append((difference, found))
+        entries = _entries_meant(difference, text) if found else None
+        if entries is not None:
+            naming.append((difference, found, entries))
             difference.verdict = Verdict.NAMED_BY_PR
             continue
         written = _added_value(difference, text.values) if text else None
@@ -112,33 +113,42 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
     return differences
 
 
-def _entries_meant(difference: Difference, text: PullRequestText) -> bool:
-    """Whether the words that name a table mean each of its entries that differ: they single out
-    entries when they name any (then every one must be named), else they claim the table whole."""
+def _entries_meant(difference: Difference, text: PullRequestText) -> str | None:
+    """How the words that name a table account for its entries that differ, said for the evidence
+    ("" for no table); None when they do not mean them all. They single out entries when they name
+    any (then every one must be named), else they claim the table whole."""
+    if not difference.entries:
+        return ""
     named = [names_entry(text, entry) is not None for entry in difference.entries]
-    return all(named) or not any(named)
+    if not any(named):
+        return f", which names none of its {len(difference.entries)} entries that differ: the whole table"
+    if not all(named):
+        return None
+    shown = ", ".join(entry.entry for entry in difference.entries[:3])
+    more = f" and {len(difference.entries) - 3} more" if len(difference.entries) > 3 else ""
+    return f"; and each entry that differs: {shown}{more}"
 
 
-def _inputs_singled_out(naming: list[tuple[Difference, list[Mention]]], operations: Mapping[str, Operation],
-                        text: PullRequestText) -> None:
+def _inputs_singled_out(naming: list[tuple[Difference, list[Mention], str]],
+                        operations: Mapping[str, Operation], text: PullRequestText) -> None:
     """A line that names an operation and also a type that inputs of its differences pass (`Decimal`
     in "Add support for Decimal input to get") speaks of those inputs, as a line naming a table's
     entry speaks of that entry: a difference at that operation whose input passes none of them is
     not what the line meant. It keeps the first naming line that means it, or goes on to the next
     rule (a value the pull request adds), or is unexplained."""
-    passed = [_input_types(difference, operations) for difference, _ in naming]
+    passed = [_input_types(difference, operations) for difference, _, _ in naming]
     at: dict[tuple[str, str], set[str]] = {}  # (operation, line) -> the types its named inputs pass
-    for (difference, found), types in zip(naming, passed, strict=True):
+    for (difference, found, _), types in zip(naming, passed, strict=True):
         for named in found:
             at.setdefault((_operation_of(difference), named.line), set()).update(types)
-    for (difference, found), types in zip(naming, passed, strict=True):
+    for (difference, found, entries), types in zip(naming, passed, strict=True):
         own = set(names_of(difference.target))  # `ArrowFactory` in `ArrowFactory.get`: not an input's type
         singled = [{t for t in at[_operation_of(difference), named.line] - own if names_type(named.line, t)}
                    for named in found]
         meant = next((named for named, types_named in zip(found, singled, strict=True)
                       if not types_named or types_named & types), None)
         if meant is not None:
-            difference.evidence = f"named by the pull request, in {meant}" + _entries_named(difference, text)
+            difference.evidence = f"named by the pull request, in {meant}{entries}"
             continue
         written = _added_value(difference, text.values)
         difference.verdict = Verdict.NAMED_BY_PR if written else Verdict.UNEXPLAINED
@@ -148,15 +158,20 @@ def _inputs_singled_out(naming: list[tuple[Difference, list[Mention]]], operatio
 def _input_types(difference: Difference, operations: Mapping[str, Operation]) -> set[str]:
     """The names of the types of the values its calls pass or make: literals' (`Decimal`, `date`)
     and the classes whose constructors they call (`Meter`)."""
-    types = set()
+    types = {TYPE_NAMES[part[0]] for part in _passed(difference) if part[0] in TYPE_NAMES}
     for statement in difference.statements:
         operation = operations.get(statement.op.split("<", 1)[0])
         if operation is not None and operation.kind == OperationKind.CONSTRUCTOR and operation.owner:
             types.add(operation.owner.rsplit(".", 1)[-1])
-        args = [*statement.args, *(arg for _, arg in statement.kwargs)]
-        literals = [arg["lit"] for arg in args if "lit" in arg]
-        types.update(TYPE_NAMES[part[0]] for lit in literals for part in parts(lit) if part[0] in TYPE_NAMES)
     return types
+
+
+def _passed(difference: Difference) -> Iterator[list]:
+    """Every literal the difference's calls pass as an argument, and every one nested in it."""
+    for statement in difference.statements:
+        for arg in (*statement.args, *(arg for _, arg in statement.kwargs)):
+            if "lit" in arg:
+                yield from parts(arg["lit"])
 
 
 def _added_value(difference: Difference, values: Mapping[str | bytes, str]) -> tuple[str | bytes, str] | None:
@@ -164,31 +179,15 @@ def _added_value(difference: Difference, values: Mapping[str | bytes, str]) -> t
     (or an item of one), and where it is added; None if none."""
     if not values:
         return None
-    for statement in difference.statements:
-        for arg in [*statement.args, *(arg for _, arg in statement.kwargs)]:
-            found = list(parts(arg["lit"])) if "lit" in arg else []
-            passed = [*(part[1] for part in found if part[0] == "str"),
-                      *(bytes.fromhex(part[1]) for part in found if part[0] == "bytes")]
-            for value in passed:
-                if value in values:
-                    return value, values[value]
+    for part in _passed(difference):
+        value = part[1] if part[0] == "str" else bytes.fromhex(part[1]) if part[0] == "bytes" else None
+        if value is not None and value in values:
+            return value, values[value]
     return None
 
 
 def _written(value: str | bytes, where: str) -> str:
     return f"its input passes {value!r}, a value the pull request adds at {where}"
-
-
-def _entries_named(difference: Difference, text: PullRequestText) -> str:
-    """For a table's difference, how the words account for its entries that differ: they name each,
-    or they name none and claim the table whole (`_entries_meant`)."""
-    if not difference.entries:
-        return ""
-    if names_entry(text, difference.entries[0]) is None:
-        return f", which names none of its {len(difference.entries)} entries that differ: the whole table"
-    shown = ", ".join(entry.entry for entry in difference.entries[:3])
-    more = f" and {len(difference.entries) - 3} more" if len(difference.entries) > 3 else ""
-    return f"; and each entry that differs: {shown}{more}"
 
 
 def _first_of(tests: list[str]) -> str:
