@@ -240,7 +240,8 @@ def _test_change(run: _Run) -> None:
     run.progress("importing")
     worker_options = _worker_options(run.options, run.deadline)
     additions = Additions(tuple(run.impact.reached_directly()) if run.switches.direct else (),
-                          tuple(run.impact.subclassed()) if run.switches.subclasses else ())
+                          tuple(run.impact.subclassed()) if run.switches.subclasses else (),
+                          tuple(run.impact.class_values()) if run.switches.values else ())
     with WorkerPool(run.changes, additions) as pool:
         base, head, replay, *more = pool.start((run.base, "base", 0, worker_options),
                                                (run.head, "head", 1, worker_options),

@@ -357,8 +357,8 @@ def _plain_call_source(statement: Statement, operations: dict[str, Operation], n
         if method == "__contains__" and len(rest) == 1:
             return f"{rest[0]} in {receiver}"
         return f"{receiver}.{method}({', '.join([*rest, *kwargs])})"
-    if kind == OperationKind.VALUE:  # a module's constant or table, read
-        return imports.name_for(module, qualname)
+    if kind == OperationKind.VALUE:  # a module's (or a class's) constant or table, read
+        return _callable_name(module, qualname, imports)
     if kind == OperationKind.EXPORT:  # an exported name, looked up in the test's body (not its imports)
         imports.modules.add(module)
         return f"{module}.{export_target(op_id).partition(':')[2]}"

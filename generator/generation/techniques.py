@@ -56,8 +56,9 @@ TECHNIQUES: tuple[Technique, ...] = (
               "copy, deepcopy, hash, format, len, iteration, in, and arithmetic and comparisons with "
               "standard values (plain and reflected) for the classes that define them"),
     Technique("values",
-              "a changed module's public constants, tables and objects built at import, read and compared "
-              "(a public name head removes is an API change)"),
+              "a changed module's public constants, tables and objects built at import, and the public "
+              "class-level values a changed class body binds, read and compared (a public name head removes "
+              "is an API change)"),
     Technique("structured",
               "strings of small languages: format specifications, strftime patterns and ISO-8601 shapes, "
               "Unicode look-alikes (non-ASCII digits, case-folding characters, full-width forms)"),

@@ -46,6 +46,8 @@ class Impact:
     imported_by: dict[UnitKey, set[UnitKey]] = field(default_factory=dict)
     # changed class body -> the functions of its module reading what it binds (`self.timeframes`), callers
     read_by: dict[UnitKey, set[UnitKey]] = field(default_factory=dict)
+    # changed class body -> the names its changed statements bind (`timeframes`), on base
+    class_bound: dict[UnitKey, set[str]] = field(default_factory=dict)
     at_import: set[str] = field(default_factory=set)  # modules whose changed functions run at import
     impacted: set[UnitKey] = field(default_factory=set)  # public units reached without being changed
     definitions: list[Operation] = field(default_factory=list)  # public operations the sources define
@@ -69,7 +71,8 @@ class Impact:
                              for unit in changed}
         impact.at_import = _changed_at_import(changes, sources)
         impact.imported_by = _reached_through_imports(changes, parsed, packages, impact.reached_by)
-        impact.read_by = _class_data_readers(changes, parsed)
+        impact.class_bound = _class_bindings(changes, parsed)
+        impact.read_by = _class_data_readers(impact.class_bound, parsed)
         impact.impacted = _impacted_units(changes, impact.calls)
         impact.definitions = [op for module, source in sources.items() for op in _definitions(module, source)]
         return impact
@@ -109,6 +112,16 @@ class Impact:
                   if u.kind == "class" and u.status == "modified"}
         return sorted(f"{module}:{qualname}" for module, qualname in found
                       if "<" not in qualname and is_public(qualname))
+
+    def class_values(self) -> list[str]:
+        """The public class-level values (`pkg.mod:TurkishLocale.timeframes`) that the changed
+        statements of a public class's body bind, to be read and compared as a module's tables
+        are: a regression in one entry of a class's table shows there whatever input the
+        methods reading it would need. Names private to the class (`_cache`, `__slots__`) are
+        its implementation, not its data."""
+        return sorted(f"{module}:{qualname}.{name}" for (module, qualname), names in self.class_bound.items()
+                      if "<" not in qualname and is_public(qualname)
+                      for name in names if not name.startswith("_"))
 
     # ------------------------------------------------------------ reach
 
@@ -312,24 +325,33 @@ def _reached_through_imports(changes: ChangeSet, parsed: _Parsed, packages: froz
     return found
 
 
-def _class_data_readers(changes: ChangeSet, parsed: _Parsed) -> dict[UnitKey, set[UnitKey]]:
-    """For each changed class body (a class-level table or constant: a locale's `timeframes`),
-    the functions of its module that read what the changed statements bind through `self`, `cls`
-    or the class's name, often methods of a base class the changed class inherits (`describe`
-    formats with `self.timeframes`), and their callers in the module."""
-    found: dict[UnitKey, set[UnitKey]] = {}
+def _class_bindings(changes: ChangeSet, parsed: _Parsed) -> dict[UnitKey, set[str]]:
+    """For each changed class body (a modified class, on base), the names its changed statements
+    bind (a class-level table or constant: a locale's `timeframes`)."""
+    found: dict[UnitKey, set[str]] = {}
     for unit in changes.units:
         tree = parsed.trees.get(unit.module) if unit.kind == "class" else None
         node = _class_node(tree, unit.qualname) if tree is not None else None
-        if node is None:
-            continue
-        bound = _bound_in(node.body, _base_lines(changes, unit.module))
-        wanted = {f"{owner}.{name}" for owner in ("self", "cls", node.name) for name in bound}
-        readers = {q for q, names in parsed.used[unit.module].items() if names & wanted}
-        reached = {(unit.module, q) for q in readers}
-        reached |= _callers(unit.module, parsed.calls[unit.module], readers)
+        bound = _bound_in(node.body, _base_lines(changes, unit.module)) if node is not None else set()
+        if bound:
+            found[(unit.module, unit.qualname)] = bound
+    return found
+
+
+def _class_data_readers(bindings: dict[UnitKey, set[str]], parsed: _Parsed) -> dict[UnitKey, set[UnitKey]]:
+    """For each changed class body and the names it binds (`_class_bindings`), the functions of
+    its module that read them through `self`, `cls` or the class's name, often methods of a base
+    class the changed class inherits (`describe` formats with `self.timeframes`), and their
+    callers in the module."""
+    found: dict[UnitKey, set[UnitKey]] = {}
+    for (module, qualname), bound in bindings.items():
+        name = qualname.rsplit(".", 1)[-1]
+        wanted = {f"{owner}.{bound_name}" for owner in ("self", "cls", name) for bound_name in bound}
+        readers = {q for q, names in parsed.used[module].items() if names & wanted}
+        reached = {(module, q) for q in readers}
+        reached |= _callers(module, parsed.calls[module], readers)
         if reached:
-            found[(unit.module, unit.qualname)] = reached
+            found[(module, qualname)] = reached
     return found
 
 

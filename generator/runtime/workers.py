@@ -75,6 +75,7 @@ class Additions:
 
     direct: tuple[str, ...] = ()  # changed private functions and methods, operations of their own
     subclassed: tuple[str, ...] = ()  # classes whose subclass with nothing of its own is built too
+    class_values: tuple[str, ...] = ()  # class-level values a changed class body binds, read as tables
 
 
 class Worker:
@@ -106,6 +107,7 @@ class Worker:
                 "cmd": "init", "protocol": PROTOCOL, "roots": [str(r) for r in checkout.import_roots],
                 "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
                 "direct": list(additions.direct), "subclassed": list(additions.subclassed),
+                "class_values": list(additions.class_values),
                 "asynchronous": options.asynchronous, "duck": options.duck,
                 "divergence": options.divergence,
                 "coverage_path": _coverage_only_path(self._tmp),

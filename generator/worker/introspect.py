@@ -17,6 +17,7 @@ import importlib
 import inspect
 import os
 import sys
+import textwrap
 import types
 import typing
 from collections.abc import Iterable
@@ -61,7 +62,8 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 
 def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: bool = True,
-                  duck: bool = True, subclassed: Iterable[str] = ()) -> dict:
+                  duck: bool = True, subclassed: Iterable[str] = (),
+                  class_values: Iterable[str] = ()) -> dict:
     """Import `modules`; return {"operations", "classes", "import_errors"}. Listing runs the
     project's code too (`dir`, `__getattr__`, signatures): a member whose listing raises is left
     out, never the module or the run. `direct`: private functions and methods (`pkg.mod:_helper`,
@@ -69,7 +71,8 @@ def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: 
     `asynchronous`: coroutine functions and asynchronous generators say so (`"awaits"`). `duck`: a
     parameter with no other evidence of its type is typed by the attributes its body uses.
     `subclassed`: classes (`pkg.mod:Version`) whose subclass with nothing of its own is built too
-    (`pkg.mod:Version<subclass>`, a constructor of the class's type)."""
+    (`pkg.mod:Version<subclass>`, a constructor of the class's type). `class_values`: class-level
+    values (`pkg.mod:Locale.timeframes`) listed as values read, like a module's."""
     DUCK_TYPING[0] = duck
     errors: dict[str, str] = {}
     imported: dict[str, types.ModuleType] = {}
@@ -110,6 +113,9 @@ def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: 
     for class_id in subclassed:
         with contextlib.suppress(BaseException):  # a class that refuses subclasses is left out
             _add_subclass(class_id, operations, wanted)
+    for value_id in class_values:
+        with contextlib.suppress(BaseException):  # one that is not there, or whose source cannot be read
+            _add_class_value(value_id, operations)
     _add_builders(wanted, operations, classes, _project_roots(modules))
     _add_protocols([k for k in listed if type_name(k) in classes], operations, _project_roots(modules))
     if not asynchronous:
@@ -314,8 +320,8 @@ def _typing(value: object) -> bool:
 
 
 def _assigned_names(tree: ast.Module) -> list[tuple[str, int, int]]:
-    """Names the module's own top-level statements assign (not imports, defs or classes), with the
-    statement's first and last lines."""
+    """Names the statements of `tree`'s body assign (not imports, defs or classes: a module's
+    top level, or a class's body), with the statement's first and last lines."""
     found: list[tuple[str, int, int]] = []
     for node in tree.body:
         targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -505,6 +511,30 @@ def _add_direct(op_id: str, operations: dict, classes: dict, wanted: set[type]) 
             wanted.add(owner)  # its constructor, among the builders
     if op_id in operations:
         operations[op_id]["direct"] = True
+
+
+def _add_class_value(op_id: str, operations: dict) -> None:
+    """A class-level value (`pkg.mod:Locale.timeframes`: a table, a constant, a compiled pattern in
+    the class's own body) as an operation that reads it, as `_add_values` lists a module's. Not a
+    method, a descriptor (a property) or a nested class: those are operations or behaviour already."""
+    module_name, _, qualname = op_id.partition(":")
+    *path, name = qualname.split(".")
+    owner: Any = importlib.import_module(module_name)
+    for part in path:
+        owner = getattr(owner, part)
+    value = owner.__dict__[name] if isinstance(owner, type) and name in owner.__dict__ else _MISSING
+    if (value is _MISSING or op_id in operations or callable(value) or hasattr(type(value), "__get__")
+            or isinstance(value, types.ModuleType) or _typing(value)):
+        return
+    lines, first = inspect.getsourcelines(owner)
+    body = ast.parse(textwrap.dedent("".join(lines))).body[0]
+    spans = [(line + first - 1, end + first - 1) for bound, line, end in
+             _assigned_names(ast.Module(body=getattr(body, "body", []), type_ignores=[])) if bound == name]
+    line, end = spans[0] if spans else (None, None)
+    operations[op_id] = {
+        "id": op_id, "kind": OperationKind.VALUE, "owner": None, "params": [],
+        "returns": [type_name(type(value))], "file": getattr(sys.modules[owner.__module__], "__file__", None),
+        "line": line, "end": end}
 
 
 def _add_subclass(class_id: str, operations: dict, wanted: set[type]) -> None:

@@ -140,6 +140,10 @@ class InitRequest(TypedDict):
     units: list[list[str]]  # [module, qualname] of the changed functions: wrapped to detect hits
     # changed private functions and methods no public code calls: operations of their own ("direct")
     direct: NotRequired[list[str]]
+    # classes whose subclass with nothing of its own is built too (`pkg.mod:Version<subclass>`)
+    subclassed: NotRequired[list[str]]
+    # class-level values a changed class body binds (`pkg.mod:Locale.timeframes`), read as tables
+    class_values: NotRequired[list[str]]
     asynchronous: NotRequired[bool]  # await coroutines and drain asynchronous generators (default true)
     duck: NotRequired[bool]  # type parameters by the attributes their functions use (default true)
     # measure the conditions of the changed lines (rewritten at import; see `distance`)

@@ -358,6 +358,8 @@ def _resolve(op_id: str) -> Operation:
             return Operation(op_id, OperationKind.STATIC, owner, name)
         if isinstance(target, type):
             return Operation(op_id, OperationKind.CONSTRUCTOR, target, name)
+        if not callable(static) and not hasattr(type(static), "__get__"):
+            return Operation(op_id, OperationKind.VALUE, target, name)  # a class's constant or table
         return Operation(op_id, OperationKind.METHOD, owner, name)
     if isinstance(target, type):
         return Operation(op_id, OperationKind.CONSTRUCTOR, target, name)

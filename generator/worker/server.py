@@ -80,7 +80,8 @@ class Worker:
         direct, asynchronous = request.get("direct", []), request.get("asynchronous", True)
         catalog, at_import = probe.measure(lambda: build_catalog(request["modules"], direct, asynchronous,
                                                                  request.get("duck", True),
-                                                                 request.get("subclassed", [])))
+                                                                 request.get("subclassed", []),
+                                                                 request.get("class_values", [])))
         tracer = ChangeTracer()
         unwrapped = install_hit_wrappers(request.get("units", []), tracer)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0,

@@ -141,3 +141,50 @@ def test_the_catalog_lists_exports_without_operations(tmp_path: Path,
     # by `__all__` (with its lines); without one, the package's public imports (not the submodule)
     assert exports == {"hooks:Marker<export>": 2, "hooks:SpecOpts<export>": 3,
                        "plain:LIMIT<export>": 2, "plain:run<export>": 2}
+
+
+LOCALES = '''\
+class Locale:
+    timeframes = {"day": "a day", "week": "a week"}
+
+    def describe(self, key: str, count: int) -> str:
+        return self.timeframes[key] if count == 1 else f"{count} {key}s"
+
+
+class Dutch(Locale):
+    _cache = {}
+    timeframes = {
+        "day": "een dag",
+        "week": "een week",
+    }
+
+    @property
+    def short(self) -> str:
+        return "nl"
+'''
+
+
+def test_an_entry_of_a_changed_class_table(builder: RepoBuilder) -> None:
+    """A class body's table is read whole, as a module's is: the entry that differs is reported
+    at its line whatever input the methods reading it would need."""
+    make_pr(builder, {"talk/__init__.py": "", "talk/locales.py": LOCALES},
+            {"talk/locales.py": LOCALES.replace('"week": "een week"', '"week": "week"')})
+    differences = run_analyze(builder, max_sequences=50).differences
+    [table] = [d for d in differences if d.target == "talk.locales:Dutch.timeframes"]
+    assert "from talk.locales import Dutch" in table.test
+    assert 'timeframes = Dutch.timeframes\n    assert timeframes["week"] == "een week"' in table.test
+    assert (table.path, table.line) == ("talk/locales.py", 12)  # the changed entry's line
+    assert [(entry.change, entry.entry) for entry in table.entries] == [("changed", "['week']")]
+
+
+def test_class_values_are_listed_only_as_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "locales.py").write_text(LOCALES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    asked = ["locales:Dutch.timeframes", "locales:Dutch.short", "locales:Dutch.describe",
+             "locales:Dutch.gone"]
+    operations = {op["id"]: op for op in build_catalog(["locales"], class_values=asked)["operations"]}
+    values = {op_id: op for op_id, op in operations.items() if op["kind"] == "value"}
+    assert sorted(values) == ["locales:Dutch.timeframes"]  # not a property, a method or a missing name
+    assert (values["locales:Dutch.timeframes"]["line"], values["locales:Dutch.timeframes"]["end"]) == (10, 13)
+    assert values["locales:Dutch.timeframes"]["file"].endswith("locales.py")
+    assert "locales:Locale.timeframes" not in operations  # only what was asked

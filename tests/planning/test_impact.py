@@ -589,3 +589,17 @@ def test_a_changed_class_table_is_reached_through_the_inherited_methods_that_rea
     operations = [Operation(f"loc:{name}", kind, f"loc.{name.split('.')[0]}", (), (), None, None)
                   for name, kind in kinds.items()]
     assert impact.focus(operations) == {"loc:Turkish", "loc:Locale.describe"}
+
+
+def test_the_public_names_a_changed_class_body_binds_are_read_as_values() -> None:
+    source = LOCALES.replace('"bir yil",\n', '"bir yil",\n    }\n    _cache = {\n')
+    unit = Unit("loc", "Turkish", "class", "modified", "loc.py", 15, 20)
+    change = FileChange("loc.py", "loc.py", "loc", frozenset({17, 19}), frozenset({17, 19}))
+    impact = Impact.of(ChangeSet("0" * 40, (change,), (unit,)), {"loc": source})
+    assert impact.class_values() == ["loc:Turkish.timeframes"]  # not the private `_cache`
+    value = Operation("loc:Turkish.timeframes", OperationKind.VALUE, None, (), (), None, None)
+    assert "loc:Turkish.timeframes" in impact.focus([value])
+    private = Unit("loc", "_Turkish", "class", "modified", "loc.py", 15, 20)
+    hidden = Impact.of(ChangeSet("0" * 40, (change,), (private,)),
+                       {"loc": source.replace("Turkish", "_Turkish")})
+    assert hidden.class_values() == []  # a private class's data is no API
