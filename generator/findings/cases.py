@@ -76,6 +76,10 @@ class Shown:
     def shapes(self) -> tuple[tuple, tuple]:
         return shape(self.mismatch.base), shape(self.mismatch.head)
 
+    @property
+    def outcomes(self) -> tuple[tuple, tuple]:
+        return self.mismatch.outcomes
+
 
 
 class Location(NamedTuple):
@@ -102,6 +106,6 @@ class Finding:
     carved_by: frozenset[str] = frozenset()
 
     @property
-    def identity(self) -> tuple[DifferenceKey, str | None, int | None]:
-        """Findings with the same key in the same changed hunk are one."""
-        return self.shown.key, self.location.path, self.location.hunk
+    def identity(self) -> tuple[DifferenceKey, str | None, int | None, tuple]:
+        """Findings with the same key and outcomes in the same changed hunk are one."""
+        return self.shown.key, self.location.path, self.location.hunk, self.shown.outcomes

@@ -5,8 +5,11 @@ A mismatch seen while replaying a batch may come from the batch (state left by a
 sequence in the same process) or from chance (time, a slow machine). Each group's
 representatives (the shortest first, at most REPRESENTATIVES) run again, each in a fresh
 fork of fresh workers with a patient per-call timeout; the first that shows the same values
-again confirms the group. Groups whose difference turns out to be the same (same key in the
-same changed hunk) become one finding with the sum of their counts.
+again confirms the group. A group's members that end differently (an exception raised from
+another place, see `leaves.outcome`) are confirmed apart: one function's intended change and
+its regression must not hide behind one representative. Groups whose difference turns out to be
+the same (same key and outcomes in the same changed hunk) become one finding with the sum of
+their counts.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from .declared_types import outside_declared_types
 from .difference_check import DifferenceCheck
 
 REPRESENTATIVES = 3
+MAX_OUTCOMES = 3  # outcomes of one group confirmed apart (see `_by_outcome`)
 MAX_HISTORY = 400  # statements of earlier sequences a difference may need to show (then minimized away)
 
 
@@ -104,50 +108,79 @@ def confirm(candidates: Candidates, check: DifferenceCheck, deadline: Deadline, 
     carved = carved or {}
     confirmation = Confirmation()
     findings: dict[tuple, Finding] = {}
-    groups = candidates.groups
-    for remaining, members in zip(range(len(groups), 0, -1), groups.values(), strict=True):
+    groups = list(candidates.groups.values())
+    for remaining, group in zip(range(len(groups), 0, -1), groups, strict=True):
         if deadline.confirmation_over(bool(findings)):
             confirmation.notes.append(
                 f"The budget ran out before {remaining} of {len(groups)} groups of candidate "
                 "differences were confirmed; a larger --budget checks them.")
             break
         # the tests that carved each member (none without carving: no key is encoded then)
-        made_by = ({id(kept): carved.get(sequence_key(kept.statements)) for kept, _ in members}
+        made_by = ({id(kept): carved.get(sequence_key(kept.statements)) for kept, _ in group}
                    if carved else {})
-        members.sort(key=lambda member: (outside_declared_types(member[0].statements, operations,
-                                                                classes) is not None,
-                                         made_by.get(id(member[0])) is None,
-                                         statement_of(member[1].key), repr(member[0].statements)))
-        carved_by = frozenset().union(*(tests for tests in made_by.values() if tests))
-        failures = []
-        tries = [(kept, mismatch, False) for kept, mismatch in members[:REPRESENTATIVES]]
-        tries.append((*members[0], True))  # alone it did not show: after what ran before it in replay
-        for kept, mismatch, with_history in tries:
-            if with_history and ("values" in failures or not kept.history()):
-                continue
-            finding = _confirm_one(kept, mismatch, check, locate, policy, with_history)
-            if isinstance(finding, str):
-                failures.append(finding)
-                continue
-            if scope.ignores(finding.shown.target):
-                confirmation.ignored += len(members)
+        group.sort(key=lambda member: (outside_declared_types(member[0].statements, operations,
+                                                              classes) is not None,
+                                       made_by.get(id(member[0])) is None,
+                                       statement_of(member[1].key), repr(member[0].statements)))
+        for index, members in enumerate(_by_outcome(group)):
+            if index and deadline.confirmation_over(bool(findings)):
                 break
-            finding.carved = made_by.get(id(kept)) is not None
-            if finding.identity in findings:
-                findings[finding.identity].count += len(members)
-                findings[finding.identity].carved_by |= carved_by
-            else:
-                finding.count, finding.carved_by = len(members), carved_by
-                findings[finding.identity] = finding
-            on_progress(len(findings))
-            break
-        else:
-            why = "values" if "values" in failures else "alone"
-            confirmation.dropped[why] = confirmation.dropped.get(why, 0) + 1
+            known = len(findings)
+            _confirm_group(members, made_by, check, locate, policy, scope, confirmation, findings)
+            if len(findings) > known:
+                on_progress(len(findings))
     confirmation.findings = list(findings.values())
     if confirmation.dropped:
         confirmation.notes.append(_dropped_note(confirmation.dropped))
     return confirmation
+
+
+Member = tuple[KeptSequence, Mismatch]
+
+
+def _confirm_group(members: list[Member], made_by: Mapping[int, frozenset[str] | None],
+                   check: DifferenceCheck, locate: Locator, policy: FloatPolicy, scope: Scope,
+                   confirmation: Confirmation, findings: dict[tuple, Finding]) -> None:
+    """Confirm one group's best representatives in turn (`members`, best first) until one shows the
+    difference again: a finding, or one more with the same identity; else the group is dropped."""
+    carved_by = frozenset().union(*(tests for kept, _ in members if (tests := made_by.get(id(kept)))))
+    failures = []
+    tries = [(kept, mismatch, False) for kept, mismatch in members[:REPRESENTATIVES]]
+    tries.append((*members[0], True))  # alone it did not show: after what ran before it in replay
+    for kept, mismatch, with_history in tries:
+        if with_history and ("values" in failures or not kept.history()):
+            continue
+        finding = _confirm_one(kept, mismatch, check, locate, policy, with_history)
+        if isinstance(finding, str):
+            failures.append(finding)
+            continue
+        if scope.ignores(finding.shown.target):
+            confirmation.ignored += len(members)
+            return
+        finding.carved = made_by.get(id(kept)) is not None
+        if finding.identity in findings:
+            findings[finding.identity].count += len(members)
+            findings[finding.identity].carved_by |= carved_by
+        else:
+            finding.count, finding.carved_by = len(members), carved_by
+            findings[finding.identity] = finding
+        return
+    why = "values" if "values" in failures else "alone"
+    confirmation.dropped[why] = confirmation.dropped.get(why, 0) + 1
+
+
+def _by_outcome(members: list[Member]) -> list[list[Member]]:
+    """A group's members apart by what each side did (`Mismatch.outcomes`), in the order found, at
+    most MAX_OUTCOMES parts (the members of the others count with the first): an intended change
+    and a regression in one function often raise the same exception class from two places, on two
+    kinds of input, and one representative would show only one of them."""
+    parts: dict[tuple, list[Member]] = {}
+    for member in members:
+        parts.setdefault(member[1].outcomes, []).append(member)
+    found = list(parts.values())
+    for rest in found[MAX_OUTCOMES:]:
+        found[0].extend(rest)
+    return found[:MAX_OUTCOMES]
 
 
 def _dropped_note(dropped: dict[str, int]) -> str:

@@ -19,7 +19,7 @@ from ..worker.protocol import (
     exception_key,
     statement_of,
 )
-from .leaves import EXACT_ENOUGH, FloatPolicy, leaves_equal
+from .leaves import EXACT_ENOUGH, FloatPolicy, leaves_equal, outcome
 
 
 def unstable_keys(first: dict, second: dict, policy: FloatPolicy = EXACT_ENOUGH) -> set[str]:
@@ -47,6 +47,11 @@ class Mismatch:
     # the exception the key's statement raised on both sides, when the key observes what that
     # failed call left behind (the state of its receiver): the rendered test expects it first
     raised: Leaf | None = None
+
+    @property
+    def outcomes(self) -> tuple[tuple, tuple]:
+        """What each side did, without the values it quoted (see `leaves.outcome`)."""
+        return outcome(self.base), outcome(self.head)
 
 
 def raised_before(key: str, base: dict, head: dict) -> Leaf | None:

@@ -9,6 +9,7 @@ project can loosen it), NaN equals NaN, and everything else must be equal exactl
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from ..worker.literals import source as literal_source
@@ -71,6 +72,20 @@ def shape(leaf: Leaf | None) -> tuple:
     if leaf[0] in (Tag.RAISED, Tag.API, Tag.OBJECT, Tag.ENUM, Tag.STANDARD, Tag.LONG_STANDARD):
         return (leaf[0], leaf[1] if leaf[0] != Tag.ENUM else str(leaf[1]).rsplit(".", 1)[0])
     return (leaf[0],)
+
+
+# what an exception's message quotes of its input: a quoted text, a repr in angle brackets, a number
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|<[^<>\n]*>|\d+(?:\.\d+)?")
+
+
+def outcome(leaf: Leaf | None) -> tuple:
+    """A leaf's shape, and for a raised exception what its message says without what it quotes
+    of the input (`'int'`, `<class 'x'>`, `3`): two exceptions of one class from two places of a
+    function (`tzinfo must be a tzinfo, not type 'int'` and `Cannot parse an argument of type
+    <class 'Decimal'>`) are two outcomes, one message on many inputs is one."""
+    if leaf is not None and leaf[0] == Tag.RAISED and len(leaf) > 3:
+        return (*shape(leaf), _QUOTED.sub("_", _QUOTED.sub("_", str(leaf[2]))))
+    return shape(leaf)
 
 
 def leaf_text(leaf: Leaf | None, other: Leaf | None = None) -> str:

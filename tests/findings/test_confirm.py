@@ -119,3 +119,42 @@ def test_a_case_after_its_history_is_one_sequence_with_references_moved() -> Non
     assert joined.statements[4]["args"] == [{"ref": 3}]
     assert joined.statements[4]["kwargs"] == {"k": {"ref": 3}}
     assert (joined.target, joined.var) == (4, 3)
+
+
+def _raises(message: str) -> list:
+    return ["E", "TypeError", message, "builtins"]
+
+
+class _Echo(_Check):
+    """Shows again, for each case, the mismatch its group's member showed (by the literal it passes)."""
+
+    def __init__(self, by_literal: dict[str, Mismatch]) -> None:
+        super().__init__([])
+        self.by_literal = by_literal
+
+    def observe(self, case: object, path: str, lines: bool = False) -> Shown | None:
+        assert isinstance(case, Case)
+        mismatch = self.by_literal[case.statements[0]["args"][0]["lit"][1]]
+        result = SequenceResult(Status.OK, {}, executed=1)
+        return Shown(mismatch, "pkg.mod:get", result, result)
+
+
+def test_one_functions_exceptions_from_two_places_are_confirmed_apart(tmp_path: Path) -> None:
+    """An intended change and a regression in one function, both turning a TypeError into a result
+    on two kinds of input, are two findings; one message on many inputs stays one."""
+    checkout = Checkout("main", "a" * 40, tmp_path, (tmp_path,))
+    returns = ["i", 1]
+    decimal = "Cannot parse an argument of type <class 'decimal.Decimal'>."
+    shown = {"d1": Mismatch(KEY, _raises(decimal), returns), "d2": Mismatch(KEY, _raises(decimal), returns),
+             "t1": Mismatch(KEY, _raises("tzinfo must be a tzinfo, not type 'int'"), returns),
+             "t2": Mismatch(KEY, _raises("tzinfo must be a tzinfo, not type 'float'"), returns)}
+    candidates = Candidates()
+    candidates.groups[DifferenceKey("exception", "pkg.mod:get", "!")] = [
+        (KeptSequence([{"op": "pkg.mod:get", "args": [{"lit": ["str", name]}], "kwargs": {}}], _result(1)),
+         mismatch) for name, mismatch in shown.items()]
+    locate = Locator(ChangeSet("a" * 40, (), ()), checkout, checkout, {})
+    deadline = Deadline(60.0, 100)
+    confirmation = confirm(candidates, _Echo(shown), deadline, locate, EXACT_ENOUGH, EVERYTHING, {})
+    found = sorted((finding.shown.mismatch.base[2], finding.count) for finding in confirmation.findings)
+    assert found == [(decimal, 2),
+                     ("tzinfo must be a tzinfo, not type 'int'", 2)]
