@@ -70,9 +70,9 @@ from .planning.early_stop import EarlyStop
 from .planning.impact import Impact, analyze_impact
 from .planning.operation_plan import plan_operations
 from .planning.plan import HistoryOptions, Plan, plan_change
-from .report.model import NOT_MEASURED, Difference, Report, RunError
+from .report.model import NOT_MEASURED, Difference, Report, RunError, Statement
 from .runtime.catalog import Catalog
-from .runtime.sequence import CallSequence
+from .runtime.sequence import CallSequence, sequence_key
 from .runtime.workers import Additions, Worker, WorkerOptions, WorkerPool, usable_cores
 from .triage.pull_request import PullRequestText, read_pull_request
 from .triage.verdicts import triage
@@ -151,6 +151,7 @@ class _Run:
     asserting: dict[str, frozenset[str]] = field(default_factory=dict)  # the PR's tests of new behaviour
     updated: dict[str, frozenset[str]] = field(default_factory=dict)  # base's tests the PR rewrote
     carved: dict[str, frozenset[str]] = field(default_factory=dict)  # carved sequence -> its tests
+    stated: list[list[Statement]] = field(default_factory=list)  # the calls carved from `asserting` tests
     found: list[Difference] = field(default_factory=list)  # the differences, before the reproduction check
     minimization_notes: list[str] = field(default_factory=list)
     lines: ChangedLines | None = None  # the changed lines, and which of them ran
@@ -256,7 +257,7 @@ def _test_change(run: _Run) -> None:
             run.report.notes.append("No changed module imports on both commits: nothing to replay.")
     # the modules that no longer import on head are judged with what exploration found
     triage(run.found, catalog.by_id, run.words, run.changes.units, run.broken, run.asserting, run.updated,
-           catalog.classes)
+           catalog.classes, run.stated)
     if run.found:
         run.progress.differences = len(run.found)
         run.progress("reproducing")
@@ -437,6 +438,9 @@ def _take_carving(run: _Run, carving: Carving) -> None:
     report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
     run.broken, run.asserting, run.carved = carving.broken, carving.asserting, carving.sources
     run.updated = carving.updated
+    run.stated = [[Statement.from_json(statement) for statement in statements]
+                  for statements in carving.sequences
+                  if carving.sources.get(sequence_key(statements), frozenset()) & carving.asserting.keys()]
     said = ((carving.broken, "existing test(s) that the pull request leaves unchanged pass on base and fail "
              "on head (again when run alone)"),
             (carving.asserting, "test(s) the pull request adds or changes fail on base and pass on head "

@@ -15,7 +15,8 @@
    (`findings.declared_types`); listed apart, it fails nothing;
 4. `named-by-pr`: the pull request's words name its operation or the changed unit it was seen at
    (`mentions`; for a module's table, also each entry of it that differs, when they name any; and
-   when the naming line names a type some inputs there pass, `Decimal`, an input of that type), or
+   when the naming line names a type some inputs there pass, or the pull request's tests of new
+   behaviour pass, `Decimal`, an input of that type), or
    its input passes a value the pull request writes into its code or tests and base has nowhere
    in those files (`pull_request.added_values`), or its code adds the operation:
    a function, method or class base did not define (`Float.__hash__` where base inherited one),
@@ -35,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from ..changes.model import Unit
 from ..findings.declared_types import outside_declared_types
 from ..oracle.leaves import leaf_text
-from ..report.model import Difference, Verdict
+from ..report.model import Difference, Statement, Verdict
 from ..runtime.catalog import Operation
 from ..worker.literals import TYPE_NAMES, parts
 from ..worker.protocol import ApiChange, OperationKind, Tag
@@ -53,12 +54,14 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
            broken: Mapping[str, frozenset[str]] | None = None,
            asserting: Mapping[str, frozenset[str]] | None = None,
            updated: Mapping[str, frozenset[str]] | None = None,
-           classes: Mapping[str, dict] | None = None) -> list[Difference]:
+           classes: Mapping[str, dict] | None = None,
+           stated: Sequence[Sequence[Statement]] = ()) -> list[Difference]:
     """Give each difference its verdict and evidence, in place; the same list, for chaining.
     `broken`: the existing tests that pass on base and fail on head, with the operations they call;
     `asserting`: the pull request's tests that fail on base and pass on head, likewise; `updated`:
     base's copy of the tests the pull request changes that pass on base and fail on head;
-    `classes`: the catalog's, for the types of the objects an input passes."""
+    `classes`: the catalog's, for the types of the objects an input passes; `stated`: the calls
+    carved from the `asserting` tests, whose inputs are those the pull request means."""
     naming: list[tuple[Difference, list[Mention], str]] = []  # named by words: by which, and its entries
     for difference in differences:
         breaking = sorted(test for test, called in (broken or {}).items() if difference.target in called)
@@ -108,7 +111,8 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             difference.verdict = Verdict.NAMED_BY_PR
             difference.evidence = _written(*written)
     if text:
-        _inputs_singled_out(naming, operations, text)
+        meant = set().union(*(_input_types(calls, operations) for calls in stated))
+        _inputs_singled_out(naming, operations, text, meant)
     _same_change_as_asserted(differences)
     return differences
 
@@ -130,17 +134,18 @@ def _entries_meant(difference: Difference, text: PullRequestText) -> str | None:
 
 
 def _inputs_singled_out(naming: list[tuple[Difference, list[Mention], str]],
-                        operations: Mapping[str, Operation], text: PullRequestText) -> None:
-    """A line that names an operation and also a type that inputs of its differences pass (`Decimal`
-    in "Add support for Decimal input to get") speaks of those inputs, as a line naming a table's
-    entry speaks of that entry: a difference at that operation whose input passes none of them is
-    not what the line meant. It keeps the first naming line that means it, or goes on to the next
-    rule (a value the pull request adds), or is unexplained."""
-    passed = [_input_types(difference, operations) for difference, _, _ in naming]
+                        operations: Mapping[str, Operation], text: PullRequestText, meant: set[str]) -> None:
+    """A line that names an operation and also a type that inputs of its differences pass, or that
+    the pull request's tests of new behaviour pass (`meant`), (`Decimal` in "Add support for
+    Decimal input to get") speaks of those inputs, as a line naming a table's entry speaks of that
+    entry: a difference at that operation whose input passes none of them is not what the line
+    meant. It keeps the first naming line that means it, or goes on to the next rule (a value the
+    pull request adds), or is unexplained."""
+    passed = [_input_types(difference.statements, operations) for difference, _, _ in naming]
     at: dict[tuple[str, str], set[str]] = {}  # (operation, line) -> the types its named inputs pass
     for (difference, found, _), types in zip(naming, passed, strict=True):
         for named in found:
-            at.setdefault((_operation_of(difference), named.line), set()).update(types)
+            at.setdefault((_operation_of(difference), named.line), set(meant)).update(types)
     for (difference, found, entries), types in zip(naming, passed, strict=True):
         own = set(names_of(difference.target))  # `ArrowFactory` in `ArrowFactory.get`: not an input's type
         singled = [{t for t in at[_operation_of(difference), named.line] - own if names_type(named.line, t)}
@@ -155,20 +160,20 @@ def _inputs_singled_out(naming: list[tuple[Difference, list[Mention], str]],
         difference.evidence = _written(*written) if written else ""
 
 
-def _input_types(difference: Difference, operations: Mapping[str, Operation]) -> set[str]:
-    """The names of the types of the values its calls pass or make: literals' (`Decimal`, `date`)
+def _input_types(statements: Sequence[Statement], operations: Mapping[str, Operation]) -> set[str]:
+    """The names of the types of the values calls pass or make: literals' (`Decimal`, `date`)
     and the classes whose constructors they call (`Meter`)."""
-    types = {TYPE_NAMES[part[0]] for part in _passed(difference) if part[0] in TYPE_NAMES}
-    for statement in difference.statements:
+    types = {TYPE_NAMES[part[0]] for part in _passed(statements) if part[0] in TYPE_NAMES}
+    for statement in statements:
         operation = operations.get(statement.op.split("<", 1)[0])
         if operation is not None and operation.kind == OperationKind.CONSTRUCTOR and operation.owner:
             types.add(operation.owner.rsplit(".", 1)[-1])
     return types
 
 
-def _passed(difference: Difference) -> Iterator[list]:
-    """Every literal the difference's calls pass as an argument, and every one nested in it."""
-    for statement in difference.statements:
+def _passed(statements: Sequence[Statement]) -> Iterator[list]:
+    """Every literal the calls pass as an argument, and every one nested in it."""
+    for statement in statements:
         for arg in (*statement.args, *(arg for _, arg in statement.kwargs)):
             if "lit" in arg:
                 yield from parts(arg["lit"])
@@ -179,7 +184,7 @@ def _added_value(difference: Difference, values: Mapping[str | bytes, str]) -> t
     (or an item of one), and where it is added; None if none."""
     if not values:
         return None
-    for part in _passed(difference):
+    for part in _passed(difference.statements):
         value = part[1] if part[0] == "str" else bytes.fromhex(part[1]) if part[0] == "bytes" else None
         if value is not None and value in values:
             return value, values[value]
