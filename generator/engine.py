@@ -52,6 +52,7 @@ from .generation.replay import Replayer
 from .generation.search.influence import influence_map
 from .generation.search.solver import Solver
 from .generation.seeds.carving import Carving, carve
+from .generation.seeds.changed_tests import names_used_by
 from .generation.techniques import Switches
 from .generation.values.constants import Constants, mine_change
 from .options import READING_HISTORY, Options, Progress
@@ -70,9 +71,9 @@ from .planning.early_stop import EarlyStop
 from .planning.impact import Impact, analyze_impact
 from .planning.operation_plan import plan_operations
 from .planning.plan import HistoryOptions, Plan, plan_change
-from .report.model import NOT_MEASURED, Difference, Report, RunError, Statement
+from .report.model import NOT_MEASURED, Difference, Report, RunError
 from .runtime.catalog import Catalog
-from .runtime.sequence import CallSequence, sequence_key
+from .runtime.sequence import CallSequence
 from .runtime.workers import Additions, Worker, WorkerOptions, WorkerPool, usable_cores
 from .triage.pull_request import PullRequestText, read_pull_request
 from .triage.verdicts import triage
@@ -151,7 +152,7 @@ class _Run:
     asserting: dict[str, frozenset[str]] = field(default_factory=dict)  # the PR's tests of new behaviour
     updated: dict[str, frozenset[str]] = field(default_factory=dict)  # base's tests the PR rewrote
     carved: dict[str, frozenset[str]] = field(default_factory=dict)  # carved sequence -> its tests
-    stated: list[list[Statement]] = field(default_factory=list)  # the calls carved from `asserting` tests
+    stated: frozenset[str] = frozenset()  # the names the `asserting` tests use
     found: list[Difference] = field(default_factory=list)  # the differences, before the reproduction check
     minimization_notes: list[str] = field(default_factory=list)
     lines: ChangedLines | None = None  # the changed lines, and which of them ran
@@ -438,9 +439,7 @@ def _take_carving(run: _Run, carving: Carving) -> None:
     report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
     run.broken, run.asserting, run.carved = carving.broken, carving.asserting, carving.sources
     run.updated = carving.updated
-    run.stated = [[Statement.from_json(statement) for statement in statements]
-                  for statements in carving.sequences
-                  if carving.sources.get(sequence_key(statements), frozenset()) & carving.asserting.keys()]
+    run.stated = names_used_by(run.head.root, carving.asserting)
     said = ((carving.broken, "existing test(s) that the pull request leaves unchanged pass on base and fail "
              "on head (again when run alone)"),
             (carving.asserting, "test(s) the pull request adds or changes fail on base and pass on head "

@@ -79,13 +79,14 @@ _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|<[^<>\n]*>|\d+(?:\.\d+)?")
 
 
 def outcome(leaf: Leaf | None) -> tuple:
-    """A leaf's shape, and for a raised exception what its message says without what it quotes
-    of the input (`'int'`, `<class 'x'>`, `3`): two exceptions of one class from two places of a
-    function (`tzinfo must be a tzinfo, not type 'int'` and `Cannot parse an argument of type
-    <class 'Decimal'>`) are two outcomes, one message on many inputs is one."""
+    """For a raised exception, its class and what its message says without what it quotes of the
+    input (`'int'`, `<class 'x'>`, `3`): two exceptions of one class from two places of a function
+    (`tzinfo must be a tzinfo, not type 'int'` and `Cannot parse an argument of type <class
+    'Decimal'>`) are two outcomes, one message on many inputs is one. Any other leaf is no outcome
+    of its own (`()`): values differ with every input."""
     if leaf is not None and leaf[0] == Tag.RAISED and len(leaf) > 3:
-        return (*shape(leaf), _QUOTED.sub("_", _QUOTED.sub("_", str(leaf[2]))))
-    return shape(leaf)
+        return leaf[1], _QUOTED.sub("_", _QUOTED.sub("_", str(leaf[2])))
+    return ()
 
 
 def leaf_text(leaf: Leaf | None, other: Leaf | None = None) -> str:

@@ -31,7 +31,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from ..changes.model import Unit
 from ..findings.declared_types import outside_declared_types
@@ -55,13 +55,13 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
            asserting: Mapping[str, frozenset[str]] | None = None,
            updated: Mapping[str, frozenset[str]] | None = None,
            classes: Mapping[str, dict] | None = None,
-           stated: Sequence[Sequence[Statement]] = ()) -> list[Difference]:
+           stated: Collection[str] = ()) -> list[Difference]:
     """Give each difference its verdict and evidence, in place; the same list, for chaining.
     `broken`: the existing tests that pass on base and fail on head, with the operations they call;
     `asserting`: the pull request's tests that fail on base and pass on head, likewise; `updated`:
     base's copy of the tests the pull request changes that pass on base and fail on head;
-    `classes`: the catalog's, for the types of the objects an input passes; `stated`: the calls
-    carved from the `asserting` tests, whose inputs are those the pull request means."""
+    `classes`: the catalog's, for the types of the objects an input passes; `stated`: the names
+    the `asserting` tests use, whose types are those of the inputs the pull request means."""
     naming: list[tuple[Difference, list[Mention], str]] = []  # named by words: by which, and its entries
     for difference in differences:
         breaking = sorted(test for test, called in (broken or {}).items() if difference.target in called)
@@ -111,8 +111,7 @@ def triage(differences: list[Difference], operations: Mapping[str, Operation],
             difference.verdict = Verdict.NAMED_BY_PR
             difference.evidence = _written(*written)
     if text:
-        meant = set().union(*(_input_types(calls, operations) for calls in stated))
-        _inputs_singled_out(naming, operations, text, meant)
+        _inputs_singled_out(naming, operations, text, set(stated) & _type_names(operations))
     _same_change_as_asserted(differences)
     return differences
 
@@ -169,6 +168,12 @@ def _input_types(statements: Sequence[Statement], operations: Mapping[str, Opera
         if operation is not None and operation.kind == OperationKind.CONSTRUCTOR and operation.owner:
             types.add(operation.owner.rsplit(".", 1)[-1])
     return types
+
+
+def _type_names(operations: Mapping[str, Operation]) -> set[str]:
+    """The names `_input_types` gives: the standard types of literals, the classes of constructors."""
+    return set(TYPE_NAMES.values()) | {operation.owner.rsplit(".", 1)[-1] for operation in operations.values()
+                                       if operation.kind == OperationKind.CONSTRUCTOR and operation.owner}
 
 
 def _passed(statements: Sequence[Statement]) -> Iterator[list]:

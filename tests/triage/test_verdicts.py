@@ -234,12 +234,12 @@ def test_a_line_that_names_a_type_of_input_means_the_inputs_of_that_type_only() 
     # alone, the int's difference has no input of the type the line names beside it: the line names
     # `to_seconds` and nothing it can tell apart
     assert triage([_seconds(["int", 90])], SECONDS, title)[0].verdict == Verdict.NAMED_BY_PR
-    # unless the pull request's tests of new behaviour pass a Decimal (to any operation): the line
-    # then means Decimal inputs, found or not
-    stated = [[Statement("pkg:seconds", ({"lit": ["decimal", "2.5"]},))]]
+    # unless the pull request's tests of new behaviour use a Decimal: the line then means Decimal
+    # inputs, found or not; names of theirs that are no type (`to_seconds`, `value`) do not count
+    stated = frozenset({"Decimal", "to_seconds", "value"})
     assert triage([_seconds(["int", 90])], SECONDS, title, stated=stated)[0].verdict == Verdict.UNEXPLAINED
-    integers = [[Statement("pkg:seconds", ({"lit": ["int", 2]},))]]  # no type the line names
-    assert triage([_seconds(["int", 90])], SECONDS, title, stated=integers)[0].verdict == Verdict.NAMED_BY_PR
+    untyped = frozenset({"to_seconds", "value", "Accept"})
+    assert triage([_seconds(["int", 90])], SECONDS, title, stated=untyped)[0].verdict == Verdict.NAMED_BY_PR
     more = PullRequestText([*title.passages, Passage("the body", "to_seconds also rounds half up now")])
     decimal, whole = _seconds(["decimal", "1.5"], 1), _seconds(["int", 90], 2)
     triage([decimal, whole], SECONDS, more)

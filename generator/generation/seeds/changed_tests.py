@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WHOLE_FILE = "*"  # the selection of a file whose change may reach any of its tests
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # what a node id's parts name
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def _holder(body: list[ast.stmt], line: int, prefix: str) -> str | None:
     (a test class's name for a line of its own or of a helper method in it); None for a line
     outside every test: module-level code, a fixture or a helper, which may reach any test."""
     for node in body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if not isinstance(node, _DEFINITIONS):
             continue
         start = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
         if not start <= line <= (node.end_lineno or node.lineno):
@@ -86,3 +87,27 @@ def _holder(body: list[ast.stmt], line: int, prefix: str) -> str | None:
             return (_holder(node.body, line, f"{name}.") or name) if node.name.startswith("Test") else None
         return name if node.name.startswith("test") else None
     return None
+
+
+def names_used_by(root: Path, tests: Iterable[str]) -> frozenset[str]:
+    """The names the functions of the given tests (pytest node ids, files under `root`) use, as
+    variables or attributes (`Decimal`, `factory`, `get`): what a test of new behaviour builds,
+    passes and calls, whether or not carving could record its calls. A test whose file does not
+    parse, or that is not found in it, adds nothing."""
+    found: set[str] = set()
+    trees: dict[str, ast.Module | None] = {}
+    for test in tests:
+        path, _, rest = test.partition("::")
+        if path not in trees:
+            try:
+                trees[path] = ast.parse((root / path).read_bytes())
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                trees[path] = None
+        node: ast.AST | None = trees[path]
+        for part in (part.split("[", 1)[0] for part in rest.split("::")):
+            body = getattr(node, "body", [])
+            node = next((n for n in body if isinstance(n, _DEFINITIONS) and n.name == part), None)
+        if node is not None and node is not trees[path]:
+            found.update(n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+                         if isinstance(n, (ast.Name, ast.Attribute)))
+    return frozenset(found)

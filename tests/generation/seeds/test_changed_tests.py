@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from difforacle.generator.generation.seeds.changed_tests import WHOLE_FILE, ChangedTests, changed_tests
+from difforacle.generator.generation.seeds.changed_tests import (
+    WHOLE_FILE,
+    ChangedTests,
+    changed_tests,
+    names_used_by,
+)
 
 TESTS = '''import pytest
 
@@ -75,3 +80,17 @@ def test_a_file_that_does_not_parse_counts_whole(tmp_path: Path) -> None:
     (tmp_path / "test_broken.py").write_text("def test_x(:\n")
     changed = changed_tests(tmp_path, [("test_broken.py", {1}), ("test_gone.py", {1})])
     assert "test_broken.py::test_x" in changed and "test_gone.py::test_y" in changed
+
+
+def test_the_names_a_test_uses_are_read_from_its_function(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    uses_decimal = TESTS.replace("assert True\n\n\ndef test_alone",
+                                 "assert decimal.Decimal(1)\n\n\ndef test_alone")
+    (tmp_path / "tests/test_parse.py").write_text(uses_decimal)
+    (tmp_path / "tests/test_broken.py").write_text("def test_x(:\n")
+    names = names_used_by(tmp_path, ["tests/test_parse.py::TestParse::test_empty",
+                                     "tests/test_parse.py::TestParse::test_invalid[0]",
+                                     "tests/test_parse.py::test_gone", "tests/test_broken.py::test_x",
+                                     "tests/test_missing.py::test_y", "tests/test_parse.py"])
+    # its decorators' too (a parametrization holds inputs); not `field` or `CASES`: another test's, the file's
+    assert names == {"decimal", "Decimal", "value", "pytest", "mark", "parametrize"}
