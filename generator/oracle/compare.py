@@ -50,7 +50,10 @@ class Mismatch:
 
     @property
     def outcomes(self) -> tuple[tuple, tuple]:
-        """What each side did, without the values it quoted (see `leaves.outcome`)."""
+        """What each side did, without the values it quoted (see `leaves.outcome`); a name missing or
+        a call refused on one side is one outcome, whatever the other side did with each input."""
+        if any(leaf is not None and leaf[0] == Tag.API for leaf in (self.base, self.head)):
+            return (), ()
         return outcome(self.base), outcome(self.head)
 
 
