@@ -76,10 +76,6 @@ class Shown:
     def shapes(self) -> tuple[tuple, tuple]:
         return shape(self.mismatch.base), shape(self.mismatch.head)
 
-    @property
-    def outcomes(self) -> tuple[tuple, tuple]:
-        return self.mismatch.outcomes
-
 
 
 class Location(NamedTuple):
@@ -108,4 +104,4 @@ class Finding:
     @property
     def identity(self) -> tuple[DifferenceKey, str | None, int | None, tuple]:
         """Findings with the same key and outcomes in the same changed hunk are one."""
-        return self.shown.key, self.location.path, self.location.hunk, self.shown.outcomes
+        return self.shown.key, self.location.path, self.location.hunk, self.shown.mismatch.outcomes

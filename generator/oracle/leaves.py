@@ -85,6 +85,7 @@ def outcome(leaf: Leaf | None) -> tuple:
     'Decimal'>`) are two outcomes, one message on many inputs is one. Any other leaf is no outcome
     of its own (`()`): values differ with every input."""
     if leaf is not None and leaf[0] == Tag.RAISED and len(leaf) > 3:
+        # twice: a quote inside a repr (`<class 'x'>`) goes first, then the repr around it
         return leaf[1], _QUOTED.sub("_", _QUOTED.sub("_", str(leaf[2])))
     return ()
 

@@ -326,8 +326,8 @@ def _reached_through_imports(changes: ChangeSet, parsed: _Parsed, packages: froz
 
 
 def _class_bindings(changes: ChangeSet, parsed: _Parsed) -> dict[UnitKey, set[str]]:
-    """For each changed class body (a modified class, on base), the names its changed statements
-    bind (a class-level table or constant: a locale's `timeframes`)."""
+    """For each changed class body, the names its changed statements bind on base (a class-level
+    table or constant: a locale's `timeframes`)."""
     found: dict[UnitKey, set[str]] = {}
     for unit in changes.units:
         tree = parsed.trees.get(unit.module) if unit.kind == "class" else None

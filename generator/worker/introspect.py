@@ -515,26 +515,27 @@ def _add_direct(op_id: str, operations: dict, classes: dict, wanted: set[type]) 
 
 def _add_class_value(op_id: str, operations: dict) -> None:
     """A class-level value (`pkg.mod:Locale.timeframes`: a table, a constant, a compiled pattern in
-    the class's own body) as an operation that reads it, as `_add_values` lists a module's. Not a
-    method, a descriptor (a property) or a nested class: those are operations or behaviour already."""
+    the class's own body) as an operation that reads it, as `_add_values` lists a module's. What
+    the resolver reads as no value (a method, a descriptor such as a property, a nested class) is
+    an operation or behaviour already, and an inherited name is its own class's data."""
     module_name, _, qualname = op_id.partition(":")
-    *path, name = qualname.split(".")
-    owner: Any = importlib.import_module(module_name)
-    for part in path:
-        owner = getattr(owner, part)
-    value = owner.__dict__[name] if isinstance(owner, type) and name in owner.__dict__ else _MISSING
-    if (value is _MISSING or op_id in operations or callable(value) or hasattr(type(value), "__get__")
-            or isinstance(value, types.ModuleType) or _typing(value)):
+    resolver = Resolver()
+    read, owner = resolver.resolve(op_id), resolver.resolve(f"{module_name}:{qualname.rpartition('.')[0]}")
+    if (op_id in operations or read.kind != OperationKind.VALUE or owner.kind != OperationKind.CONSTRUCTOR
+            or read.name not in owner.obj.__dict__ or isinstance(read.obj, types.ModuleType)
+            or _typing(read.obj)):
         return
-    lines, first = inspect.getsourcelines(owner)
-    body = ast.parse(textwrap.dedent("".join(lines))).body[0]
-    spans = [(line + first - 1, end + first - 1) for bound, line, end in
-             _assigned_names(ast.Module(body=getattr(body, "body", []), type_ignores=[])) if bound == name]
+    klass = owner.obj
+    lines, first = inspect.getsourcelines(klass)
+    body = ast.Module(body=getattr(ast.parse(textwrap.dedent("".join(lines))).body[0], "body", []),
+                      type_ignores=[])
+    spans = [(line + first - 1, end + first - 1)
+             for bound, line, end in _assigned_names(body) if bound == read.name]
     line, end = spans[0] if spans else (None, None)
     operations[op_id] = {
         "id": op_id, "kind": OperationKind.VALUE, "owner": None, "params": [],
-        "returns": [type_name(type(value))], "file": getattr(sys.modules[owner.__module__], "__file__", None),
-        "line": line, "end": end}
+        "returns": [type_name(type(read.obj))],
+        "file": getattr(sys.modules[klass.__module__], "__file__", None), "line": line, "end": end}
 
 
 def _add_subclass(class_id: str, operations: dict, wanted: set[type]) -> None:
