@@ -38,10 +38,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 MANIFEST_SCHEMA = "difforacle.real-changes/1"
 RESULTS_SCHEMA = "difforacle.real-changes-results/1"
-LABELS = ("change", "same", "unintended", "mixed")
-# `change` cases are the `intended` label of the triage figures; `unintended` cases put a real fix
-# back (a regression), `mixed` ones hold a change and a reverted fix in one pull request
-WITNESSED = ("change", "unintended")  # labels whose case has its own witness, needs and category
+LABELS = ("change", "same", "regression", "unintended", "mixed")
+# `change` cases are the `intended` label of the triage figures; `regression` cases are real commits
+# that brought a bug in, found from the commit that fixed it (SZZ); `unintended` cases put a real fix
+# back (a regression, for the detection figures only), `mixed` ones hold a change and a reverted fix
+# in one pull request
+WITNESSED = ("change", "regression", "unintended")  # labels with a witness, needs and category of their own
 CATEGORIES = (
     "structured-string",
     "stateful-sequence",
@@ -74,6 +76,7 @@ class Repository:
     packages: tuple[str, ...]  # top-level import packages: where changed units and callers are looked for
     dependencies: tuple[str, ...]
     test_command: str  # run from the checkout's root with the venv's bin first on PATH
+    half: str = ""  # "tuning" or "checking" (`half_of`): rules fitted on the one, figures from the other
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,11 @@ class Case:
     witness: str = ""  # change, unintended: prints something that differs; mixed: the change case's
     dependencies: tuple[str, ...] = ()  # added to the repository's, replacing the same project's
     test_command: str = ""  # same cases: overrides the repository's
-    title: str = ""  # unintended cases: the neutral pull request title
     change: str = ""  # mixed cases: id of the change case
     fix: str = ""  # mixed cases: id of the unintended case
-    fix_commit: str = ""  # unintended: = commit; mixed: the fix case's commit
+    fix_commit: str = ""  # unintended: = commit; mixed: the fix case's commit; regression: its fix
+    fix_says: str = ""  # regression cases: what the fix's message, changelog or issue says broke
+    source: str = ""  # overrides the repository's source folder (a layout of other years)
     fix_witness: str = ""  # mixed cases: the fix case's witness
     same_module: bool | None = None  # mixed cases, informational
 
@@ -101,6 +105,22 @@ class Manifest:
     repositories: dict[str, Repository]
     cases: list[Case]
     digest: str
+
+
+HALVES = ("tuning", "checking")
+
+
+def half_of(name: str) -> str:
+    """The half a library belongs to, by a rule that knows nothing of results: the first byte of
+    the SHA-256 of its lower-cased owner/name, even for the tuning half, odd for the checking half.
+    Triage rules are written and adjusted against the tuning half; the checking half's figures count."""
+    return HALVES[hashlib.sha256(name.lower().encode()).digest()[0] % 2]
+
+
+def repository_of(manifest: Manifest, case: Case) -> Repository:
+    """How to run a case's code: its repository's settings, with the case's own source folder."""
+    repo = manifest.repositories[case.repository]
+    return replace(repo, source=case.source) if case.source else repo
 
 
 def _require(table: dict[str, Any], key: str, kind: type, where: str) -> Any:
@@ -141,7 +161,12 @@ def load_manifest(path: Path) -> Manifest:
             packages=_strings(table, "packages", where),
             dependencies=_strings(table, "dependencies", where),
             test_command=_require(table, "test_command", str, where),
+            half=table.get("half", ""),
         )
+        if "half" not in table:
+            raise BenchError(f"{where}: missing field 'half' (the split's rule gives {half_of(name)!r})")
+        if repositories[name].half != half_of(name):
+            raise BenchError(f"{where}: field 'half' must be {half_of(name)!r}, as the split's rule gives it")
         if not repositories[name].packages:
             raise BenchError(f"{where}: field 'packages' must name at least one import package")
     cases: list[Case] = []
@@ -170,6 +195,15 @@ def load_manifest(path: Path) -> Manifest:
             commit = _require(table, "commit", str, where)
             if not COMMIT_RE.fullmatch(commit):
                 raise BenchError(f"{where}: commit must be a full 40-hex commit id")
+        if label == "regression":
+            if not COMMIT_RE.fullmatch(_require(table, "fix", str, where)):
+                raise BenchError(f"{where}: fix must be a full 40-hex commit id")
+            if table["fix"] == commit:
+                raise BenchError(f"{where}: fix must be another commit than the one that brought the bug in")
+            _require(table, "fix_says", str, where)
+        if "title" in table:
+            raise BenchError(
+                f"{where}: field 'title' is retired: a pull request's words are its commits' own")
         case = Case(
             id=case_id,
             repository=repository,
@@ -181,10 +215,11 @@ def load_manifest(path: Path) -> Manifest:
             witness=table.get("witness", ""),
             dependencies=_strings(table, "dependencies", where),
             test_command=table.get("test_command", ""),
-            title=table.get("title", ""),
             change=table.get("change", ""),
-            fix=table.get("fix", ""),
-            fix_commit=commit if label == "unintended" else "",
+            fix=table.get("fix", "") if label == "mixed" else "",
+            fix_commit=commit if label == "unintended" else table["fix"] if label == "regression" else "",
+            fix_says=table.get("fix_says", ""),
+            source=_require(table, "source", str, where) if "source" in table else "",
             same_module=table.get("same_module"),
         )
         if label in WITNESSED:
@@ -194,8 +229,6 @@ def load_manifest(path: Path) -> Manifest:
                 raise BenchError(
                     f"{where}: unknown category {case.category!r} (use one of {', '.join(CATEGORIES)})"
                 )
-        if label == "unintended" and not _require(table, "title", str, where).strip():
-            raise BenchError(f"{where}: field 'title' must not be empty")
         cases.append(case)
     cases = [_resolve_mixed(case, cases) if case.label == "mixed" else case for case in cases]
     return Manifest(repositories, cases, hashlib.sha256(raw).hexdigest()[:16])
@@ -370,9 +403,13 @@ def is_source(path: str, repo: Repository) -> bool:
     )
 
 
-def parent_of(clone: Path, commit: str) -> str:
-    """The only parent of `commit`; a merge or a root commit cannot stand for one change."""
+def parent_of(clone: Path, commit: str, merges: bool = False) -> str:
+    """The only parent of `commit`; a merge or a root commit cannot stand for one change. With
+    `merges`, a merge's first parent: a pull request merged as a merge commit is the change from
+    the branch it was merged into."""
     parents = git(clone, "rev-list", "--parents", "-n", "1", commit).split()[1:]
+    if merges and parents:
+        return parents[0]
     if len(parents) != 1:
         raise LabelError(f"commit {commit[:12]} has {len(parents)} parents, not one")
     return parents[0]
@@ -448,9 +485,9 @@ def unintended_pr(clone: Path, case: Case, repo: Repository) -> PullRequest:
         clone, _tree_with(clone, parent, take_fixed_sources), parent,
         f"Base of {case.id}: {parent[:12]} with the source changes of {case.fix_commit[:12]}\n",
     )
-    head = _synthetic_commit(clone, git(clone, "rev-parse", f"{parent}^{{tree}}").strip(), base,
-                             case.title.strip() + "\n")
-    return PullRequest(base, head, case.title.strip(), "")
+    # no words: a pull request that puts a bug back says nothing the benchmark could honestly write
+    head = _synthetic_commit(clone, git(clone, "rev-parse", f"{parent}^{{tree}}").strip(), base, "")
+    return PullRequest(base, head, "", "")
 
 
 def mixed_pr(clone: Path, case: Case, repo: Repository) -> PullRequest:
@@ -479,8 +516,8 @@ def pull_request(clone: Path, case: Case, repo: Repository) -> PullRequest:
     """The commits a case compares and its pull request's words: a change case is its commit
     against its parent, with its message; the others are synthetic commits kept under
     refs/difforacle-bench/<id>/ (so that no garbage collection drops them)."""
-    if case.label in ("change", "same"):
-        return PullRequest(parent_of(clone, case.commit), case.commit,
+    if case.label in ("change", "same", "regression"):
+        return PullRequest(parent_of(clone, case.commit, merges=case.label == "regression"), case.commit,
                            *split_message(commit_message(clone, case.commit)))
     made = (unintended_pr if case.label == "unintended" else mixed_pr)(clone, case, repo)
     for side in ("base", "head"):
@@ -547,6 +584,8 @@ def check_label(case: Case, repo: Repository, clone: Path, interpreter: Path, wo
         return {"ok": False, "reason": str(error)}
     if not changed_python_files(clone, made.base, made.head, repo):
         return {"ok": False, "reason": f"commit changes no Python file of {', '.join(repo.packages)}"}
+    if case.label == "regression":
+        return _check_regression(case, repo, clone, made, interpreter, work)
     names = ("parent", "commit") if case.label in ("change", "same") else ("base", "head")
     with tempfile.TemporaryDirectory(prefix="label-", dir=work) as tmp:
         sides = {
@@ -568,10 +607,34 @@ def check_label(case: Case, repo: Repository, clone: Path, interpreter: Path, wo
         return {"ok": True, **checks, **shas}
 
 
-def _check_witness(
-    witness: str, repo: Repository, sides: dict[str, Path], interpreter: Path, tmp: Path
-) -> dict[str, Any]:
-    """The witness must exit 0 on both sides (named by `sides`' keys) and print differently."""
+def _check_regression(case: Case, repo: Repository, clone: Path, made: PullRequest, interpreter: Path,
+                      work: Path) -> dict[str, Any]:
+    """SZZ's claim, checked: the witness prints X on the parent, Y on the commit and X again on the
+    fix (a descendant of the commit). What it prints on the fix's parent is kept: the bug still
+    there just before the fix is the usual case, not a requirement (another commit may have
+    changed the output since)."""
+    if run(["git", "-C", clone, "merge-base", "--is-ancestor", case.commit, case.fix_commit]).returncode != 0:
+        return {"ok": False, "reason": f"the fix {case.fix_commit[:12]} does not descend from the commit"}
+    commits = {"parent": made.base, "commit": made.head, "fix": case.fix_commit,
+               "fix_parent": parent_of(clone, case.fix_commit, merges=True)}
+    with tempfile.TemporaryDirectory(prefix="label-", dir=work) as tmp:
+        sides = {side: export_tree(clone, commit, Path(tmp) / side) for side, commit in commits.items()}
+        outputs = _witness_outputs(case.witness, repo, sides, interpreter, Path(tmp))
+    if isinstance(outputs, str):
+        return {"ok": False, "reason": outputs}
+    shown = {side: clip(output) for side, output in outputs.items()}
+    if outputs["parent"] == outputs["commit"]:
+        return {"ok": False, "reason": "witness prints the same on parent and commit", **shown}
+    if outputs["fix"] != outputs["parent"]:
+        return {"ok": False, "reason": "witness prints on the fix what it does not print on the parent",
+                **shown}
+    return {"ok": True, **shown, "still_broken_before_fix": outputs["fix_parent"] == outputs["commit"],
+            "commits": {"base": made.base, "head": made.head}}
+
+
+def _witness_outputs(witness: str, repo: Repository, sides: dict[str, Path], interpreter: Path,
+                     tmp: Path) -> dict[str, str] | str:
+    """What the witness prints on each side (keyed as `sides`), or why it failed on one."""
     outputs: dict[str, str] = {}
     empty = Path(tempfile.mkdtemp(prefix="cwd-", dir=tmp))  # nothing importable in its working directory
     for side, root in sides.items():
@@ -585,8 +648,18 @@ def _check_witness(
             why = (
                 "timed out" if result.returncode == -1 else f"exit {result.returncode}: {tail(result.stderr)}"
             )
-            return {"ok": False, "reason": f"witness fails on {side} ({why})"}
+            return f"witness fails on {side} ({why})"
         outputs[side] = result.stdout
+    return outputs
+
+
+def _check_witness(
+    witness: str, repo: Repository, sides: dict[str, Path], interpreter: Path, tmp: Path
+) -> dict[str, Any]:
+    """The witness must exit 0 on both sides (named by `sides`' keys) and print differently."""
+    outputs = _witness_outputs(witness, repo, sides, interpreter, tmp)
+    if isinstance(outputs, str):
+        return {"ok": False, "reason": outputs}
     first, second = sides
     if outputs[first] == outputs[second]:
         return {
@@ -994,8 +1067,9 @@ def change_maps(clone: Path, case: Case, repo: Repository) -> dict[str, ChangeMa
     """What a difference may be attributed to: the change (C^..C), the fix (F^..F), as the case has them."""
     maps: dict[str, ChangeMap] = {}
     if case.label != "unintended":
-        maps["change"] = change_map(clone, parent_of(clone, case.commit), case.commit, repo)
-    if case.fix_commit:
+        maps["change"] = change_map(clone, parent_of(clone, case.commit, merges=case.label == "regression"),
+                                    case.commit, repo)
+    if case.label in ("unintended", "mixed"):  # a regression case's fix is judged by replay, not by place
         maps["fix"] = change_map(clone, parent_of(clone, case.fix_commit), case.fix_commit, repo)
     return maps
 
@@ -1225,6 +1299,34 @@ def replay_parts(entry: dict[str, Any], report: dict[str, Any], case: Case, made
                                            if not _passes(interpreter, root, trees[part])]
 
 
+def replay_fix(entry: dict[str, Any], report: dict[str, Any], case: Case, clone: Path, repo: Repository,
+               interpreter: Path, work: Path) -> None:
+    """Mark `restored` on a regression case's differences: whether the fix put back what the commit
+    changed. A difference's test passes on base (the commit's parent) and fails on head (the
+    commit); it is the regression's when it fails on the fix's parent and passes on the fix, as the
+    witness does. One that also passes before the fix was put right by something else; one that
+    still fails on the fix is another change of the commit (often the one its message means).
+    `restored` is None for a test that does not pass on base here (it cannot be replayed)."""
+    if case.label != "regression":
+        return
+    tests = [difference.get("test") for difference in report.get("differences", [])]
+    todo = [(difference, test) for difference, test in zip(entry.get("differences", []), tests, strict=False)
+            if isinstance(test, str) and not apart(difference)][:REPLAY_LIMIT]
+    if not todo:
+        return
+    commits = {"base": parent_of(clone, case.commit, merges=True),
+               "fix_parent": parent_of(clone, case.fix_commit, merges=True), "fix": case.fix_commit}
+    with tempfile.TemporaryDirectory(prefix="replay-", dir=work) as tmp:
+        root = Path(tmp).resolve()
+        trees = {name: export_tree(clone, commit, root / name) / repo.source
+                 for name, commit in commits.items()}
+        for difference, test in todo:
+            (root / "test_difference.py").write_text(test)
+            passes = {name: lambda name=name: _passes(interpreter, root, trees[name]) for name in trees}
+            difference["restored"] = (not passes["fix_parent"]() and passes["fix"]()
+                                      if passes["base"]() else None)
+
+
 def _passes(interpreter: Path, root: Path, import_root: Path) -> bool:
     """Whether root/test_difference.py passes under pytest with `import_root` first on the path."""
     empty = root / "cwd"
@@ -1309,6 +1411,9 @@ def judge(entry: dict[str, Any], case: Case) -> None:
     if case.label == "mixed":
         entry["detected"] = any(d.get("at") in REGRESSION_PARTS for d in entry["differences"])
         entry["detected_change"] = any(d.get("at") == "change" for d in entry["differences"])
+    elif case.label == "regression":  # the bug itself, not just some change of the commit
+        entry["detected"] = any(d.get("restored") and not apart(d) for d in entry["differences"])
+        entry["detected_change"] = entry["related"] > 0
     elif case.label != "same":
         entry["detected"] = entry["related"] > 0
     else:
@@ -1358,13 +1463,13 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
     ]
     settings.work.mkdir(parents=True, exist_ok=True)
     for name in dict.fromkeys(case.repository for case in cases):
-        repo = manifest.repositories[name]
         todo = [
             case
             for case in cases
             if case.repository == name
             and not is_done(results["cases"].get(case.id), case)
-            and not (settings.labels_only and "label_check" in results["cases"].get(case.id, {}))
+            and not (settings.labels_only and "label_check" in results["cases"].get(case.id, {})
+                     and same_commits(results["cases"][case.id], case))
         ]
         if not todo:
             continue
@@ -1382,6 +1487,7 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
             continue
         interpreters: dict[str, Path] = {}
         for case in todo:  # every label first: a broken case is reported before any run
+            repo = repository_of(manifest, case)
             entry = results["cases"].get(case.id) or {}
             if not same_commits(entry, case):
                 entry = {}
@@ -1391,6 +1497,7 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
         if settings.labels_only:
             continue
         for case in todo:
+            repo = repository_of(manifest, case)
             entry = results["cases"][case.id]
             if entry.get("status") in ("broken", "setup-error"):
                 continue
@@ -1415,6 +1522,7 @@ def run_benchmark(settings: Settings, manifest: Manifest) -> dict[str, Any]:
                     trace_elsewhere(entry, report, maps, case, made, clone, repo, interpreters[case.id],
                                     settings.work)
                     replay_parts(entry, report, case, made, clone, repo, interpreters[case.id], settings.work)
+                    replay_fix(entry, report, case, clone, repo, interpreters[case.id], settings.work)
                 mark(entry, maps)
                 judge(entry, case)
                 say(f"{case.id}: {_verdict(entry)}")
@@ -1441,17 +1549,18 @@ def rejudge(settings: Settings, manifest: Manifest, results: dict[str, Any]) -> 
             print(f"skip {case.id}: no mirror of {case.repository} under {settings.mirrors}", flush=True)
             continue
         clone = clone_mirror(mirror, settings.work / "repos" / case.repository.replace("/", "+"))
-        maps = change_maps(clone, case, manifest.repositories[case.repository])
+        repo = repository_of(manifest, case)
+        maps = change_maps(clone, case, repo)
         kept = settings.reports / f"{case.id}.json" if settings.reports else None
         if kept is not None and kept.is_file():  # the full report: summarize and trace it again
             report = json.loads(kept.read_text())
             entry.update(summarize_report(report, maps.get("change") or maps["fix"]))
-            repo = manifest.repositories[case.repository]
             interpreter = ensure_venv(settings.work, settings.python,
                                       merge_dependencies(repo.dependencies, case.dependencies))
             made = pull_request(clone, case, repo)
             trace_elsewhere(entry, report, maps, case, made, clone, repo, interpreter, settings.work)
             replay_parts(entry, report, case, made, clone, repo, interpreter, settings.work)
+            replay_fix(entry, report, case, clone, repo, interpreter, settings.work)
         mark(entry, maps)
         judge(entry, case)
     save_results(settings.out, results)

@@ -83,6 +83,11 @@ LATER = {
         "tests/test_text.py": (TESTS + SHOUT_TEST).replace('== "a"', '== "a..."'),
     },
     "louder": {"tiny/text.py": FIXED.replace('"!"', '"!!"').replace("text.lower()", 'text.lower() + "..."')},
+    # a real regression and its fix (SZZ): a speed-up that breaks octuple, an unrelated commit, the fix
+    "Speed up octuple\n\nA shift instead of two calls.": {
+        "tiny/__init__.py": VERSIONS["comment"].replace("return quadruple(x) * 2", "return x << 3")},
+    "Document unrelated": {"README.md": "tiny\n"},
+    "Fix octuple, broken since the speed-up": {"tiny/__init__.py": VERSIONS["comment"]},
 }
 FAKE_DIFFORACLE = """\
 import json, os, sys
@@ -149,6 +154,7 @@ def _manifest(path: Path, commits: dict[str, str], extra: str = "") -> Path:
 
         [repositories."owner/tiny"]
         source = "."
+        half = "checking"
         packages = ["tiny"]
         dependencies = []
         test_command = "python -c 'import tiny; assert tiny.unrelated(1) == 1'"
@@ -436,6 +442,7 @@ def test_a_missing_mirror_is_skipped_with_one_line(
         textwrap.dedent("""
         [repositories."owner/absent"]
         source = "src"
+        half = "checking"
         packages = ["absent"]
         test_command = "true"
 
@@ -509,8 +516,12 @@ def test_compare_shows_gains_and_losses(
         (('note = "parentheses"\n', ""), "case tiny-same: missing field 'note'"),
         (
             ('label = "same"', 'label = "maybe"'),
-            "case tiny-same: unknown label 'maybe' (use change, same, unintended or mixed)",
+            "case tiny-same: unknown label 'maybe' (use change, same, regression, unintended or mixed)",
         ),
+        (('half = "checking"', 'half = "tuning"'),
+         "repository owner/tiny: field 'half' must be 'checking', as the split's rule gives it"),
+        (('half = "checking"\n', ""),
+         "repository owner/tiny: missing field 'half' (the split's rule gives 'checking')"),
         (('category = "plain-value"', 'category = "odd"'), "case tiny-change: unknown category 'odd'"),
         (
             ('witness = "import tiny; print(tiny.double(1))"\n', ""),
@@ -641,8 +652,19 @@ label = "unintended"
 category = "plain-value"
 needs = "shout('a')"
 note = "shout loses its exclamation mark again"
-title = "Tidy the text helpers"
 witness = "from tiny.text import shout; print(shout('a'))"
+
+[[case]]
+id = "tiny-regression"
+repository = "owner/tiny"
+commit = "{regression}"
+label = "regression"
+fix = "{regression_fix}"
+fix_says = "broken since the speed-up"
+category = "plain-value"
+needs = "octuple(1)"
+note = "octuple shifts instead of calling quadruple"
+witness = "import tiny; print(tiny.octuple(1))"
 
 [[case]]
 id = "tiny-mixed"
@@ -658,7 +680,9 @@ REPO = bench.Repository("owner/tiny", ".", ("tiny",), (), "true")
 def _new_manifest(tmp_path: Path, tiny: dict, text: str = NEW_CASES) -> Path:
     commits = tiny["commits"]
     return _manifest(tmp_path / "manifest.toml", commits,
-                     text.format(feature=commits["Whisper trails off"], fix=commits["fix"]))
+                     text.format(feature=commits["Whisper trails off"], fix=commits["fix"],
+                                 regression=commits["Speed up octuple"],
+                                 regression_fix=commits["Fix octuple, broken since the speed-up"]))
 
 
 def _clone(tiny: dict, target: Path) -> Path:
@@ -686,8 +710,8 @@ def test_an_unintended_case_puts_the_fixed_source_back_and_leaves_its_tests_out(
     assert _git(clone, "diff", "--name-only", f"{fix}^", made.base) == "tiny/text.py"  # the source only
     assert _show(clone, f"{made.base}:tiny/text.py") == _show(clone, f"{fix}:tiny/text.py")
     assert "test_shout" not in _show(clone, f"{made.base}:tests/test_text.py")
-    assert _git(clone, "log", "-1", "--format=%B", made.head) == "Tidy the text helpers"
-    assert (made.title, made.body) == ("Tidy the text helpers", "")
+    assert _git(clone, "log", "-1", "--format=%B", made.head) == ""  # no words the benchmark wrote
+    assert (made.title, made.body) == ("", "")
     assert _git(clone, "rev-parse", "refs/difforacle-bench/tiny-fix/head") == made.head
     again = bench.pull_request(_clone(tiny, tmp_path / "other"), _cases(tmp_path, tiny)["tiny-fix"], REPO)
     assert again == made  # fixed identity and dates: another clone makes the same commits
@@ -756,7 +780,7 @@ def test_unintended_and_mixed_cases_run_judge_and_tally(tmp_path: Path, tiny: di
     assert [d["at"] for d in mixed["differences"]] == ["fix", "change"]
     assert feature["detected"] is True
     calls = (tmp_path / "calls.log").read_text()
-    assert f"{heads['tiny-fix']} 'Tidy the text helpers'" in calls  # the neutral title, as --pr-title
+    assert f"{heads['tiny-fix']} ''" in calls  # a fix put back comes with no words
     assert f"{heads['tiny-mixed']} 'Whisper trails off'" in calls  # the change's message
     assert f"{heads['tiny-feature']} 'Whisper trails off'" in calls
     figures = results["triage"]["figures"]
@@ -792,9 +816,13 @@ def test_labels_only_checks_the_new_labels_and_a_silent_witness_breaks_the_case(
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (('title = "Tidy the text helpers"\n', ""), "case tiny-fix: missing field 'title'"),
-        (('title = "Tidy the text helpers"', 'title = " "'),
-         "case tiny-fix: field 'title' must not be empty"),
+        (('label = "unintended"', 'label = "unintended"\ntitle = "Tidy"'),
+         "case tiny-fix: field 'title' is retired: a pull request's words are its commits' own"),
+        (('fix = "{regression_fix}"', 'fix = "abc1234"'), "case tiny-regression: fix must be a full 40-hex"),
+        (('fix = "{regression_fix}"', 'fix = "{regression}"'),
+         "case tiny-regression: fix must be another commit than the one that brought the bug in"),
+        (('fix_says = "broken since the speed-up"\n', ""), "case tiny-regression: missing field 'fix_says'"),
+
         (('commit = "{fix}"', 'commit = "abc1234"'), "case tiny-fix: commit must be a full 40-hex commit id"),
         (('change = "tiny-feature"', 'change = "nothing"'), "case tiny-mixed: field 'change' names no case"),
         (('change = "tiny-feature"', 'change = "tiny-same"'),
@@ -820,7 +848,8 @@ def test_bad_new_labels_are_one_line_and_exit_2(
 
 def test_a_mixed_case_of_another_repository_is_refused(tmp_path: Path, tiny: dict,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    other = '\n[repositories."owner/other"]\nsource = "."\npackages = ["other"]\ntest_command = "true"\n'
+    other = ('\n[repositories."owner/other"]\nsource = "."\nhalf = "checking"\npackages = ["other"]\n'
+             'test_command = "true"\n')
     manifest = _new_manifest(tmp_path, tiny, other + NEW_CASES.replace(
         'repository = "owner/tiny"\nlabel = "mixed"', 'repository = "owner/other"\nlabel = "mixed"'))
     assert bench.main(["--manifest", str(manifest), "--report-only", "--out", str(tmp_path / "x.json")]) == 2
@@ -996,3 +1025,67 @@ def test_a_mixed_cases_difference_goes_to_the_part_whose_commit_alone_makes_its_
     maps = bench.change_maps(clone, case, REPO)
     assert [bench.attribute(difference, maps) for difference in entry["differences"]] == [
         "fix", "change", bench.attribute(_difference("tiny.text:shout"), maps)]
+
+
+# ---------------------------------------------------------------- regression cases (SZZ)
+
+
+def test_a_regression_case_is_its_commit_with_its_own_words_and_its_fix_checked(tmp_path: Path,
+                                                                              tiny: dict) -> None:
+    commits = tiny["commits"]
+    speedup = commits["Speed up octuple"]
+    code, results = _run(tmp_path, tiny, {speedup: [_difference("tiny:octuple")]}, "--only",
+                         "tiny-regression", manifest=_new_manifest(tmp_path, tiny))
+    assert code == 0
+    entry = results["cases"]["tiny-regression"]
+    assert entry["label_check"] == {
+        "ok": True, "parent": "14\n", "commit": "8\n", "fix": "14\n", "fix_parent": "8\n",
+        "still_broken_before_fix": True,
+        "commits": {"base": commits["louder"], "head": speedup}}  # its parent, and it
+    assert entry["fix_commit"] == commits["Fix octuple, broken since the speed-up"]
+    calls = (tmp_path / "calls.log").read_text()
+    assert f"{speedup} 'Speed up octuple'" in calls  # the commit's own subject, as --pr-title
+    # a difference whose test cannot be replayed (none here) is not the regression found
+    assert entry["detected"] is False and entry["detected_change"] is True
+
+
+def test_a_regression_witness_the_fix_does_not_restore_breaks_the_case(tmp_path: Path, tiny: dict) -> None:
+    text = NEW_CASES.replace('fix = "{regression_fix}"', 'fix = "{later}"')
+    commits = tiny["commits"]
+    manifest = _manifest(tmp_path / "manifest.toml", commits, text.format(
+        feature=commits["Whisper trails off"], fix=commits["fix"], regression=commits["Speed up octuple"],
+        later=commits["Document unrelated"]))
+    _, results = _run(tmp_path, tiny, {}, "--labels-only", "--only", "tiny-regression", manifest=manifest)
+    entry = results["cases"]["tiny-regression"]
+    assert entry["status"] == "broken"
+    assert entry["reason"] == "witness prints on the fix what it does not print on the parent"
+    backwards = NEW_CASES.format(feature=commits["Whisper trails off"], fix=commits["fix"],
+                                 regression=commits["Fix octuple, broken since the speed-up"],
+                                 regression_fix=commits["Speed up octuple"])
+    _, results = _run(tmp_path, tiny, {}, "--labels-only", "--only", "tiny-regression",
+                      manifest=_manifest(tmp_path / "other.toml", commits, backwards))
+    assert results["cases"]["tiny-regression"]["reason"].endswith("does not descend from the commit")
+
+
+def test_a_regression_cases_difference_is_the_bugs_when_the_fix_restores_it(tmp_path: Path,
+                                                                            tiny: dict) -> None:
+    """Replayed on the fix's parent and the fix: the bug's test fails before the fix and passes on it;
+    one that passes before the fix too was not put right by it; a test that fails on base is not
+    replayed."""
+    clone = _clone(tiny, tmp_path / "replay")
+    case = _cases(tmp_path, tiny)["tiny-regression"]
+    tests = ["import tiny\n\n\ndef test_it():\n    assert tiny.octuple(1) == 14\n",
+             "def test_it():\n    assert False\n",
+             "import tiny\n\n\ndef test_it():\n    assert tiny.double(1) == 3\n"]  # passes everywhere
+    report = {"differences": [{**_difference("tiny:octuple"), "test": test} for test in tests]}
+    entry = {"differences": [dict(difference) for difference in report["differences"]]}
+
+    bench.replay_fix(entry, report, case, clone, REPO, Path(sys.executable), tmp_path)
+
+    assert [d.get("restored") for d in entry["differences"]] == [True, None, False]
+    entry.update(status="ok", related=1, label="regression")
+    bench.judge(entry, case)
+    assert entry["detected"] is True
+    entry["differences"] = entry["differences"][1:]
+    bench.judge(entry, case)
+    assert entry["detected"] is False and entry["detected_change"] is True
