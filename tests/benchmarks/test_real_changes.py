@@ -783,13 +783,17 @@ def test_unintended_and_mixed_cases_run_judge_and_tally(tmp_path: Path, tiny: di
     assert f"{heads['tiny-fix']} ''" in calls  # a fix put back comes with no words
     assert f"{heads['tiny-mixed']} 'Whisper trails off'" in calls  # the change's message
     assert f"{heads['tiny-feature']} 'Whisper trails off'" in calls
-    figures = results["triage"]["figures"]
-    assert figures["unintended"]["cases"] == {"count": 1, "of": 1, "share": 1.0}
+    figures = results["triage"]["figures"]["checking"]  # owner/tiny's half
+    assert results["triage"]["figures"]["tuning"] == {}
+    assert figures["unintended"] == {"detected": {"count": 1, "of": 1, "share": 1.0}}  # detection only
     assert figures["intended"]["cases"] == {"count": 1, "of": 1, "share": 1.0}
     assert figures["mixed"]["of_all"] == figures["mixed"]["of_both_detected"] == {"count": 1, "of": 1,
                                                                                    "share": 1.0}
     table = (tmp_path / "results.md").read_text()
-    assert "| `unintended` | 1/1 (100%) | 1 | 0 | 1 | 0 | 0 | 0 | 1 | 0 |" in table
+    assert ("| `unintended`: a fix put back, without words | 1/1 (100%) | 1 | 0 | 1 | 0 | 0 | 0 | 1 | 0 |"
+            in table)
+    assert ("| `mixed` right (regression kept, change explained), of all | >= 60% | - | 1/1 (100%) | "
+            "1/1 (100%) |" in table)
     assert "| `mixed`: the reverted fix | 1/1 (100%) | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 |" in table
     assert "| `mixed`: the change | 1/1 (100%) | 1 | 0 | 0 | 0 | 1 | 0 | 0 | 0 |" in table
     assert "| tiny-mixed | mixed | - | regression detected, change detected | 2 (fix 1, change 1, both 0) |" \
@@ -896,15 +900,19 @@ def test_triage_tallies_per_label_and_the_figures() -> None:
         "differences": 4, "verdicts": None, "elsewhere": 2, "set_apart": 0}
     assert rows["intended (`change`)"]["verdicts"] == {"asserted-by-pr": 1, "named-by-pr": 2,
                                                        "unexplained": 1}
-    assert (rows["`unintended`"]["detected"], rows["`unintended`"]["set_apart"]) == (2, 1)
+    unintended = rows["`unintended`: a fix put back, without words"]
+    assert (unintended["detected"], unintended["set_apart"]) == (2, 1)
     assert rows["`mixed`: the reverted fix"]["verdicts"] == {"breaks-existing-test": 1, "named-by-pr": 1,
                                                              "unexplained": 1}
     assert (rows["`mixed`: the reverted fix"]["measured"], rows["`mixed`: the change"]["detected"]) == (4, 3)
-    figures = summary["figures"]
+    figures = summary["figures"]["all"]
+    assert summary["figures"]["checking"] == summary["figures"]["tuning"] == {}  # no case has a half here
+    assert figures["intended"]["detected"] == {"count": 2, "of": 3, "share": 0.667}
     assert figures["intended"]["cases"] == {"count": 1, "of": 2, "share": 0.5}
     assert figures["intended"]["differences"] == {"count": 3, "of": 4, "share": 0.75}
-    assert figures["unintended"]["cases"] == {"count": 1, "of": 2, "share": 0.5}
-    assert figures["unintended"]["differences"] == {"count": 3, "of": 4, "share": 0.75}
+    assert figures["unintended"] == {"detected": {"count": 2, "of": 3, "share": 0.667}}
+    # the rules' tallies: a naming rule's explanation of u2's regression is a false one
+    assert summary["rules"]["all"] == {"(unnamed)": {"regression": 2, "intended": 6}}
     mixed = figures["mixed"]
     assert mixed["of_all"] == {"count": 2, "of": 4, "share": 0.5}  # m1, and m2 (its change showed nothing)
     assert mixed["of_all_with_change_missed"] == 1
@@ -913,8 +921,9 @@ def test_triage_tallies_per_label_and_the_figures() -> None:
     assert mixed["of_same_module"] == {"count": 1, "of": 2, "share": 0.5}
     lines = bench._triage({"cases": entries}, cases)
     assert "| `mixed`: the change | 3/4 (75%) | 3 | 0 | 0 | 0 | 3 | 0 | 0 | 0 |" in lines
-    assert any(line.startswith("- `mixed`: regression detected") and "2/4 (50%) of all" in line
-               and "1/2 (50%) of those with both parts detected (target >= 80%)" in line for line in lines)
+    assert ("| `mixed` right (regression kept, change explained), of all | >= 60% | - | - | 2/4 (50%) |"
+            in lines)
+    assert "| `mixed` right, of those with both parts detected |  | - | - | 1/2 (50%) |" in lines
 
 
 def test_a_difference_at_both_parts_goes_to_the_one_whose_unit_it_is() -> None:
@@ -1089,3 +1098,35 @@ def test_a_regression_cases_difference_is_the_bugs_when_the_fix_restores_it(tmp_
     entry["differences"] = entry["differences"][1:]
     bench.judge(entry, case)
     assert entry["detected"] is False and entry["detected_change"] is True
+
+
+def test_the_rules_tallies_count_false_explanations_and_refusals_per_half() -> None:
+    """A regression case's bug explained by naming is a false explanation of `words-name-it`; a
+    change explained by it is earned; a naming passage refused because it says its change keeps
+    behaviour kept one regression unexplained and left one intended change so."""
+    keeps = ["the title names it, but says its change keeps behaviour: \"Speed up f\""]
+    bug = {"restored": True, "related": True, "kind": "return", "target": "p:f"}
+    entries = {
+        "r1": {"label": "regression", "status": "ok", "detected": True, "detected_change": True,
+               "differences": [{**bug, "verdict": "named-by-pr", "rule": "words-name-it"},
+                               {**bug, "restored": False, "verdict": "named-by-pr",
+                                "rule": "words-name-it"}]},
+        "r2": {"label": "regression", "status": "ok", "detected": True, "detected_change": True,
+               "differences": [{**bug, "verdict": "unexplained", "closest": keeps}]},
+        "c1": _judged("change", ("change", "named-by-pr")),
+        "c2": _judged("change", ("change", "unexplained")),
+    }
+    entries["c1"]["differences"][0]["rule"] = "words-name-it"
+    entries["c2"]["differences"][0]["closest"] = keeps
+    halves = {"r1": "tuning", "r2": "checking", "c1": "checking", "c2": "checking"}
+    cases = [bench.Case(name, "o/r", "0" * 40, entry["label"], "note", half=halves[name])
+             for name, entry in entries.items()]
+    rules = bench.triage_summary({"cases": entries}, cases)["rules"]
+    # r1's other difference is not scored: whether its commit meant it is not known
+    assert rules["tuning"] == {"words-name-it": {"regression": 1, "intended": 0}}
+    assert rules["checking"] == {"refused: keeps-behaviour": {"regression": 1, "intended": 1},
+                                 "words-name-it": {"regression": 0, "intended": 1}}
+    figures = bench.triage_summary({"cases": entries}, cases)["figures"]
+    assert figures["tuning"]["regression"]["kept"]["cases"] == {"count": 0, "of": 1, "share": 0.0}
+    assert figures["checking"]["regression"]["kept"]["cases"] == {"count": 1, "of": 1, "share": 1.0}
+    assert figures["all"]["regression"]["detected"] == {"count": 2, "of": 2, "share": 1.0}
