@@ -233,6 +233,8 @@ def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -
     on_base = " on base" if location and difference.get("side") == "base" else ""  # a line removed
     evidence = difference.get("evidence", "")
     shown = [f"### {title.strip()}", *([evidence[:1].upper() + evidence[1:] + "."] if evidence else [])]
+    if not evidence and difference.get("verdict", "unexplained") == "unexplained":
+        shown.append(_why_unexplained(difference.get("closest") or []))
     if is_accepted(difference):
         shown.append(f"Accepted by @{difference['accepted'].get('by', '?')}.")
     parts = [f"At {location}{on_base}." if location else "Location unknown."]
@@ -259,6 +261,20 @@ def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -
     if folded:
         parts = ["<details><summary>Where, and its tests</summary>", *parts, "</details>"]
     return "\n\n".join([*shown, *parts])
+
+
+CLOSEST_SHOWN = 3  # near misses listed for an unexplained difference
+
+
+def _why_unexplained(closest: list[str]) -> str:
+    """What the triage looked for and what came closest, so that a maintainer sees why nothing
+    counted."""
+    looked = ("Nothing in the pull request accounts for it: no existing test that calls it breaks, no test "
+              "the pull request adds shows it, and its words, definitions and values do not name it")
+    if not closest:
+        return looked + "."
+    listed = "; ".join(closest[:CLOSEST_SHOWN]) + ("; ..." if len(closest) > CLOSEST_SHOWN else "")
+    return f"{looked}. Closest: {listed}."
 
 
 ENTRIES_SHOWN = 10  # entries of a table listed by name; the rest are counted

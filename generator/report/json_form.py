@@ -57,6 +57,8 @@ def _difference_to_json(difference: Difference) -> dict:
         "severity": difference.severity,
         "verdict": str(difference.verdict),
         "evidence": difference.evidence,
+        "rule": difference.rule,
+        "closest": list(difference.closest),
         "origin": str(difference.origin),
         "carved_by": list(difference.carved_by),
         "direct": difference.direct,

@@ -111,6 +111,8 @@ class Difference:
     severity: str = "major"
     verdict: str = Verdict.UNEXPLAINED
     evidence: str = ""  # what the verdict rests on, quoted for a reader ("" when unexplained)
+    rule: str = ""  # the triage rule that gave the verdict (`triage.rules.RULES`; "" when unexplained)
+    closest: list[str] = field(default_factory=list)  # unexplained: evidence that nearly counted, and why not
     origin: str = InputOrigin.WITHIN_DECLARED_TYPES
     carved_by: list[str] = field(default_factory=list)  # the project's tests whose own calls showed it
     direct: bool = False  # its sequence calls a changed private function or method no public code calls

@@ -100,6 +100,19 @@ def mention(text: PullRequestText, targets: Iterable[str], removed: bool = False
 
 def mentions(text: PullRequestText, targets: Iterable[str], removed: bool = False) -> Iterator[Mention]:
     """Each passage that names one of `targets`, in the order a reviewer reads them (see `mention`)."""
+    return (found for found, refused in readings(text, targets, removed) if not refused)
+
+
+def refusals(text: PullRequestText, targets: Iterable[str],
+             removed: bool = False) -> Iterator[tuple[Mention, str]]:
+    """Each passage that names one of `targets` but does not count, with why: it says its change
+    keeps behaviour, or it says nothing else of the name."""
+    return ((found, refused) for found, refused in readings(text, targets, removed) if refused)
+
+
+def readings(text: PullRequestText, targets: Iterable[str],
+             removed: bool = False) -> Iterator[tuple[Mention, str]]:
+    """Each passage that names one of `targets`, with why it does not count ("" when it does)."""
     targets = list(targets)
     names = list(dict.fromkeys(name for target in targets for name in names_of(target)))
     modules = list(dict.fromkeys(name for target in targets for name in module_names_of(target)))
@@ -107,11 +120,12 @@ def mentions(text: PullRequestText, targets: Iterable[str], removed: bool = Fals
         if passage.unit is not None:
             lines = passage.text.strip().splitlines()
             if passage.unit in targets and lines:  # a docstring whose added lines are blank says nothing
-                yield Mention(passage.source, _quote(lines[0]))
+                yield Mention(passage.source, _quote(lines[0])), ""
             continue
         found = _naming_line(passage, names, modules, removed)
         if found is not None:
-            yield Mention(passage.source, _quote(found), found)
+            line, refused = found
+            yield Mention(passage.source, _quote(line), line), refused
 
 
 def names_type(line: str, name: str) -> bool:
@@ -130,19 +144,31 @@ def names_entry(text: PullRequestText, entry: TableEntry) -> Mention | None:
     return None
 
 
-def _naming_line(passage: Passage, names: list[str], modules: list[str], removed: bool) -> str | None:
-    """The first line that names one of `names` or `modules` as a change of behaviour (None if the
-    passage's subject, or that line, claims to keep behaviour, unless the name is `removed`)."""
+KEEPS = "says its change keeps behaviour"  # why a naming line does not count
+SAYS_NOTHING = "says nothing else of it"
+
+
+def _naming_line(passage: Passage, names: list[str], modules: list[str],
+                 removed: bool) -> tuple[str, str] | None:
+    """The first line that names one of `names` or `modules` as a change of behaviour, with ""; or
+    the first that names one but does not count, with why (its passage's subject, or the line,
+    claims to keep behaviour, unless the name is `removed`; or it says nothing else); None when no
+    line names one."""
     lines = passage.text.strip().splitlines()
     keeps = (lambda line: False) if removed else (lambda line: KEEPS_BEHAVIOUR.search(line) is not None)
-    if not lines or keeps(lines[0]):
-        return None
+    refused: tuple[str, str] | None = None
     for line in lines:
         spans = [span for name in names for span in _names(line, name)]
         spans += [span for module in modules for span in _names_module(line, module)]
-        if spans and _says_more(line, spans):
-            return None if keeps(line) else line.strip()
-    return None
+        if not spans:
+            continue
+        if not _says_more(line, spans):
+            refused = refused or (line.strip(), SAYS_NOTHING)
+        elif keeps(lines[0]) or keeps(line):
+            return line.strip(), KEEPS
+        else:
+            return line.strip(), ""
+    return refused
 
 
 def _says_more(line: str, spans: list[tuple[int, int]]) -> bool:

@@ -290,3 +290,37 @@ def test_none_in_a_line_names_a_value_not_a_type_of_input() -> None:
     said = PullRequestText([Passage("the title", "Return None from to_seconds on an empty text")])
     nothing, whole = _seconds(["none"], 1), _seconds(["int", 90], 2)
     assert [d.verdict for d in triage([nothing, whole], SECONDS, said)] == [Verdict.NAMED_BY_PR] * 2
+
+
+def test_each_verdict_names_the_rule_that_gave_it() -> None:
+    from difforacle.generator.triage.rules import RULES
+    assert len({rule.name for rule in RULES}) == len(RULES)
+    named = PullRequestText([Passage("the title", "Make `width` count tabs")])
+    broken = {"tests/test_mod.py::test_width": frozenset({"pkg.mod:width"})}
+    for difference, text, tests, rule in [(_width(WORD), named, None, "words-name-it"),
+                                          (_width(NONE), named, None, "outside-declared-types"),
+                                          (_width(NONE), None, broken, "existing-test-breaks"),
+                                          (_width(WORD), None, None, "")]:
+        [judged] = triage([difference], OPERATIONS, text, (), tests)
+        assert judged.rule == rule
+        assert rule == "" or next(r for r in RULES if r.name == rule).verdict == judged.verdict
+
+
+def test_an_unexplained_difference_says_what_came_closest() -> None:
+    """A passage that names the operation but claims to keep behaviour, a test of the pull request
+    that calls it but shows another difference, a line that means inputs of another type: each is
+    said, so that a maintainer sees why nothing counted."""
+    keeps = PullRequestText([Passage("commit 1a2b3c4", "Speed up `width`\n\nNo functional change.")])
+    [judged] = triage([_width(WORD)], OPERATIONS, keeps, asserting=ASSERTING)
+    assert judged.verdict == Verdict.UNEXPLAINED and judged.evidence == ""
+    assert judged.closest == [
+        "the pull request's test tests/test_mod.py::test_new calls it and fails on base, but its own calls do "
+        "not show this difference",
+        'commit 1a2b3c4 names it, but says its change keeps behaviour: "Speed up `width`"']
+    title = PullRequestText([Passage("the title", "Accept Decimal in to_seconds")])
+    decimal, whole = _seconds(["decimal", "1.5"], 1), _seconds(["int", 90], 2)
+    triage([decimal, whole], SECONDS, title)
+    assert whole.closest == ['the title names it, but means inputs of another type (Decimal): "Accept Decimal '
+                             'in to_seconds"']
+    assert decimal.closest == [] and decimal.rule == "words-name-it"
+    assert triage([_width(WORD)], OPERATIONS, None)[0].closest == []  # nothing came close
