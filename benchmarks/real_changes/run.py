@@ -738,17 +738,23 @@ def changed_lines(diff: str) -> tuple[set[int], set[int]]:
     return old, new
 
 
+Use = tuple[str | None, str]  # (receiver, name): (None, "f") for `f`, ("self", "m") for `self.m`
+
+
 @dataclass
 class ModuleIndex:
-    """What one module's syntax tree says: unit spans, bound names, references, class bases."""
+    """What one module's syntax tree says: unit spans, bound names, references, class bases, imports."""
 
     spans: list[tuple[int, int, str, ast.AST]] = field(default_factory=list)  # (start, end, qualname, node)
     statements: list[ast.stmt] = field(default_factory=list)  # top-level statements
-    references: dict[str, set[str]] = field(default_factory=dict)  # function qualname -> names it uses
+    references: dict[str, set[Use]] = field(default_factory=dict)  # function qualname -> names it uses
     bases: dict[str, set[str]] = field(default_factory=dict)  # class qualname -> base names
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> the dotted name it is bound to
+    members: dict[str, set[str]] = field(default_factory=dict)  # class qualname -> names its body defines
 
     @classmethod
-    def parse(cls, source: str) -> ModuleIndex:
+    def parse(cls, source: str, module: str = "") -> ModuleIndex:
+        """`module`: the module's dotted name, which relative imports are read against."""
         index = cls()
         try:
             tree = ast.parse(source)
@@ -756,6 +762,16 @@ class ModuleIndex:
             return index
         index.statements = list(tree.body)
         index._walk(tree.body, "")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    index.imports[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0])
+            elif isinstance(node, ast.ImportFrom):
+                package = module.split(".")[: len(module.split(".")) - node.level] if node.level else []
+                source_module = ".".join([*package, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    index.imports[alias.asname or alias.name] = f"{source_module}.{alias.name}"
         return index
 
     def _walk(self, body: Iterable[ast.stmt], prefix: str) -> None:
@@ -764,6 +780,8 @@ class ModuleIndex:
                 qualname = f"{prefix}{node.name}"
                 start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 self.spans.append((start, node.end_lineno or node.lineno, qualname, node))
+                if prefix:
+                    self.members.setdefault(prefix[:-1], set()).add(node.name)
                 if isinstance(node, ast.ClassDef):
                     self.bases[qualname] = {_last_name(base) for base in node.bases} - {""}
                     self.references[qualname] = _names_used([s for s in node.body if not _is_def(s)])
@@ -774,6 +792,8 @@ class ModuleIndex:
                 # `__neg__ = wrap_method(int.__neg__)`, `loads = parse`: a unit made by a call or an alias
                 for name in _names_bound(node):
                     self.references[f"{prefix}{name}"] = _names_used([node])
+                    if prefix:
+                        self.members.setdefault(prefix[:-1], set()).add(name)
             elif isinstance(node, ast.If | ast.Try | ast.With):  # defs under `if TYPE_CHECKING`, try/except
                 self._walk(
                     [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)], prefix
@@ -810,15 +830,29 @@ def _last_name(node: ast.AST) -> str:
     return node.attr if isinstance(node, ast.Attribute) else ""
 
 
-def _names_used(body: Iterable[ast.stmt]) -> set[str]:
-    used: set[str] = set()
+def _names_used(body: Iterable[ast.stmt]) -> set[Use]:
+    """The names the statements use, each with what it is read from: a bare name (`f`), an attribute
+    of a name or dotted name (`self.m`, `pkg.mod.f`), of `super()`, or of anything else (`?`)."""
+    used: set[Use] = set()
     for statement in body:
         for node in ast.walk(statement):
             if isinstance(node, ast.Name):
-                used.add(node.id)
+                used.add((None, node.id))
             elif isinstance(node, ast.Attribute):
-                used.add(node.attr)
+                used.add((_dotted(node.value), node.attr))
     return used
+
+
+def _dotted(node: ast.AST) -> str:
+    """`pkg.mod` for the receiver `pkg.mod` of `pkg.mod.f`, `super()` for `super().f`, else `?`."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return "?" if inner in ("?", "super()") else f"{inner}.{node.attr}"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+        return "super()"
+    return "?"
 
 
 def _names_bound(statement: ast.stmt) -> set[str]:
@@ -841,6 +875,18 @@ class ChangeMap:
     lines: dict[str, list[int]]  # repository path -> changed lines on the commit side (old side if removed)
     # the units that read a name a changed module- or class-level statement binds (a table, a pattern)
     readers: set[Unit] = field(default_factory=set)
+    # the version metadata the commit changes, each (base's text, head's text): `__version__ = "1.2"`
+    versions: list[tuple[str, str]] = field(default_factory=list)
+
+    def is_metadata(self, difference: dict[str, Any]) -> bool:
+        """A difference in version metadata: a version name itself (`pkg:__version__`,
+        `pkg.about:VERSION_INFO`), or a value that differs only by a changed version's text (a user
+        agent or a table built from `__version__`). A release's number is not a behaviour."""
+        name = str(difference.get("target", "")).rpartition(":")[2].rsplit(".", 1)[-1]
+        if VERSION_NAME.fullmatch(name):
+            return True
+        base, head = str(difference.get("base")), str(difference.get("head"))
+        return any(old in base and base.replace(old, new) == head for old, new in self.versions)
 
     def to_json(self) -> dict[str, Any]:
         return {"changed": sorted(f"{m}:{q}" for m, q in self.changed), "related_count": len(self.related)}
@@ -895,25 +941,68 @@ def _same_module(target: str, defined: str) -> bool:
     return target == defined or defined.startswith(target + ".") or target.startswith(defined + ".")
 
 
-def _called_as(qualname: str) -> str:
-    """The name a caller uses: a constructor is called through its class, anything else by its own name."""
+Changed = tuple[str, str, str]  # (module, name, owner): what a caller uses; owner "" at module level
+# the names of version metadata: `__version__`, `VERSION`, `version_info`, `__date__`, `RELEASE`
+VERSION_NAME = re.compile(r"_*(version|version_?info|version_?tuple|release|date|build_?date|revision|"
+                          r"timestamp)_*", re.IGNORECASE)
+
+
+def _versions(old: ModuleIndex | None, new: ModuleIndex | None, old_lines: set[int],
+              new_lines: set[int]) -> list[tuple[str, str]]:
+    """The texts of the version metadata a commit changes in one module: the literal values bound
+    to version names by changed module-level statements, paired base's with head's."""
+    def values(index: ModuleIndex | None, touched: set[int]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for statement in index.statements if index else []:
+            if not isinstance(statement, ast.Assign | ast.AnnAssign) or statement.value is None:
+                continue
+            end = statement.end_lineno or statement.lineno
+            if not any(statement.lineno <= line <= end for line in touched):
+                continue
+            try:
+                value = ast.literal_eval(statement.value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+            for name in _names_bound(statement):
+                if VERSION_NAME.fullmatch(name) and isinstance(value, str | int | float | tuple):
+                    found[name] = value if isinstance(value, str) else repr(value)
+        return found
+    before, after = values(old, old_lines), values(new, new_lines)
+    return [(before[name], after[name]) for name in before
+            if name in after and before[name] != after[name] and len(before[name]) >= 3]
+# what the standard types' values have: a method of this name read from an unknown object may be theirs
+BUILTIN_ATTRIBUTES = frozenset(name for kind in (str, bytes, int, float, list, dict, set, tuple, object, type,
+                                                  BaseException, IOError)
+                               for name in dir(kind))
+
+
+def _called_as(module: str, qualname: str) -> Changed:
+    """The name a caller uses for a changed function, method or class, and the class it belongs to:
+    a constructor is called through its class, anything else by its own name."""
     parts = qualname.split(".")
-    return parts[-2] if parts[-1] in CTOR_METHODS and len(parts) > 1 else parts[-1]
+    if parts[-1] in CTOR_METHODS and len(parts) > 1:
+        parts = parts[:-1]
+    return module, parts[-1], parts[-2] if len(parts) > 1 else ""
 
 
 def change_map(clone: Path, base: str, head: str, repo: Repository) -> ChangeMap:
-    """Changed units from the diff (both sides), then their direct callers by name over the package."""
+    """Changed units from the diff (both sides), then their direct callers over the package, by
+    resolved name: a caller uses the changed name itself (from its module, or imported from the
+    package), or a member of the changed class through `self`, `cls`, `super()` or the class, or
+    through any object when no standard type and no other class of the package has a member of
+    that name (every caller of any `.get` is not a caller of a changed `get`)."""
     indexes: dict[str, dict[str, ModuleIndex]] = {}  # side -> module -> index
     changed: set[Unit] = set()
-    names: set[str] = set()
-    data: set[str] = set()  # the names module- and class-level changed statements bind
+    names: set[Changed] = set()
+    data: set[Changed] = set()  # the names module- and class-level changed statements bind
     lines: dict[str, list[int]] = {}
+    versions: list[tuple[str, str]] = []
     for side, commit in (("base", base), ("head", head)):
         indexes[side] = {}
         for path in git(clone, "ls-tree", "-r", "--name-only", commit).split("\n"):
             module = module_of(path, repo) if path else None
             if module:
-                indexes[side][module] = ModuleIndex.parse(git(clone, "show", f"{commit}:{path}"))
+                indexes[side][module] = ModuleIndex.parse(git(clone, "show", f"{commit}:{path}"), module)
     for path in changed_python_files(clone, base, head, repo):
         module = module_of(path, repo)
         assert module is not None
@@ -926,28 +1015,98 @@ def change_map(clone: Path, base: str, head: str, repo: Repository) -> ChangeMap
             for line in touched:
                 qualname, node = index.unit_at(line)
                 changed.add((module, qualname))
+                if node is None:
+                    versions += _versions(indexes["base"].get(module), indexes["head"].get(module), old, new)
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    names.add(_called_as(qualname))
+                    names.add(_called_as(module, qualname))
                 else:  # module or class level: a table, a constant, an import, the class itself
-                    data |= index.bound_at(line, node)
-                    names |= index.bound_at(line, node)
+                    owner = qualname.rsplit(".", 1)[-1] if node is not None else ""
+                    bound = {(module, name, owner) for name in index.bound_at(line, node)}
+                    data |= bound
+                    names |= bound
                     if node is not None:
-                        names.add(qualname.rsplit(".", 1)[-1])
-    related = set(changed)
-    readers: set[Unit] = set()
-    for side in indexes.values():  # the direct callers, by the names they use (not callers of callers)
-        for module, index in side.items():
-            for qualname, used in index.references.items():
-                if used & names:
-                    related.add((module, qualname))
-                if used & data:
-                    readers.add((module, qualname))
+                        names.add(_called_as(module, qualname))
     bases: dict[str, set[str]] = {}
+    members: dict[str, int] = {}  # a member's name -> how many classes of the package define it
     for side in indexes.values():
         for index in side.values():
             for qualname, class_bases in index.bases.items():
                 bases.setdefault(qualname.rsplit(".", 1)[-1], set()).update(class_bases)
-    return ChangeMap(changed, related, bases, lines, readers)
+    for index in {**indexes["base"], **indexes["head"]}.values():
+        for class_members in index.members.values():
+            for name in class_members:
+                members[name] = members.get(name, 0) + 1
+    resolver = _Resolver(repo.packages, bases, members)
+    related = set(changed)
+    readers: set[Unit] = set()
+    for side in indexes.values():  # the direct callers (not callers of callers)
+        for module, index in side.items():
+            for qualname, used in index.references.items():
+                if resolver.uses(module, index, qualname, used, names):
+                    related.add((module, qualname))
+                if resolver.uses(module, index, qualname, used, data):
+                    readers.add((module, qualname))
+    return ChangeMap(changed, related, bases, lines, readers, list(dict.fromkeys(versions)))
+
+
+@dataclass
+class _Resolver:
+    """Whether a unit's uses name one of the changed names (see `change_map`)."""
+
+    packages: tuple[str, ...]
+    bases: dict[str, set[str]]  # class name -> base names
+    members: dict[str, int]  # member name -> classes of the package defining one
+
+    def uses(self, module: str, index: ModuleIndex, qualname: str, used: set[Use],
+             changed: set[Changed]) -> bool:
+        by_name: dict[str, list[Changed]] = {}
+        for item in changed:
+            by_name.setdefault(item[1], []).append(item)
+        caller_class = qualname.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in qualname else ""
+        for receiver, name in used:
+            bound = index.imports.get(name, "") if receiver is None else ""  # `from .util import slug as s`
+            for item in by_name.get(name, []) + by_name.get(bound.rsplit(".", 1)[-1], []):
+                if self._means(module, index, caller_class, receiver, name, item):
+                    return True
+        return False
+
+    def _means(self, module: str, index: ModuleIndex, caller_class: str, receiver: str | None, name: str,
+               changed: Changed) -> bool:
+        """Whether the use (`receiver`.`name`, or `name`) in `module` is of the changed name."""
+        defined, changed_name, owner = changed
+        if not owner:  # a module-level name: itself in its module, imported, or read from its module
+            if receiver is None:
+                return module == defined or self._imported(index.imports.get(name), changed_name)
+            first = receiver.split(".")[0]
+            return self._module(index.imports.get(first, first), receiver, defined)
+        if receiver is None:
+            return False
+        if receiver in ("self", "cls", "super()"):
+            return bool(caller_class) and caller_class in self._family(owner)
+        head = receiver.rsplit(".", 1)[-1]
+        if head == owner or index.imports.get(receiver, "").rsplit(".", 1)[-1] == owner:
+            return True
+        return name not in BUILTIN_ATTRIBUTES and self.members.get(name, 0) <= 1
+
+    def _imported(self, target: str | None, name: str) -> bool:
+        """`from pkg.mod import f` (or from a package re-exporting it) binds the changed `f`."""
+        return target is not None and target.split(".")[0] in self.packages and target.endswith("." + name)
+
+    def _module(self, bound: str, receiver: str, defined: str) -> bool:
+        """`mod.f`, `pkg.mod.f`: the receiver is the defining module, or a package above it."""
+        path = receiver.replace(receiver.split(".")[0], bound, 1)
+        return path.split(".")[0] in self.packages and (defined == path or defined.startswith(path + "."))
+
+    def _family(self, owner: str) -> set[str]:
+        """The class, its ancestors and its descendants, by bare name."""
+        family, todo = {owner}, [owner]
+        while todo:
+            name = todo.pop()
+            for other in [*self.bases.get(name, ()), *(c for c, b in self.bases.items() if name in b)]:
+                if other not in family:
+                    family.add(other)
+                    todo.append(other)
+        return family
 
 
 # ---------------------------------------------------------------- running difforacle
@@ -1018,9 +1177,11 @@ CHECKOUT_PATH = re.compile(r"difforacle-\w+[/\\](?:base|head)\b")
 
 
 def apart(difference: dict[str, Any]) -> bool:
-    """A difference the report sets apart and counts for nothing: minor (an exception's wording from
-    outside the project), or shown only by an input outside the declared types."""
-    return bool(difference.get("minor") or difference.get("outside_declared_types"))
+    """A difference that counts for nothing: one the report sets apart (minor, an exception's wording
+    from outside the project; or shown only by an input outside the declared types), or one in
+    version metadata (`ChangeMap.is_metadata`, marked by `mark`)."""
+    return bool(difference.get("minor") or difference.get("outside_declared_types")
+                or difference.get("metadata"))
 
 
 def at_the_change(difference: dict[str, Any], changes: ChangeMap) -> bool:
@@ -1343,6 +1504,7 @@ def _passes(interpreter: Path, root: Path, import_root: Path) -> bool:
 def mark(entry: dict[str, Any], maps: dict[str, ChangeMap]) -> None:
     """Attribute every kept difference to the case's parts (first pass and --rejudge alike)."""
     for difference in entry.get("differences", []):
+        difference["metadata"] = any(changes.is_metadata(difference) for changes in maps.values())
         difference["at"] = attribute(difference, maps)
         difference["related"] = difference["at"] is not None
     entry["related"] = sum(1 for difference in entry.get("differences", []) if difference["related"])

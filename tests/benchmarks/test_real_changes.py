@@ -383,7 +383,9 @@ def test_detection_rule_units_made_by_a_class_level_call() -> None:
             __neg__ = wrap(int.__neg__)
         """)
     )
-    assert index.references["Integer.__neg__"] == {"wrap", "int", "__neg__"}
+    assert index.references["Integer.__neg__"] == {(None, "wrap"), ("int", "__neg__"), (None, "int"),
+                                                   (None, "__neg__")}
+    assert index.members == {"Integer": {"_new", "__neg__"}}
 
 
 def test_rejudge_applies_the_current_rule_to_kept_differences(tmp_path: Path, tiny: dict) -> None:
@@ -1130,3 +1132,54 @@ def test_the_rules_tallies_count_false_explanations_and_refusals_per_half() -> N
     assert figures["tuning"]["regression"]["kept"]["cases"] == {"count": 0, "of": 1, "share": 0.0}
     assert figures["checking"]["regression"]["kept"]["cases"] == {"count": 1, "of": 1, "share": 1.0}
     assert figures["all"]["regression"]["detected"] == {"count": 2, "of": 2, "share": 1.0}
+
+
+def test_direct_callers_are_found_by_resolved_name_not_by_last_part() -> None:
+    """A changed `pkg.util.slug` and `Store.get`/`Store.fetch`: `cfg.get(...)` on any object is not a
+    caller of `Store.get` (dicts have a `get`), `store.fetch()` is (no standard type and no other
+    class of the package has a `fetch`); imported, module-qualified and `self` uses resolve."""
+    index = bench.ModuleIndex.parse(textwrap.dedent("""\
+        import pkg.util as u
+        from . import util
+        from .store import Store
+        from .util import slug as make_slug
+
+        def imported(): return make_slug("x")
+        def qualified(): return util.slug("x")
+        def aliased(): return u.slug("x")
+        def other_module(): return other.slug("x")
+        def any_get(cfg): return cfg.get("k")
+        def unique_member(store): return store.fetch()
+        def own_name(): return slug("x")
+
+        class Sub(Store):
+            def reads(self):
+                return self.get("k")
+
+        class Unrelated:
+            def reads(self):
+                return self.get("k")
+        """), "pkg.api")
+    assert index.imports["make_slug"] == "pkg.util.slug" and index.imports["util"] == "pkg.util"
+    resolver = bench._Resolver(("pkg",), {"Sub": {"Store"}, "Unrelated": set()},
+                               {"get": 1, "fetch": 1, "reads": 2})
+    changed = {("pkg.util", "slug", ""), ("pkg.store", "get", "Store"), ("pkg.store", "fetch", "Store")}
+    callers = {name for name, used in index.references.items()
+               if resolver.uses("pkg.api", index, name, used, changed)}
+    assert callers == {"imported", "qualified", "aliased", "unique_member", "Sub.reads"}
+    assert resolver.uses("pkg.util", index, "own_name", index.references["own_name"], changed)  # its module
+
+
+def test_version_metadata_is_no_change() -> None:
+    """A release bumps `__version__` and a user agent built from it: neither is a behaviour."""
+    old = bench.ModuleIndex.parse('__version__ = "1.2.3"\nVERSION_INFO = (1, 2, 3)\nLIMIT = 10\n')
+    new = bench.ModuleIndex.parse('__version__ = "1.2.4"\nVERSION_INFO = (1, 2, 4)\nLIMIT = 20\n')
+    versions = bench._versions(old, new, {1, 2, 3}, {1, 2, 3})
+    assert versions == [("1.2.3", "1.2.4"), ("(1, 2, 3)", "(1, 2, 4)")]  # not LIMIT: no version name
+    changes = bench.ChangeMap(set(), set(), {}, {}, versions=versions)
+    assert changes.is_metadata({"target": "pkg:__version__", "base": "'1.2.3'", "head": "'1.2.4'"})
+    assert changes.is_metadata({"target": "pkg.http:USER_AGENT", "base": "'pkg/1.2.3 (python)'",
+                                "head": "'pkg/1.2.4 (python)'"})
+    assert not changes.is_metadata({"target": "pkg:LIMIT", "base": "10", "head": "20"})
+    assert not changes.is_metadata({"target": "pkg.http:agent", "base": "'pkg/1.2.3'", "head": "'pkg/2'"})
+    assert bench.apart({"metadata": True}) and not bench.apart({"metadata": False})

@@ -314,13 +314,13 @@ def test_an_unexplained_difference_says_what_came_closest() -> None:
     [judged] = triage([_width(WORD)], OPERATIONS, keeps, asserting=ASSERTING)
     assert judged.verdict == Verdict.UNEXPLAINED and judged.evidence == ""
     assert judged.closest == [
-        "the pull request's test tests/test_mod.py::test_new calls it and fails on base, but its own calls do "
-        "not show this difference",
+        "the pull request's test tests/test_mod.py::test_new calls it and fails on base, but its own calls "
+        "do not show this difference",
         'commit 1a2b3c4 names it, but says its change keeps behaviour: "Speed up `width`"']
     title = PullRequestText([Passage("the title", "Accept Decimal in to_seconds")])
     decimal, whole = _seconds(["decimal", "1.5"], 1), _seconds(["int", 90], 2)
     triage([decimal, whole], SECONDS, title)
-    assert whole.closest == ['the title names it, but means inputs of another type (Decimal): "Accept Decimal '
-                             'in to_seconds"']
+    assert whole.closest == ['the title names it, but means inputs of another type (Decimal): '
+                             '"Accept Decimal in to_seconds"']
     assert decimal.closest == [] and decimal.rule == "words-name-it"
     assert triage([_width(WORD)], OPERATIONS, None)[0].closest == []  # nothing came close
