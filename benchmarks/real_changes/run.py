@@ -1512,6 +1512,59 @@ def mark(entry: dict[str, Any], maps: dict[str, ChangeMap]) -> None:
     entry["changed"] = parts["change"] if set(parts) == {"change"} else parts  # a change case: as before
 
 
+# ---------------------------------------------------------------- what a case holds (the engine holds none)
+
+LITERALS_FILE = HERE / "case_literals.json"
+LITERALS_SCHEMA = "difforacle.real-changes-literals/1"
+SHORTEST_LITERAL = 8  # shorter strings are words and names any code has
+
+
+def case_literals(clone: Path, case: Case, repo: Repository) -> list[str]:
+    """What a case's pull request holds that the engine must not: the string constants of the
+    changed lines of its source files that the other side's file lacks (not a plain word such as
+    "function": any code has those), and its title. Kept as SHA-256 hashes (no code of the
+    libraries is committed)."""
+    made = pull_request(clone, case, repo)
+    found: set[str] = {made.title} if len(made.title) >= SHORTEST_LITERAL else set()
+    for path in changed_python_files(clone, made.base, made.head, repo):
+        old, new = changed_lines(git(clone, "diff", "-U0", "--no-renames", made.base, made.head, "--", path))
+        sides = {commit: _constants(clone, commit, path) for commit in (made.base, made.head)}
+        for commit, touched, other in ((made.base, old, made.head), (made.head, new, made.base)):
+            found |= {value for value, line in sides[commit] if line in touched
+                      and len(value) >= SHORTEST_LITERAL and not value.isalpha()} - {
+                value for value, _ in sides[other]}
+    return sorted(hashlib.sha256(value.encode()).hexdigest() for value in found)
+
+
+def _constants(clone: Path, commit: str, path: str) -> list[tuple[str, int]]:
+    """The string constants of a file at a commit, with their lines (none if it is missing there)."""
+    try:
+        tree = ast.parse(git(clone, "show", f"{commit}:{path}"))
+    except (BenchError, SyntaxError, ValueError):
+        return []
+    return [(node.value, node.lineno) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+def write_case_literals(path: Path, manifest: Manifest, mirrors: Path, work: Path) -> None:
+    """Every case's `case_literals`, by case id, written to `path` (a case whose pull request
+    cannot be made, or whose mirror is missing, is left out with one line saying so)."""
+    cases: dict[str, list[str]] = {}
+    for name in dict.fromkeys(case.repository for case in manifest.cases):
+        mirror = find_mirror(mirrors, name)
+        if mirror is None:
+            say(f"skip {name}: no mirror under {mirrors}")
+            continue
+        clone = clone_mirror(mirror, work / "repos" / name.replace("/", "+"))
+        for case in (case for case in manifest.cases if case.repository == name):
+            try:
+                cases[case.id] = case_literals(clone, case, repository_of(manifest, case))
+            except BenchError as error:
+                say(f"skip {case.id}: {error}")
+    text = json.dumps({"schema": LITERALS_SCHEMA, "cases": cases}, indent=1, sort_keys=True)
+    path.write_text(text + "\n")
+
+
 # ---------------------------------------------------------------- results
 
 
@@ -2354,6 +2407,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--labels-only", action="store_true", help="check the labels, run no difforacle")
     parser.add_argument("--reports", type=Path, default=None, help="keep every full report in this folder")
+    parser.add_argument(
+        "--case-literals", type=Path, default=None, metavar="FILE",
+        help=f"write the hashes of what each case's diff and words hold (kept as {LITERALS_FILE.name}), for "
+             "the test that the engine holds none of it; runs nothing else")
     return parser.parse_args(argv)
 
 
@@ -2367,6 +2424,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise BenchError(f"--only: no case or repository {', '.join(sorted(unknown))}")
         out = args.out or HERE / "results" / f"b{args.budget:g}-s{args.seed}.json"
         difforacle = shlex.split(args.difforacle)
+        if args.case_literals:
+            if args.mirrors is None:
+                raise BenchError("no mirrors: pass --mirrors DIR or set $DIFFORACLE_MIRRORS")
+            write_case_literals(args.case_literals, manifest, args.mirrors, args.work.resolve())
+            return 0
         if not args.report_only:
             if args.mirrors is None:
                 raise BenchError("no mirrors: pass --mirrors DIR or set $DIFFORACLE_MIRRORS")
