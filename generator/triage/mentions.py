@@ -13,10 +13,13 @@ difference there is what it did not mean. Its subject line speaks for the whole 
 A distinctive name (with an underscore, a digit or a capital: `parse_duration`, `RateMeter`)
 counts wherever it stands as a whole word, in any capitals that keep it distinctive (`TzInfoParser`
 for `TzinfoParser`). A plain lower-case word (`parse`, `items`) is also English, so it counts only
-where the text marks it as code: in backticks, called (`parse(`), or joined to another name by a dot
-(`durations.parse`, `Meter.add`). A name of three words or more is also named by those words in
-prose (`BLOCK_LEVEL_ELEMENTS` by "a block-level element"); two words (`RateMeter`: "a rate meter")
-are too often plain English. A module is named by its file (`idnadata.py`) or its dotted path
+where the text marks it as code: in backticks, called (`parse(`), joined to another name by a dot
+(`durations.parse`, `Meter.add`), or as the component a line's prefix names (`slugify: keep dots`).
+In text that documents the code (a changelog line, a changed docstring) it also counts as a plain
+word: such a mention is `prose`, and its own rule (`words-name-it-in-prose`) weighs it; so is any
+naming in the changed docstring of another unit. A name of three words or more is also named by
+those words in prose (`BLOCK_LEVEL_ELEMENTS` by "a block-level element"); two words (`RateMeter`:
+"a rate meter") are too often plain English. A module is named by its file (`idnadata.py`) or its dotted path
 (`idna.idnadata`, not `idna.idnadata.encode`, which names a member).
 
 A line that names something and says nothing else of it ("Update slugify.slugify", "Adjust parse.py")
@@ -65,6 +68,7 @@ class Mention:
     source: str  # where: "the title", "commit 1a2b3c4", "CHANGES.rst", "the docstring of pkg.mod:f"
     quote: str  # the line that names it, cut to QUOTE characters
     line: str = field(default="", compare=False)  # the whole line ("" for a changed docstring)
+    prose: bool = field(default=False, compare=False)  # named by a plain word in documenting text only
 
     def __str__(self) -> str:
         return f"{self.source}: \"{self.quote}\""
@@ -117,15 +121,18 @@ def readings(text: PullRequestText, targets: Iterable[str],
     names = list(dict.fromkeys(name for target in targets for name in names_of(target)))
     modules = list(dict.fromkeys(name for target in targets for name in module_names_of(target)))
     for passage in text.passages:
-        if passage.unit is not None:
+        if passage.unit in targets:
             lines = passage.text.strip().splitlines()
-            if passage.unit in targets and lines:  # a docstring whose added lines are blank says nothing
+            if lines:  # a docstring whose added lines are blank says nothing
                 yield Mention(passage.source, _quote(lines[0])), ""
             continue
-        found = _naming_line(passage, names, modules, removed)
+        found = None if passage.unit is not None else _naming_line(passage, names, modules, removed)
+        prose = found is None and passage.documents  # another unit's docstring: only ever prose
+        if prose:
+            found = _naming_line(passage, names, modules, removed, prose=True)
         if found is not None:
             line, refused = found
-            yield Mention(passage.source, _quote(line), line), refused
+            yield Mention(passage.source, _quote(line), line, prose), refused
 
 
 def names_type(line: str, name: str) -> bool:
@@ -148,8 +155,8 @@ KEEPS = "says its change keeps behaviour"  # why a naming line does not count
 SAYS_NOTHING = "says nothing else of it"
 
 
-def _naming_line(passage: Passage, names: list[str], modules: list[str],
-                 removed: bool) -> tuple[str, str] | None:
+def _naming_line(passage: Passage, names: list[str], modules: list[str], removed: bool,
+                 prose: bool = False) -> tuple[str, str] | None:
     """The first line that names one of `names` or `modules` as a change of behaviour, with ""; or
     the first that names one but does not count, with why (its passage's subject, or the line,
     claims to keep behaviour, unless the name is `removed`; or it says nothing else); None when no
@@ -158,7 +165,7 @@ def _naming_line(passage: Passage, names: list[str], modules: list[str],
     keeps = (lambda line: False) if removed else (lambda line: KEEPS_BEHAVIOUR.search(line) is not None)
     refused: tuple[str, str] | None = None
     for line in lines:
-        spans = [span for name in names for span in _names(line, name)]
+        spans = [span for name in names for span in (_names_in_prose if prose else _names)(line, name)]
         spans += [span for module in modules for span in _names_module(line, module)]
         if not spans:
             continue
@@ -190,8 +197,15 @@ def _names(line: str, name: str) -> list[tuple[int, int]]:
         return []
     word = re.escape(name)
     as_code = (rf"`[^`\n]*(?<![\w]){word}(?!\w)[^`\n]*`", rf"(?<![\w]){word}\(", rf"\w\.{word}(?!\w)",
-               rf"(?<![\w.]){word}\.\w")
+               rf"(?<![\w.]){word}\.\w", rf"^[\s*+-]*{word}(?=:\s)")  # the last: a component prefix
     return [m.span() for pattern in as_code for m in re.finditer(pattern, line)]
+
+
+def _names_in_prose(line: str, name: str) -> list[tuple[int, int]]:
+    """Where `line` names `name` as a plain word (in text that documents the code)."""
+    if _distinctive(name) or len(name) < MIN_PLAIN:
+        return _names(line, name)
+    return [m.span() for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line)]
 
 
 def _phrase(line: str, name: str) -> list[tuple[int, int]]:

@@ -41,6 +41,12 @@ class Passage:
     text: str
     unit: str | None = None  # a changed docstring's unit ("pkg.mod:Qual.name")
 
+    @property
+    def documents(self) -> bool:
+        """A changelog line or a docstring: text that documents the code, where a plain name is the
+        function's (`slugify keeps dots now`), not the English word it may also be."""
+        return self.unit is not None or is_changelog(self.source)
+
 
 @dataclass
 class PullRequestText:

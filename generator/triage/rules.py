@@ -35,7 +35,9 @@ another entry point is asserted too).
    request's tests of new behaviour pass), the input passes one.
 8. `pull-request-adds-value`: its input passes a value the pull request writes into its code or
    tests and base has nowhere in those files (`pull_request.added_values`).
-9. `same-change-as-asserted`: an asserted difference's change seen elsewhere: the very exception
+9. `words-name-it-in-prose`: as 7, where only text that documents the code names it, by a plain
+   word (a changelog line "slugify keeps dots now") or in another unit's changed docstring.
+10. `same-change-as-asserted`: an asserted difference's change seen elsewhere: the very exception
    raised on head at the same changed line, or the same operation turning the same value into the
    same other one at the same place of its result but for item positions.
 """
@@ -187,6 +189,21 @@ def _words_name_it(difference: Difference, evidence: Evidence) -> Judgement:
     if not evidence.text:
         return None
     found, refused = _naming(difference, evidence)
+    return _fitting([mention for mention in found if not mention.prose], refused, difference, evidence)
+
+
+def _words_name_it_in_prose(difference: Difference, evidence: Evidence) -> Judgement:
+    """As `_words_name_it`, with the passages that name it only as a plain word in text that
+    documents the code (a changelog line, a changed docstring)."""
+    if not evidence.text:
+        return None
+    found, _ = _naming(difference, evidence)
+    return _fitting([mention for mention in found if mention.prose], [], difference, evidence)
+
+
+def _fitting(found: list[Mention], refused: list[tuple[Mention, str]], difference: Difference,
+             evidence: Evidence) -> Judgement:
+    """The first passage of `found` that fits the difference (or what came closest)."""
     if not found:
         if refused:
             mention, why = refused[0]
@@ -351,6 +368,8 @@ RULES: tuple[Rule, ...] = (
     Rule("pull-request-adds-value", Verdict.NAMED_BY_PR,
          "the string and bytes values the pull request writes into its code and tests",
          _pull_request_adds_value),
+    Rule("words-name-it-in-prose", Verdict.NAMED_BY_PR,
+         "changelog lines and changed docstrings that name it by a plain word", _words_name_it_in_prose),
     Rule("same-change-as-asserted", Verdict.ASSERTED_BY_PR, "the differences its tests assert",
          _same_change_as_asserted),
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from difforacle.generator.report.model import TableEntry
-from difforacle.generator.triage.mentions import Mention, mention, names_entry, names_of
+from difforacle.generator.triage.mentions import Mention, mention, mentions, names_entry, names_of
 from difforacle.generator.triage.pull_request import Passage, PullRequestText
 
 
@@ -139,3 +139,20 @@ def test_a_table_entry_is_named_by_its_words_or_by_the_quoted_text_of_its_edit()
                     TableEntry("changed", "[2]", (), ((r"(?:\.\w+)?[a-z]", r"(?:\.\w+)?[A-Z]"),)),
                     TableEntry("removed", "[3]")):
         assert names_entry(text, unnamed) is None, unnamed
+
+
+def test_a_component_prefix_names_a_plain_name_and_documenting_text_names_it_in_prose() -> None:
+    """`slugify: keep dots in file names` marks `slugify` as code; a changelog line "slugify keeps
+    dots now" names it as a plain word (a prose mention); a title's "slugify the name" does not."""
+    [prefix] = mentions(_said("slugify: keep dots in file names"), ["pkg.text:slugify"])
+    assert prefix.prose is False
+    [changelog] = mentions(PullRequestText([Passage("CHANGES.rst", "- slugify keeps dots in file names")]),
+                           ["pkg.text:slugify"])
+    assert changelog.prose is True and changelog.source == "CHANGES.rst"
+    assert not list(mentions(_said("Let users slugify the name"), ["pkg.text:slugify"]))
+    other_docstring = Passage("the docstring of pkg.text:clean", "Calls slugify on each part.",
+                              unit="pkg.text:clean")
+    [docstring] = mentions(PullRequestText([other_docstring]), ["pkg.text:slugify"])
+    assert docstring.prose is True
+    changelog_word = PullRequestText([Passage("CHANGES.rst", "- Reslugify the name")])
+    assert not list(mentions(changelog_word, ["pkg.text:slugify"]))  # not a whole word

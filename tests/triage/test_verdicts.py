@@ -324,3 +324,12 @@ def test_an_unexplained_difference_says_what_came_closest() -> None:
                              '"Accept Decimal in to_seconds"']
     assert decimal.closest == [] and decimal.rule == "words-name-it"
     assert triage([_width(WORD)], OPERATIONS, None)[0].closest == []  # nothing came close
+
+
+def test_a_plain_name_in_a_changelog_line_explains_by_its_own_rule() -> None:
+    changelog = PullRequestText([Passage("CHANGES.rst", "- width counts tabs as eight cells")])
+    [judged] = triage([_width(WORD)], OPERATIONS, changelog)
+    assert (judged.verdict, judged.rule) == (Verdict.NAMED_BY_PR, "words-name-it-in-prose")
+    assert judged.evidence == 'named by the pull request, in CHANGES.rst: "- width counts tabs as eight cells"'
+    prefix = PullRequestText([Passage("the title", "width: count tabs as eight cells")])
+    assert triage([_width(WORD)], OPERATIONS, prefix)[0].rule == "words-name-it"
