@@ -58,6 +58,14 @@ VAGUE = frozenset({
     "wip", "a", "an", "the", "in", "of", "to", "for", "on", "and", "at", "from", "with", "code", "file",
     "module", "function", "method", "class"
 })
+# what a line says its change does to the outcome: inputs it now takes that raised before ("support
+# negative durations", "no longer crash on ..."), or inputs it now refuses ("raise ValueError for ...")
+ACCEPTS = re.compile(
+    r"\b(support(s|ed|ing)?|accept(s|ed|ing)?|allow(s|ed|ing)?|handl(e|es|ed|ing)|permit(s|ted|ting)?|"
+    r"tolerat\w+|no longer (raise|fail|crash|error)\w*|(fix(es|ed)?|avoid(s|ed)?|prevent(s|ed)?) (an? |the )?"
+    r"(crash|error|exception|failure|traceback)\w*)\b", re.IGNORECASE)
+REFUSES = re.compile(r"\b(rais(e|es|ed|ing)|reject(s|ed|ing)?|refus(e|es|ed|ing)|disallow(s|ed|ing)?|"
+                     r"forbid\w*|den(y|ies|ied)|validat\w+)\b", re.IGNORECASE)
 PHRASE_WORDS = 3  # a name of this many words or more is also named by those words in prose
 MIN_PLAIN = 3  # shorter lower-case names (`f`, `ok`) never count, even marked as code
 QUOTE = 160  # characters of the naming line quoted as evidence
@@ -133,6 +141,14 @@ def readings(text: PullRequestText, targets: Iterable[str],
         if found is not None:
             line, refused = found
             yield Mention(passage.source, _quote(line), line, prose), refused
+
+
+def outcome_named(line: str) -> str | None:
+    """What the line says its change does to the outcome: "accepts" (inputs that raised now give a
+    result), "refuses" (inputs that gave a result now raise), or None when it says neither or both."""
+    accepts = ACCEPTS.search(line) is not None
+    refuses = REFUSES.search(ACCEPTS.sub(" ", line)) is not None  # "no longer raise" is acceptance
+    return "accepts" if accepts and not refuses else "refuses" if refuses and not accepts else None
 
 
 def names_type(line: str, name: str) -> bool:

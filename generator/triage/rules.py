@@ -32,7 +32,11 @@ another entry point is asserted too).
 7. `words-name-it`: the pull request's words name its operation or the changed unit it was seen at
    (`mentions`), and fit it: for a table, they single out each entry that differs (or claim the
    table whole); where the naming line names a type that inputs there pass (or that the pull
-   request's tests of new behaviour pass), the input passes one.
+   request's tests of new behaviour pass), the input passes one; where it speaks only of inputs
+   the change now accepts ("support negative durations", "no longer crash on ...") the input
+   raised on base, and where only of inputs it now refuses ("raise ValueError for ...") it raises
+   on head (`mentions.outcome_named`): "Support negative durations in parse_duration" does not
+   explain `parse_duration("1m")` turning 60 into 600.
 8. `pull-request-adds-value`: its input passes a value the pull request writes into its code or
    tests and base has nowhere in those files (`pull_request.added_values`).
 9. `words-name-it-in-prose`: as 7, where only text that documents the code names it, by a plain
@@ -56,7 +60,7 @@ from ..runtime.catalog import Operation
 from ..worker.literals import TYPE_NAMES, parts
 from ..worker.protocol import ApiChange, OperationKind, Tag
 from .evidence import Evidence, Found, Judgement, Missed, operation_of, units_at
-from .mentions import Mention, names_entry, names_of, names_type, readings
+from .mentions import Mention, names_entry, names_of, names_type, outcome_named, readings
 
 ITEM_POSITION = re.compile(r"\[\d+\]")  # `[2]` in an observed path: where an item sits, not what it is
 STATEMENT = re.compile(r"^\d+/\d+")  # the statement and variable an observed path starts from
@@ -216,15 +220,31 @@ def _fitting(found: list[Mention], refused: list[tuple[Mention, str]], differenc
     singled = _types_singled_out(evidence)
     own = set(names_of(difference.target))  # `ArrowFactory` in `ArrowFactory.get`: not an input's type
     passed = _input_types(difference.statements, evidence.operations)
+    misses = []
     for named in found:
         types = {t for t in singled.get((operation_of(difference), named.line), set()) - own
                  if names_type(named.line, t)}
-        if not types or types & passed:
-            return Found(f"named by the pull request, in {named}{entries}")
-    types = sorted({t for named in found for t in singled.get((operation_of(difference), named.line), set())
-                    - own if names_type(named.line, t)})
-    return Missed(f"{found[0].source} names it, but means inputs of another type ({', '.join(types)}): "
-                  f"\"{found[0].quote}\"")
+        if types and not types & passed:
+            misses.append(f"{named.source} names it, but means inputs of another type "
+                          f"({', '.join(sorted(types))}): \"{named.quote}\"")
+            continue
+        outcome = outcome_named(named.line) if named.line else None
+        if outcome is not None and not _outcome_fits(difference, outcome):
+            misses.append(f"{named.source} names it, but speaks of inputs it now {outcome[:-1]}s, and this "
+                          f"difference is no such change: \"{named.quote}\"")
+            continue
+        return Found(f"named by the pull request, in {named}{entries}")
+    return Missed(misses[0])
+
+
+def _outcome_fits(difference: Difference, outcome: str) -> bool:
+    """Whether the difference is the change of outcome a line speaks of: an input that raised on base
+    and gives a result on head (`accepts`), or the other way round (`refuses`). A name gone or added
+    fits either."""
+    if difference.kind == "api":
+        return True
+    raised_on = "base" if outcome == "accepts" else "head"
+    return getattr(difference, raised_on).startswith("raises ")
 
 
 def _naming(difference: Difference, evidence: Evidence) -> tuple[list[Mention], list[tuple[Mention, str]]]:

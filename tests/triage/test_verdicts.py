@@ -224,9 +224,9 @@ def _seconds(lit: list, number: int = 1) -> object:
 
 
 def test_a_line_that_names_a_type_of_input_means_the_inputs_of_that_type_only() -> None:
-    """"Accept Decimal in to_seconds": the Decimal input's difference is meant; an int's that changed
+    """"Read Decimal in to_seconds": the Decimal input's difference is meant; an int's that changed
     beside it is not, unless another line names `to_seconds` without singling out inputs."""
-    title = PullRequestText([Passage("the title", "Accept Decimal in to_seconds")])
+    title = PullRequestText([Passage("the title", "Read Decimal in to_seconds")])
     decimal, whole = _seconds(["decimal", "1.5"], 1), _seconds(["int", 90], 2)
     triage([decimal, whole], SECONDS, title)
     assert (decimal.verdict, whole.verdict) == (Verdict.NAMED_BY_PR, Verdict.UNEXPLAINED)
@@ -238,7 +238,7 @@ def test_a_line_that_names_a_type_of_input_means_the_inputs_of_that_type_only() 
     # inputs, found or not; names of theirs that are no type (`to_seconds`, `value`) do not count
     stated = frozenset({"Decimal", "to_seconds", "value"})
     assert triage([_seconds(["int", 90])], SECONDS, title, stated=stated)[0].verdict == Verdict.UNEXPLAINED
-    untyped = frozenset({"to_seconds", "value", "Accept"})
+    untyped = frozenset({"to_seconds", "value", "Read"})
     assert triage([_seconds(["int", 90])], SECONDS, title, stated=untyped)[0].verdict == Verdict.NAMED_BY_PR
     more = PullRequestText([*title.passages, Passage("the body", "to_seconds also rounds half up now")])
     decimal, whole = _seconds(["decimal", "1.5"], 1), _seconds(["int", 90], 2)
@@ -317,11 +317,11 @@ def test_an_unexplained_difference_says_what_came_closest() -> None:
         "the pull request's test tests/test_mod.py::test_new calls it and fails on base, but its own calls "
         "do not show this difference",
         'commit 1a2b3c4 names it, but says its change keeps behaviour: "Speed up `width`"']
-    title = PullRequestText([Passage("the title", "Accept Decimal in to_seconds")])
+    title = PullRequestText([Passage("the title", "Read Decimal in to_seconds")])
     decimal, whole = _seconds(["decimal", "1.5"], 1), _seconds(["int", 90], 2)
     triage([decimal, whole], SECONDS, title)
     assert whole.closest == ['the title names it, but means inputs of another type (Decimal): '
-                             '"Accept Decimal in to_seconds"']
+                             '"Read Decimal in to_seconds"']
     assert decimal.closest == [] and decimal.rule == "words-name-it"
     assert triage([_width(WORD)], OPERATIONS, None)[0].closest == []  # nothing came close
 
@@ -330,6 +330,36 @@ def test_a_plain_name_in_a_changelog_line_explains_by_its_own_rule() -> None:
     changelog = PullRequestText([Passage("CHANGES.rst", "- width counts tabs as eight cells")])
     [judged] = triage([_width(WORD)], OPERATIONS, changelog)
     assert (judged.verdict, judged.rule) == (Verdict.NAMED_BY_PR, "words-name-it-in-prose")
-    assert judged.evidence == 'named by the pull request, in CHANGES.rst: "- width counts tabs as eight cells"'
+    assert judged.evidence == ('named by the pull request, in CHANGES.rst: "- width counts tabs as eight '
+                               'cells"')
     prefix = PullRequestText([Passage("the title", "width: count tabs as eight cells")])
     assert triage([_width(WORD)], OPERATIONS, prefix)[0].rule == "words-name-it"
+
+
+def test_a_line_that_speaks_of_inputs_now_accepted_or_refused_means_that_change_of_outcome() -> None:
+    """"Support negative durations in to_seconds": an input that raised on base and gives a result on
+    head is meant; `to_seconds("1m")` turning 60 into 600 beside it is not (the regression hidden
+    next to an intended change). "Raise ValueError for empty text in to_seconds" means the inputs
+    that now raise."""
+    def changed(base: str, head: str, number: int) -> object:
+        return sample_difference(number, target="pkg.mod:to_seconds", kind="exception", path="pkg/mod.py",
+                                 line=7, side="head", base=base, head=head,
+                                 statements=[Statement("pkg.mod:to_seconds", ({"lit": ["str", "x"]},))])
+    supports = PullRequestText([Passage("the title", "Support negative durations in to_seconds")])
+    negative, minute = changed("raises ValueError: bad", "-3600", 1), changed("60", "600", 2)
+    triage([negative, minute], SECONDS, supports)
+    assert (negative.verdict, minute.verdict) == (Verdict.NAMED_BY_PR, Verdict.UNEXPLAINED)
+    assert minute.closest == ['the title names it, but speaks of inputs it now accepts, and this difference '
+                              'is no such change: "Support negative durations in to_seconds"']
+    refuses = PullRequestText([Passage("the title", "Raise ValueError for empty text in to_seconds")])
+    empty, minute = changed("0", "raises ValueError: empty", 1), changed("60", "600", 2)
+    assert [d.verdict for d in triage([empty, minute], SECONDS, refuses)] == [Verdict.NAMED_BY_PR,
+                                                                               Verdict.UNEXPLAINED]
+    # "no longer raise" is acceptance; a line that says neither (or both) means any change
+    for line, verdicts in (
+            ("to_seconds no longer raises on negative values", ["named-by-pr", "unexplained"]),
+            ("Fix to_seconds for negative values", ["named-by-pr", "named-by-pr"]),
+            ("to_seconds accepts negatives and rejects empty text", ["named-by-pr", "named-by-pr"])):
+        negative, minute = changed("raises ValueError: bad", "-3600", 1), changed("60", "600", 2)
+        judged = triage([negative, minute], SECONDS, PullRequestText([Passage("the title", line)]))
+        assert [str(d.verdict) for d in judged] == verdicts, line
