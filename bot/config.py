@@ -57,6 +57,7 @@ _EXPECTED = {
     "min-reach": "a number from 0 to 1 (the share of changed lines that must run)",
     "install": "a list of shell commands (non-empty strings)",
     "build": "a list of shell commands (non-empty strings)",
+    "pass-env": "a list of environment variable names",
 }
 
 
@@ -80,6 +81,7 @@ class Config:
     allocation: str = "defect"
     install: tuple[str, ...] = ()  # the App's dependency step; empty: `pip install .` when there is a project
     build: tuple[str, ...] = ()  # builds compiled extensions in each checkout before the run; empty: none
+    pass_env: tuple[str, ...] = ()  # variables the project's code may see beside the allow-list
 
 
 def load_config(project_root: Path) -> Config:
@@ -150,7 +152,8 @@ def scope_of(config: Config) -> Scope:
 def run_options(config: Config, **more: Any) -> Options:
     """The engine's options for these settings; `more` adds the caller's own (python, progress, ...)."""
     return Options(budget=config.budget, seed=config.seed, allocation=config.allocation,
-                   scope=scope_of(config), floats=config.float_policy, build=config.build, **more)
+                   scope=scope_of(config), floats=config.float_policy, build=config.build,
+                   pass_env=config.pass_env, **more)
 
 
 @cache
@@ -198,7 +201,7 @@ def _apply(config: Config, data: Mapping[str, Any]) -> Config:
     changes: dict[str, Any] = {}
     for key, value in data.items():
         attribute = key.replace("-", "_")
-        if key in ("include", "exclude", "ignore-targets", "install", "build"):
+        if key in ("include", "exclude", "ignore-targets", "install", "build", "pass-env"):
             changes[attribute] = tuple(value)
         elif key == "float-policy":
             changes[attribute] = replace(config.float_policy, **{k: float(v) for k, v in value.items()})

@@ -95,6 +95,7 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         report.notes.append(f"{base_ref} and {head_ref} are the same commit: nothing to compare.")
         return report
     with checkouts(repo, base_sha, head_sha) as (base, head):
+        base, head = (replace(side, pass_env=options.pass_env) for side in (base, head))
         everything = compute_changes(repo, base_sha, head_sha, base, head)
         changes = options.scope.restrict(everything)
         if left_out := len(everything.files) - len(changes.files):

@@ -47,6 +47,7 @@ class Options:
     scope: Scope = EVERYTHING  # the files whose changes are tested, the targets whose differences are not
     carve_share: float = CARVE_SHARE  # of the budget, at most, for running the project's tests to carve seeds
     build: tuple[str, ...] = ()  # shell commands that build compiled extensions in each checkout
+    pass_env: tuple[str, ...] = ()  # environment variables the project's code may see (`changes.environment`)
     early_stop: bool = True  # exploring may end before its deadline once the change is exhausted
     jobs: int | None = None  # workers exploring on base (None: the usable cores; 1 when reproducible)
     progress: Callable[[Progress], None] | None = None

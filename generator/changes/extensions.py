@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .environment import project_environment
 from .model import Checkout
 
 SOURCE_SUFFIXES = {".c": "C", ".cc": "C++", ".cpp": "C++", ".pyx": "Cython", ".rs": "Rust"}
@@ -69,8 +70,9 @@ def build_extensions(commands: Sequence[str], sides: Sequence[tuple[str, Checkou
     back to its commit (`git clean`), so neither compiled code is compared with a fallback.
     """
     started = time.monotonic()
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])}
     for name, checkout in sides:
+        env = project_environment(checkout.pass_env)  # the project's build commands see no secret either
+        env["PATH"] = os.pathsep.join([str(Path(python).parent), env.get("PATH", "")])
         for command in commands:
             failure = _run_build(command, checkout.root, env, timeout)
             if failure is not None:

@@ -15,6 +15,9 @@ class Checkout:
     sha: str
     root: Path
     import_roots: tuple[Path, ...]
+    # the host's environment variables the project's settings pass to its code (`pass-env`), beside
+    # the allow-list every project gets (`changes.environment`)
+    pass_env: tuple[str, ...] = ()
 
 
 

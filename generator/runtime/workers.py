@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..changes.environment import project_environment
 from ..changes.model import ChangeSet, Checkout
 from ..errors import SetupError
 from ..runtime.sequence import CallSequence
@@ -339,7 +340,9 @@ def placeholders(checkout: Checkout, tmp: str) -> list[list[str]]:
 
 
 def worker_environment(checkout: Checkout, hash_seed: int, tmp: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "COV_CORE"))}
+    """The environment of the project's interpreter: the allow-list (`changes.environment`, never a
+    token), the checkout on its path, a scratch home."""
+    env = project_environment(checkout.pass_env)
     env.update({
         "PYTHONHASHSEED": str(hash_seed),
         "PYTHONPATH": os.pathsep.join(str(r) for r in checkout.import_roots),

@@ -262,3 +262,11 @@ def test_the_settings_become_the_engines_options() -> None:
     assert options.floats == FloatPolicy(rel=1e-6, abs=0.0)
     assert scope_of(Config()) == Scope()
 
+
+
+def test_pass_env_names_variables_and_reaches_the_engine(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.difforacle]\npass-env = ["MYPKG_DATA_DIR"]\n')
+    assert run_options(load_config(tmp_path)).pass_env == ("MYPKG_DATA_DIR",)
+    (tmp_path / "pyproject.toml").write_text('[tool.difforacle]\npass-env = ["NOT A NAME"]\n')
+    with pytest.raises(ConfigError, match="pass-env"):
+        load_config(tmp_path)
