@@ -1,10 +1,18 @@
 """`difforacle action`: the step a pull-request workflow runs (action.yml calls it).
 
 It reads the standard environment of a workflow run, so it also runs locally with a saved
-event: `GITHUB_EVENT_PATH` (the `pull_request` event: base and head SHAs, number, fork or
-not; or an `issue_comment` event, a `/difforacle` command answered by `bot.comment_commands`,
-whose pull request's commits are read from GitHub: analysed again here when its head is checked
-out, else the outputs `analyse` and `head-sha` tell the workflow's next steps to),
+event: `GITHUB_EVENT_PATH`, one of
+- `pull_request`: base and head SHAs, number, fork or not. The analysis runs here, on the
+  checkout, and publishes where the token may; the report and the pull request's number are also
+  written as the report artifact (`DIFFORACLE_ARTIFACT`), which action.yml uploads;
+- `workflow_run` (a `pull_request` run completed): nothing is checked out and no code of the pull
+  request runs. The report artifact that run uploaded (action.yml downloads it) is checked against
+  GitHub (the pull request's head must be the run's) and published with this job's token: how a
+  pull request from a fork, whose own run has a read-only token, gets its comment and check run;
+- `issue_comment`: a `/difforacle` command, answered by `bot.comment_commands` (the commenter's
+  permission, the acceptance recorded in the summary comment). When it asks for a new run, GitHub
+  is asked to run the pull request's own `pull_request` workflow run again (`DIFFORACLE_WORKFLOW`,
+  whose token is read-only for a fork); nothing of the pull request is checked out or run here.
 `GITHUB_WORKSPACE` (the checkout), `GITHUB_TOKEN`, `GITHUB_REPOSITORY`,
 `GITHUB_API_URL`, `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT`; the action's inputs arrive as
 `DIFFORACLE_*` variables (see `bot.config.INPUT_ENV`) and override `[tool.difforacle]` in
@@ -41,7 +49,7 @@ from difforacle.generator import (
     write_atomic,
 )
 
-from .config import ConfigError, inputs_from_env, load_config, merge, run_options
+from .config import Config, ConfigError, inputs_from_env, load_config, merge, run_options
 from .progress import describe as describe_progress
 from .workflow import Workflow
 
@@ -51,7 +59,14 @@ if TYPE_CHECKING:
 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 COMMENT_EVENT = "issue_comment"  # a `/difforacle` command on a pull request (bot.comment_commands)
+WORKFLOW_RUN_EVENT = "workflow_run"  # a `pull_request` run completed: publish its report artifact
 REPORT_NAME = "difforacle-report.json"
+ARTIFACT_DIR = "difforacle-artifact"  # under $RUNNER_TEMP: the report and the pull request's number
+ARTIFACT_REPORT, ARTIFACT_PULL = "report.json", "pull.json"
+DEFAULT_WORKFLOW = ".github/workflows/difforacle.yml"  # the pull_request workflow a command runs again
+# `here`: publish with this job's token (a pull request of the repository itself); `artifact`: only
+# leave the report artifact, for the workflow_run job to publish (the recipe for forks)
+PUBLISH_MODES = ("here", "artifact")
 # action.yml's history cache step: its `cache-hit` and `cache-matched-key` outputs
 HISTORY_CACHE_HIT, HISTORY_CACHE_KEY = "DIFFORACLE_HISTORY_CACHE_HIT", "DIFFORACLE_HISTORY_CACHE_KEY"
 
@@ -92,19 +107,22 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         return GitHubClient(repository, token, api_url=api_url, retries=retries or Retries())
 
     if _is_comment(event, env):
-        commented = _answer_command(event, env, client_for, workflow, root)
-        if commented is None:
-            return 0
-        pull, client = commented
-    else:
-        pull = _pull_from(event, event_path, env)
-        client = client_for(pull.repository)
+        _answer_command(event, env, client_for, workflow)
+        return 0
+    if env.get("GITHUB_EVENT_NAME") == WORKFLOW_RUN_EVENT or "workflow_run" in event:
+        return publish_artifact(event, env, client_for, workflow, _artifact_dir(env))
+    pull = _pull_from(event, event_path, env)
+    client = client_for(pull.repository)
     try:
         config = merge(load_config(root), inputs_from_env(env))
     except ConfigError as exc:
         raise SetupError(str(exc)) from None
     settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments)
-    publisher = Publisher(client, pull, settings, workflow)
+    publish = env.get("DIFFORACLE_PUBLISH") or "here"
+    if publish not in PUBLISH_MODES:
+        raise SetupError(f"publish must be one of {', '.join(PUBLISH_MODES)}, not {publish!r}")
+    # `artifact`: the workflow_run job publishes; this one (the pull request's code runs in it) uses no token
+    publisher = Publisher(client if publish == "here" else None, pull, settings, workflow)
     report_path = args.json or Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / REPORT_NAME
     workflow.log(f"difforacle: {pull.repository}#{pull.number} {pull.base_sha[:12]}..{pull.head_sha[:12]}, "
                  f"budget {config.budget:g} s")
@@ -120,6 +138,12 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
     data = report_to_json(report)
     validate_report(data)
     write_atomic(report_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    _write_artifact(_artifact_dir(env), data, pull)
+    if publish == "artifact":
+        workflow.set_outputs({"differences": str(len(data["differences"])), "report": str(report_path)})
+        workflow.log(f"difforacle: {len(data['differences'])} difference(s); the workflow_run job publishes "
+                     "the report artifact")
+        return 0
     published = publisher.finish(data, str(report_path))
     if (cache := history_cache(env)) is not None:
         workflow.log(f"difforacle: {cache}; reading the history took {report.stats.history_seconds:.2f} s")
@@ -133,25 +157,25 @@ def _is_comment(event: dict, env: Mapping[str, str]) -> bool:
 
 
 def _answer_command(event: dict, env: Mapping[str, str], client_for: Callable[[str], GitHubClient | None],
-                    workflow: Workflow, root: Path) -> tuple[PullRequestContext, GitHubClient] | None:
-    """Answer a `/difforacle` command (`bot.comment_commands`); the pull request to analyse again, with
-    its client, when the command asks for it and its head is checked out here. Otherwise the outputs
-    `analyse` and `head-sha` tell the workflow's next steps whether to check it out and run again."""
+                    workflow: Workflow) -> None:
+    """Answer a `/difforacle` command (`bot.comment_commands`); when it asks for a new run (an
+    accept, a rerun, from someone with write access), ask GitHub to run the pull request's own
+    `pull_request` workflow run again. No code of the pull request is checked out or run here: this
+    job has the repository's write token even for a fork."""
     from .comment_commands import NotACommentCommand, answer, comment_event, wants_answer
     from .github_client import GitHubError
-    from .publisher import ACTIONS_BOT, PullRequestContext
+    from .publisher import ACTIONS_BOT
 
     try:
         comment = comment_event(event, env.get("GITHUB_REPOSITORY") or "")
     except NotACommentCommand as exc:
         workflow.log(f"difforacle: nothing to do: {exc}")
-        return None
+        return
     except ValueError as exc:
         raise SetupError(str(exc)) from None
     if not wants_answer(comment, ACTIONS_BOT):
         workflow.log("difforacle: nothing to do: the comment is no /difforacle command of a person")
-        workflow.set_outputs({"analyse": "false"})
-        return None
+        return
     client = client_for(comment.repository)
     if client is None:
         raise SetupError("a /difforacle command needs a token that may comment (github-token, with "
@@ -161,21 +185,108 @@ def _answer_command(event: dict, env: Mapping[str, str], client_for: Callable[[s
     except GitHubError as exc:
         raise SetupError(f"cannot answer {comment.login}'s command: {exc}") from None
     workflow.log(f"difforacle: {answered.status}: {answered.detail}")
-    details = answered.pull
-    workflow.set_outputs({"analyse": "true" if answered.rerun else "false",
-                          "head-sha": details.head_sha if details else ""})
-    if not answered.rerun or details is None:
-        return None
-    pull = PullRequestContext(comment.repository, details.number, details.base_sha, details.head_sha,
-                              fork=details.head_repository != comment.repository, title=details.title,
+    if not answered.rerun or answered.pull is None:
+        return
+    wanted = env.get("DIFFORACLE_WORKFLOW") or DEFAULT_WORKFLOW
+    head = answered.pull.head_sha
+    try:
+        runs = [run for run in client.workflow_runs(head, "pull_request") if run.path == wanted]
+        if not runs:
+            workflow.warn(f"difforacle: no run of {wanted} on the pull request's head {head[:12]} to run "
+                          "again (set the action's `workflow` input to the pull_request workflow's file)")
+            return
+        if runs[0].status != "completed":
+            workflow.log(f"difforacle: {wanted} is running on {head[:12]} ({runs[0].html_url}): it publishes "
+                         "with the acceptance when it completes")
+            return
+        client.rerun_workflow_run(runs[0].id)
+    except GitHubError as exc:
+        raise SetupError(f"cannot run {wanted} again on {head[:12]}: {exc} (the workflow needs "
+                         "`actions: write`)") from None
+    workflow.log(f"difforacle: asked GitHub to run {wanted} again on {head[:12]} ({runs[0].html_url})")
+    workflow.set_outputs({"rerun": runs[0].html_url or str(runs[0].id)})
+
+
+def _artifact_dir(env: Mapping[str, str]) -> Path:
+    """Where the report artifact is written (a pull_request run) or was downloaded (workflow_run)."""
+    given = env.get("DIFFORACLE_ARTIFACT")
+    return Path(given) if given else Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / ARTIFACT_DIR
+
+
+def _write_artifact(folder: Path, report: dict, pull: PullRequestContext) -> None:
+    """The report and the pull request's number, for a `workflow_run` job to publish."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / ARTIFACT_REPORT, json.dumps(report, ensure_ascii=False) + "\n")
+    write_atomic(folder / ARTIFACT_PULL, json.dumps({"number": pull.number, "head_sha": pull.head_sha})
+                 + "\n")
+
+
+def publish_artifact(event: dict, env: Mapping[str, str], client_for: Callable[[str], GitHubClient | None],
+                     workflow: Workflow, folder: Path) -> int:
+    """Publish the report a completed `pull_request` run uploaded (see the module). The artifact was
+    made where the pull request's code ran, so nothing in it is trusted: the report must be a valid
+    report of the run's head, and the pull request it names must have that head now, as GitHub
+    says; its base, title and the settings come from GitHub and this job's inputs, not from it."""
+    from jsonschema import ValidationError
+
+    from .github_client import GitHubError
+    from .publisher import Publisher, PublishSettings, PullRequestContext
+
+    run = event.get("workflow_run")
+    if not isinstance(run, dict) or not isinstance(run.get("head_sha"), str):
+        raise SetupError("the workflow_run event lacks its run's head_sha")
+    if run.get("event") not in PULL_REQUEST_EVENTS:
+        workflow.log(f"difforacle: nothing to publish: the run was started by {run.get('event')!r}, "
+                     "not by a pull request")
+        return 0
+    head = run["head_sha"]
+    try:
+        report = json.loads((folder / ARTIFACT_REPORT).read_text(encoding="utf-8"))
+        named = json.loads((folder / ARTIFACT_PULL).read_text(encoding="utf-8"))
+        number = named["number"]
+        if type(number) is not int:
+            raise TypeError("the pull request's number")
+        validate_report(report)
+    except (OSError, ValueError, KeyError, TypeError, ValidationError) as exc:
+        workflow.warn(f"difforacle: nothing to publish: the run's report artifact in {folder} is missing or "
+                      f"invalid ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})")
+        return 0
+    if report.get("head") != head:
+        workflow.warn(f"difforacle: not published: the report artifact is of {str(report.get('head'))[:12]}, "
+                      f"the run of {head[:12]}")
+        return 0
+    repository = env.get("GITHUB_REPOSITORY") or str((event.get("repository") or {}).get("full_name") or "")
+    client = client_for(repository)
+    if client is None:
+        raise SetupError("publishing a pull request's report needs a token that may comment and create "
+                         "check runs (github-token, with pull-requests: write and checks: write)")
+    try:
+        details = client.pull_request(number)
+    except GitHubError as exc:
+        raise SetupError(f"cannot read the pull request #{number} the report names: {exc}") from None
+    if details.head_sha != head:
+        workflow.log(f"difforacle: not published: #{number}'s head is now {details.head_sha[:12]}, not the "
+                     f"run's {head[:12]} (a newer run publishes it)")
+        return 0
+    if report.get("base") != details.base_sha:
+        workflow.warn(f"difforacle: not published: the report compares {str(report.get('base'))[:12]}, "
+                      f"#{number}'s base is {details.base_sha[:12]}")
+        return 0
+    pull = PullRequestContext(repository, number, details.base_sha, head,
+                              fork=details.head_repository != repository, title=details.title,
                               head_ref=details.head_ref, body=details.body)
     try:
-        _check_commits(root, pull)
-    except SetupError:
-        workflow.log(f"difforacle: the pull request's head {pull.head_sha[:12]} is not checked out here: "
-                     "the analysis runs in the steps that check it out (output analyse=true)")
-        return None
-    return pull, client
+        config = merge(Config(), inputs_from_env(env))  # never the pull request's own settings
+    except ConfigError as exc:
+        raise SetupError(str(exc)) from None
+    settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments)
+    publisher = Publisher(client, pull, settings, workflow)
+    publisher.start()
+    published = publisher.finish(report, str(folder / ARTIFACT_REPORT))
+    workflow.log(f"difforacle: published {repository}#{number} {head[:12]}: {len(report['differences'])} "
+                 f"difference(s); check run conclusion {published.conclusion}"
+                 + (" (fail-on: failing the step)" if published.failed else ""))
+    return 1 if published.failed else 0
 
 
 def history_cache(env: Mapping[str, str]) -> str | None:

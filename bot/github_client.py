@@ -85,6 +85,16 @@ class PullFile:
 
 
 @dataclass(frozen=True)
+class WorkflowRunRef:
+    """A run of one of the repository's workflows (GitHub Actions)."""
+
+    id: int
+    path: str  # the workflow's file: ".github/workflows/difforacle.yml"
+    status: str  # queued | in_progress | completed ...
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
 class PullDetails:
     """What a command on a pull request needs of it (an `issue_comment` event has no commits)."""
 
@@ -158,6 +168,7 @@ class GitHubClient:
         # PyGithub objects already read, so that editing one needs no extra GET request
         self._check_runs: dict[int, Any] = {}
         self._comments: dict[int, Any] = {}
+        self._workflow_runs: dict[int, Any] = {}
 
     def current_token(self) -> str:
         """The token the next request carries (an App's, renewed near its expiry), for git to use too."""
@@ -258,6 +269,24 @@ class GitHubClient:
                                       comments=[c.to_json() for c in comments])
 
         return self._call("post the review", create).id
+
+    # ------------------------------------------------------------ workflow runs
+
+    def workflow_runs(self, head_sha: str, event: str) -> list[WorkflowRunRef]:
+        """The repository's workflow runs on `head_sha` that `event` started, newest first."""
+        runs = self._call("list the workflow runs", lambda: list(
+            self._repo.get_workflow_runs(event=event, head_sha=head_sha)))
+        self._workflow_runs.update((run.id, run) for run in runs)
+        return [WorkflowRunRef(run.id, run.path or "", run.status or "", run.html_url or "") for run in runs]
+
+    def rerun_workflow_run(self, run_id: int) -> None:
+        """Ask GitHub to run a completed workflow run again (needs `actions: write`)."""
+        def rerun() -> None:
+            run = self._workflow_runs.get(run_id) or self._repo.get_workflow_run(run_id)
+            if not run.rerun():
+                raise GitHubError(f"cannot run the workflow run {run_id} again: GitHub refused")
+
+        self._call("run the pull request's workflow run again", rerun)
 
     def _issue(self, number: int) -> Any:
         """The pull request as an issue, for its comments: a lazy object that knows its URL (a lazy

@@ -86,6 +86,10 @@ class Workflow:
     def log(self, message: str) -> None:
         print(message, file=self.stdout, flush=True)
 
+    def warn(self, message: str) -> None:
+        """A warning the run's page shows (a `::warning` workflow command; the log has it too)."""
+        print(f"::warning title=difforacle::{escape_data(message)}", file=self.stdout, flush=True)
+
 
 def _path(value: str | None) -> Path | None:
     return Path(value) if value else None

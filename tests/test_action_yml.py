@@ -26,12 +26,15 @@ from difforacle.generator.planning.history import default_cache_dir
 ACTION = ROOT / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 PINNED = re.compile(r"actions/cache/(restore|save)@[0-9a-f]{40}")
+ARTIFACT = re.compile(r"actions/(upload|download)-artifact@[0-9a-f]{40}")
 
 # Every input and the variable the run step gives it; the configuration inputs are `bot.config`'s.
 EXPECTED_ENV = {
     **INPUT_ENV,
     "python": "DIFFORACLE_PYTHON",
     "github-token": "GITHUB_TOKEN",
+    "publish": "DIFFORACLE_PUBLISH",
+    "workflow": "DIFFORACLE_WORKFLOW",
 }
 
 
@@ -61,6 +64,7 @@ def test_inputs_and_defaults(action: dict[str, Any]) -> None:
         # an input left at its default from one given, so a non-empty default would hide the file)
         "budget": "", "seed": "", "github-token": "${{ github.token }}", "fail-on": "",
         "python": "", "working-directory": ".", "max-comments": "", "allocation": "",
+        "publish": "here", "workflow": ".github/workflows/difforacle.yml",
     }
     assert all(spec.get("description") for spec in action["inputs"].values())
 
@@ -77,7 +81,7 @@ def test_every_input_is_used_only_through_env(action: dict[str, Any]) -> None:
     for step in steps(action):
         for variable, value in step.get("env", {}).items():
             for expression in EXPRESSION.findall(str(value)):
-                if expression.startswith("inputs."):
+                if expression.startswith("inputs.") and "uses" not in step:
                     assert str(value) == f"${{{{ {expression} }}}}", f"{variable}: pass the input alone"
                     used[expression.removeprefix("inputs.")] = variable
     # working-directory is a step key, not shell text, so it is safe where it is.
@@ -90,7 +94,7 @@ def test_every_input_is_used_only_through_env(action: dict[str, Any]) -> None:
 def test_outputs_map_to_existing_steps(action: dict[str, Any]) -> None:
     ids = [step["id"] for step in steps(action) if "id" in step]
     assert len(ids) == len(set(ids))
-    assert set(action["outputs"]) == {"differences", "report", "analyse", "head-sha"}
+    assert set(action["outputs"]) == {"differences", "report", "rerun"}
     for name, spec in action["outputs"].items():
         found = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.([\w-]+) \}\}", spec["value"])
         assert found is not None, name
@@ -147,21 +151,25 @@ def test_run_step_keeps_a_given_python_and_inputs_stay_data(action: dict[str, An
 
 def test_the_history_cache_is_restored_before_the_run_and_saved_after_it(action: dict[str, Any]) -> None:
     names = [s["id"] for s in steps(action)]
-    assert names == ["install", "history-cache", "difforacle", "save-history-cache"]
+    assert names == ["install", "history-cache", "download-report", "difforacle", "upload-report",
+                     "save-history-cache"]
     restore, save = step(action, "history-cache"), step(action, "save-history-cache")
     assert PINNED.fullmatch(restore["uses"])[1] == "restore" and PINNED.fullmatch(save["uses"])[1] == "save"
     assert restore["uses"].split("@")[1] == save["uses"].split("@")[1]  # one version of actions/cache
     where = "${{ steps.install.outputs.history-cache }}"
     assert restore["with"]["path"] == save["with"]["path"] == where
-    # keyed by repository and base; any earlier base's cache of the repository is restored when
-    # this base has none
-    key, prefix = restore["with"]["key"], restore["with"]["restore-keys"]
-    assert key == prefix + "${{ github.event.pull_request.base.sha }}"
-    assert prefix == "difforacle-history-${{ github.repository }}-"
+    # keyed by repository, base and head; this base's latest cache, else any of the repository's, is
+    # restored when this pair has none; only in a pull_request run (never in a job with a write
+    # token that runs the pull request's code)
+    key, prefixes = restore["with"]["key"], restore["with"]["restore-keys"].splitlines()
+    repository = "difforacle-history-${{ github.repository }}-"
+    assert prefixes == [repository + "${{ github.event.pull_request.base.sha }}-", repository]
+    assert key == prefixes[0] + "${{ github.event.pull_request.head.sha }}"
+    assert restore["if"] == "github.event_name == 'pull_request'"
+    assert save["if"].startswith("always() && github.event_name == 'pull_request' && ")
     assert save["with"]["key"] == "${{ steps.history-cache.outputs.cache-primary-key }}"
     # saved when the run failed too, not when this base's cache came back as it is; neither step
     # can fail the action
-    assert save["if"].startswith("always() && ")
     assert "steps.history-cache.outputs.cache-hit != 'true'" in save["if"]
     assert restore["continue-on-error"] is True and save["continue-on-error"] is True
     run = step(action, "difforacle")["env"]
@@ -182,3 +190,19 @@ def test_the_cached_folder_is_the_one_difforacle_writes(action: dict[str, Any], 
     else:
         monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     assert (tmp_path / "output").read_text() == f"history-cache={default_cache_dir()}\n"
+
+
+def test_the_report_artifact_goes_from_the_pull_request_run_to_the_publishing_job(
+        action: dict[str, Any]) -> None:
+    """Uploaded by a pull_request run (whatever its outcome), downloaded by a workflow_run job from the
+    run that started it, into the folder `difforacle action` reads; both pinned by commit."""
+    upload, download = step(action, "upload-report"), step(action, "download-report")
+    assert ARTIFACT.fullmatch(upload["uses"])[1] == "upload"
+    assert ARTIFACT.fullmatch(download["uses"])[1] == "download"
+    folder = "${{ runner.temp }}/difforacle-artifact"
+    assert upload["with"]["path"] == download["with"]["path"] == step(action, "difforacle")["env"][
+        "DIFFORACLE_ARTIFACT"] == folder
+    assert upload["with"]["name"] == download["with"]["name"] == "difforacle-report"
+    assert upload["if"].startswith("always() && github.event_name == 'pull_request'")
+    assert download["if"] == "github.event_name == 'workflow_run'"
+    assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"

@@ -3,19 +3,21 @@ whose difference fails its check; a stranger's `/difforacle accept all` is refus
 maintainer's is recorded and answered, the analysis runs again and the check turns green; a later
 push showing the same difference stays green.
 
-The Action (`difforacle action`): the workflow's first step answers without any checkout (no
-project code runs before the commenter's permission is known), the second, on the checked-out
-head, runs the analysis. The App: signed deliveries to its webhook receiver, the queue drained
-here, each job run by the runner with the bubblewrap sandbox."""
+The Action (`difforacle action`), as docs/action.md's workflows run it: the pull request's own
+`pull_request` run analyses; a `workflow_run` job publishes its report artifact; an `issue_comment`
+job answers commands and asks GitHub to run the pull request's run again. The jobs with a write
+token check nothing out and run no code of the pull request. The App: signed deliveries to its
+webhook receiver, the queue drained here, each job run by the runner with the bubblewrap sandbox."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
-from support.action import action_env, comment_event_file, event_file
+from support.action import action_env, comment_event_file, event_file, workflow_run_event_file
 from support.app_helpers import (
     SECRET,
     drain,
@@ -59,12 +61,20 @@ def _outputs(tmp_path: Path) -> str:
 
 @pytest.mark.slow
 def test_a_maintainer_accepts_a_meant_difference_and_the_check_turns_green_and_stays(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The three workflows of docs/action.md, for a pull request from a fork: its own `pull_request`
+    run (a read-only token) analyses and leaves the report artifact; the `workflow_run` job publishes
+    it; the `issue_comment` job answers commands and asks GitHub to run the pull request's run again.
+    Neither job with a write token runs any code of the pull request."""
     builder = RepoBuilder(tmp_path / "clock")
     base, head = make_pr(builder, BEFORE, MEANT)
+    empty = tmp_path / "empty"  # the jobs with a write token check nothing out
+    empty.mkdir()
     with FakeGitHub().serve() as fake:
+        fake.add_token("ro", ACTIONS_BOT, read_only=True)
         fake.add_token("rw", ACTIONS_BOT)
-        fake.add_pull_from_git(OWNER, NAME, NUMBER, builder.root, base, head)
+        fake.add_pull_from_git(OWNER, NAME, NUMBER, builder.root, base, head,
+                               head_repo="octo-forker/Hello-World")
         fake.add_collaborator(OWNER, NAME, "ann", "write")
         env = action_env(tmp_path, event_file(tmp_path, base, head), fake, DIFFORACLE_FAIL_ON="difference",
                          DIFFORACLE_BUDGET="8")
@@ -75,36 +85,56 @@ def test_a_maintainer_accepts_a_meant_difference_and_the_check_turns_green_and_s
             replies = [c.body for c in comments if c.login == ACTIONS_BOT and c not in summaries]
             return [(r.head_sha, r.conclusion) for r in fake.check_runs.values()], summaries, replies
 
+        def pull_request_run(commit: str, fixture: str = "pull_request.opened.json") -> int:
+            """The pull request's own run: read-only token, the fork's code checked out and run."""
+            run_env = {**env, "GITHUB_TOKEN": "ro", "GITHUB_EVENT_NAME": "pull_request",
+                       "DIFFORACLE_PUBLISH": "artifact",
+                       "GITHUB_EVENT_PATH": str(event_file(tmp_path, base, commit, fixture))}
+            assert run(_args(builder.root), run_env, FAST) == 0  # the workflow_run job fails the check
+            made = fake.add_workflow_run(OWNER, NAME, commit)
+            return publish(made.id, commit)
+
+        def publish(run_id: int, commit: str) -> int:
+            """The workflow_run job: the artifact published, with nothing checked out and nothing run."""
+            publish_env = {**env, "GITHUB_EVENT_NAME": "workflow_run", "GITHUB_EVENT_PATH": str(
+                workflow_run_event_file(tmp_path, commit, run_id, head_repository="octo-forker/Hello-World"))}
+            with monkeypatch.context() as patch:
+                patch.setattr(subprocess.Popen, "__init__", _no_process)
+                return run(_args(empty), publish_env, FAST)
+
         def command(login: str, body: str) -> dict[str, str]:
             comment = fake.add_issue_comment(OWNER, NAME, NUMBER, body, login=login)
             return {**env, "GITHUB_EVENT_NAME": "issue_comment",
                     "GITHUB_EVENT_PATH": str(comment_event_file(tmp_path, NUMBER, comment.id, login, body))}
 
         # 1. the pull request is opened: its difference fails the check
-        assert run(_args(builder.root), env, FAST) == 1
+        assert pull_request_run(head) == 1
         runs, [summary], replies = ours()
         assert runs == [(head, "failure")] and replies == []
         [difference_id] = decode_state(summary.body)[0].ids
+        [pr_run] = fake.workflow_runs.values()
 
-        # 2. someone without write access: a polite refusal, nothing accepted, nothing run
-        assert run(_args(builder.root), command("eve", "/difforacle accept all"), FAST) == 0
+        # 2. someone without write access: a polite refusal, nothing accepted, nothing run again
+        with monkeypatch.context() as patch:
+            patch.setattr(subprocess.Popen, "__init__", _no_process)
+            assert run(_args(empty), command("eve", "/difforacle accept all"), FAST) == 0
         runs, [summary], [refused] = ours()
         assert refused.startswith("@eve thank you, but only people with write access")
         assert runs == [(head, "failure")] and decode_state(summary.body)[0].accepted == {}
-        assert "analyse<<" in _outputs(tmp_path) and "\nfalse\n" in _outputs(tmp_path)
+        assert pr_run.reruns == []
 
-        # 3. a maintainer accepts: the first step (nothing checked out) records it and answers ...
-        accept = command("ann", f"/difforacle accept {difference_id}")
-        (tmp_path / "output").unlink()
-        assert run(_args(tmp_path / "empty"), accept, FAST) == 0
+        # 3. a maintainer accepts: recorded and answered, and the pull request's own run asked to run again
+        with monkeypatch.context() as patch:
+            patch.setattr(subprocess.Popen, "__init__", _no_process)
+            assert run(_args(empty), command("ann", f"/difforacle accept {difference_id}"), FAST) == 0
         runs, [summary], [_, confirmed] = ours()
         assert confirmed.startswith(f"@ann accepted {difference_id}: they no longer fail the check")
         assert [a.by for a in decode_state(summary.body)[0].accepted.values()] == ["ann"]
-        assert runs == [(head, "failure")]
-        assert "\ntrue\n" in _outputs(tmp_path) and f"\n{head}\n" in _outputs(tmp_path)
+        assert runs == [(head, "failure")] and len(pr_run.reruns) == 1
 
-        # ... and the second, on the checked-out head, runs again: the check is green, nothing answered twice
-        assert run(_args(builder.root), accept, FAST) == 0
+        # ... that run (read-only, as before) and its publishing job: the check is green
+        pr_run.status = "completed"
+        assert pull_request_run(head) == 0
         runs, [summary], replies = ours()
         assert runs == [(head, "failure"), (head, "success")] and len(replies) == 2
         assert "### Accepted on the pull request" in summary.body and "accepted by @ann" in summary.body
@@ -114,12 +144,15 @@ def test_a_maintainer_accepts_a_meant_difference_and_the_check_turns_green_and_s
         pushed = builder.commit({"NOTES.md": "more\n"}, "notes")
         builder.switch("main")
         fake.set_pull_head(OWNER, NAME, NUMBER, pushed, files=git_files(builder.root, base, pushed))
-        env["GITHUB_EVENT_PATH"] = str(event_file(tmp_path, base, pushed, "pull_request.synchronize.json"))
-        assert run(_args(builder.root), env, FAST) == 0
+        assert pull_request_run(pushed, "pull_request.synchronize.json") == 0
         runs, [summary], _ = ours()
         assert runs[-1] == (pushed, "success")
         assert "accepted by @ann" in summary.body and pushed[:7] in summary.body
         assert fake.violations == []
+
+
+def _no_process(*args: object, **kwargs: object) -> None:
+    raise AssertionError(f"a job with a write token started a process: {args[1:2]}")
 
 
 @pytest.mark.slow

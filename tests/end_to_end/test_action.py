@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import git
 import pytest
-from support.action import action_env, demo_pull_request, event_file
+from support.action import action_env, demo_pull_request, event_file, workflow_run_event_file
 from support.fake_github import FakeGitHub
 
 from difforacle.bot.action_command import (
@@ -101,3 +102,57 @@ def test_without_a_token_the_step_summary_and_annotations_still_appear(
     assert "::warning file=durations/" in out and "no GitHub token" in out
     assert "difforacle: no history cache restored; reading the history took " in out
     assert "| D1 |" in (tmp_path / "summary.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_forks_report_is_published_by_a_job_that_runs_none_of_its_code(
+        demo: tuple, fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The pull request's own run has a read-only token (a fork's): it leaves the report artifact. The
+    workflow_run job publishes it with a write token, from an empty folder, starting no process; an
+    artifact that does not match what GitHub says of the pull request is not published."""
+    repo, base, head = demo
+    fake.add_token("ro", "github-actions[bot]", read_only=True)
+    fake.add_pull_from_git("Codertocat", "Hello-World", 2, repo, base, head,
+                           head_repo="octo-forker/Hello-World")
+    env = {**action_env(tmp_path, event_file(tmp_path, base, head), fake), "GITHUB_TOKEN": "ro"}
+    assert run(_args(repo), env, FAST) == 0
+    assert fake.check_runs == {} and fake.comments_on("Codertocat", "Hello-World", 2) == []
+    artifact = tmp_path / "difforacle-artifact"
+    assert json.loads((artifact / "pull.json").read_text()) == {"number": 2, "head_sha": head}
+    report = json.loads((artifact / "report.json").read_text())
+
+    fake.add_token("rw", "github-actions[bot]")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+
+    def publish(**changes: object) -> str:
+        (artifact / "report.json").write_text(json.dumps({**report, **changes}))
+        published = {**env, "GITHUB_TOKEN": "rw", "GITHUB_EVENT_NAME": "workflow_run",
+                     "GITHUB_EVENT_PATH": str(workflow_run_event_file(tmp_path, head, 7))}
+        capsys.readouterr()
+        with monkeypatch.context() as patch:
+            patch.setattr(subprocess.Popen, "__init__", _no_process)
+            assert run(_args(empty), published, FAST) == 0
+        return capsys.readouterr().out
+
+    # forged or stale artifacts: nothing published
+    assert "the report artifact is of" in publish(head="0" * 40)
+    assert "the report compares" in publish(base="0" * 40)
+    assert "missing or invalid" in publish(differences="all clear")
+    assert fake.check_runs == {} and fake.comments_on("Codertocat", "Hello-World", 2) == []
+    fake.set_pull_head("Codertocat", "Hello-World", 2, "f" * 40)
+    assert "a newer run publishes it" in publish()
+    fake.set_pull_head("Codertocat", "Hello-World", 2, head)
+
+    out = publish()
+    assert "published Codertocat/Hello-World#2" in out
+    [check] = fake.check_runs.values()
+    assert check.head_sha == head and check.conclusion == "neutral"
+    [comment] = fake.comments_on("Codertocat", "Hello-World", 2)
+    assert comment.body.startswith(SUMMARY_MARKER)
+    assert fake.violations == []
+
+
+def _no_process(*args: object, **kwargs: object) -> None:
+    raise AssertionError(f"the publishing job started a process: {args[1:2]}")

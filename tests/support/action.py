@@ -52,3 +52,18 @@ def comment_event_file(tmp_path: Path, number: int, comment_id: int, login: str,
     path = tmp_path / f"comment-{comment_id}.json"
     path.write_text(json.dumps(event))
     return path
+
+
+def workflow_run_event_file(tmp_path: Path, head: str, run_id: int, *, event: str = "pull_request",
+                            head_repository: str = "Codertocat/Hello-World",
+                            repository: str = "Codertocat/Hello-World") -> Path:
+    """A real workflow_run event (a saved webhook payload): the run `run_id` that `event` started on
+    `head` completed, as the publishing workflow receives it."""
+    payload = json.loads((WEBHOOKS / "workflow_run.completed.json").read_text())
+    payload["workflow_run"].update(id=run_id, head_sha=head, event=event, status="completed",
+                                   conclusion="success", pull_requests=[])
+    payload["workflow_run"]["head_repository"]["full_name"] = head_repository
+    payload["workflow_run"]["repository"]["full_name"] = payload["repository"]["full_name"] = repository
+    path = tmp_path / f"workflow-run-{run_id}.json"
+    path.write_text(json.dumps(payload))
+    return path

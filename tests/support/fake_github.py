@@ -317,6 +317,22 @@ class Pull:
 
 
 @dataclass
+class WorkflowRun:
+    """A run of a repository's workflow (GitHub Actions), as GET .../actions/runs lists it."""
+
+    repo: Repo
+    id: int
+    path: str  # the workflow's file, ".github/workflows/difforacle.yml"
+    event: str  # what started it: "pull_request", "workflow_run", ...
+    head_sha: str
+    name: str = "difforacle"
+    status: str = "completed"
+    conclusion: str | None = "success"
+    run_attempt: int = 1
+    reruns: list[dict[str, Any]] = field(default_factory=list)  # the bodies of POST .../rerun
+
+
+@dataclass
 class CheckRun:
     repo: Repo
     id: int
@@ -549,6 +565,7 @@ class FakeGitHub:
         self.check_runs: dict[int, CheckRun] = {}
         self.issue_comments: dict[int, IssueComment] = {}
         self.reviews: dict[int, Review] = {}
+        self.workflow_runs: dict[int, WorkflowRun] = {}
         self.requests: list[RecordedRequest] = []
         self.violations: list[Violation] = []
         self.failures: list[InjectedFailure] = []
@@ -565,7 +582,7 @@ class FakeGitHub:
         self._ids = {kind: itertools.count(base) for kind, base in
                      {"repo": 600_001, "pull": 500_001, "check_run": 100_001, "comment": 200_001,
                       "review": 300_001, "review_comment": 400_001, "app": 700_001,
-                      "installation": 800_001}.items()}
+                      "installation": 800_001, "workflow_run": 900_001}.items()}
         operations = load_operations()["operations"]
         self.documentation = {op_id: op.get("documentation_url") or DOCS for op_id, op in operations.items()}
         self.validators = {
@@ -616,6 +633,15 @@ class FakeGitHub:
         pull = self.add_pull(owner, repo, number, base_sha, head_sha, files, **details)
         pull.repo.commits.add(merge_base)
         return pull
+
+    def add_workflow_run(self, owner: str, repo: str, head_sha: str, *,
+                         path: str = ".github/workflows/difforacle.yml", event: str = "pull_request",
+                         **details: Any) -> WorkflowRun:
+        """Register a workflow run of the repository (`details`: name, status, conclusion)."""
+        repository = self.add_repo(owner, repo, commits=(head_sha,))
+        run = WorkflowRun(repository, next(self._ids["workflow_run"]), path, event, head_sha, **details)
+        self.workflow_runs[run.id] = run
+        return run
 
     def set_pull_head(self, owner: str, repo: str, number: int, head_sha: str,
                       files: Iterable[PullFile | dict[str, Any]] | None = None) -> Pull:
@@ -812,6 +838,9 @@ class FakeGitHub:
             ("GET", f"{repo}/commits/<path:ref>/check-runs", "checks/list-for-ref", self._list_check_runs),
             ("GET", f"{repo}/collaborators/<username>/permission", "repos/get-collaborator-permission-level",
              self._get_permission),
+            ("GET", f"{repo}/actions/runs", "actions/list-workflow-runs-for-repo", self._list_workflow_runs),
+            ("POST", f"{repo}/actions/runs/<int:run_id>/rerun", "actions/re-run-workflow",
+             self._rerun_workflow),
             ("GET", "/user", "users/get-authenticated", self._get_user),
             ("GET", "/app", "apps/get-authenticated", self._get_app),
             ("POST", "/app/installations/<int:installation_id>/access_tokens",
@@ -1192,6 +1221,34 @@ class FakeGitHub:
         return [body]
 
     # ------------------------------------------------------------ check runs
+
+    def _list_workflow_runs(self, owner: str, repo: str) -> Response:
+        repository = self._repo(owner, repo)
+        wanted = {key: request.args.get(key) for key in ("event", "head_sha", "status")}
+        runs = [run for run in sorted(self.workflow_runs.values(), key=lambda run: -run.id)
+                if run.repo is repository and all(value is None or getattr(run, key) == value
+                                                  for key, value in wanted.items())]
+        return self._page([self._workflow_run_json(run) for run in runs], key="workflow_runs")
+
+    def _rerun_workflow(self, owner: str, repo: str, run_id: int) -> Response:
+        run = self.workflow_runs.get(run_id)
+        if run is None or run.repo is not self._repo(owner, repo):
+            raise ApiError(404, "Not Found")
+        if run.status != "completed":
+            raise ApiError(403, "This workflow run is not completed")
+        run.reruns.append(self._read_body() or {})
+        run.run_attempt += 1
+        run.status, run.conclusion = "queued", None
+        return self._json({}, 201)
+
+    def _workflow_run_json(self, run: WorkflowRun) -> dict[str, Any]:
+        url = f"{self.url}/repos/{run.repo.full_name}/actions/runs/{run.id}"
+        return {"id": run.id, "name": run.name, "node_id": _node_id("WorkflowRun", run.id), "path": run.path,
+                "event": run.event, "head_sha": run.head_sha, "head_branch": "feature", "status": run.status,
+                "conclusion": run.conclusion, "run_attempt": run.run_attempt, "run_number": run.id % 1000,
+                "workflow_id": 1, "url": url, "html_url": f"https://github.com/{run.repo.full_name}/actions/runs/"
+                f"{run.id}", "rerun_url": f"{url}/rerun", "repository": self._repo_json(run.repo),
+                "created_at": self._tick(), "updated_at": self._tick()}
 
     def _list_check_runs(self, owner: str, repo: str, ref: str) -> Response:
         """The check runs on a commit, by name, status and App; `filter=latest` (the default) keeps

@@ -397,6 +397,9 @@ def test_responses_have_the_fields_github_always_sends(fake: FakeGitHub) -> None
         "repos/get": call("GET", ""),
         "checks/list-for-ref": call("GET", f"/commits/{HEAD}/check-runs"),
         "repos/get-collaborator-permission-level": call("GET", "/collaborators/octocat/permission"),
+        "actions/list-workflow-runs-for-repo": call("GET", "/actions/runs"),
+        "actions/re-run-workflow": call("POST", f"/actions/runs/{fake.add_workflow_run(OWNER, REPO, HEAD).id}"
+                                        "/rerun"),
         **_app_answers(fake),
     }
     operations = load_operations()["operations"]
@@ -414,7 +417,8 @@ def test_fixtures_load_and_name_their_source() -> None:
                 "issues/update-comment", "pulls/get", "pulls/list-files", "pulls/list-reviews",
                 "pulls/create-review", "repos/get", "checks/list-for-ref", "apps/get-authenticated",
                 "apps/create-installation-access-token", "apps/create-from-manifest",
-                "repos/get-collaborator-permission-level"}
+                "repos/get-collaborator-permission-level", "actions/list-workflow-runs-for-repo",
+                "actions/re-run-workflow"}
     assert set(operations["operations"]) == expected
     for operation in operations["operations"].values():
         body = operation["request_body"]
@@ -585,3 +589,18 @@ def test_git_fetch_over_http_needs_a_token_for_the_repository(tmp_path: Path, fa
     assert {r.status for r in fake.requests if r.token == "narrow"} == {200}
     push = _git("push", "-q", url, f"{head}:refs/heads/evil", cwd=clone, env=_auth("narrow"))
     assert push.returncode != 0
+
+
+def test_workflow_runs_are_listed_by_head_and_event_and_run_again(fake: FakeGitHub) -> None:
+    first = fake.add_workflow_run(OWNER, REPO, HEAD)
+    fake.add_workflow_run(OWNER, REPO, HEAD, event="workflow_run", path=".github/workflows/publish.yml")
+    fake.add_workflow_run(OWNER, REPO, "f" * 40)
+    url, auth = f"{fake.url}/repos/{OWNER}/{REPO}/actions", {"Authorization": "token t"}
+    listed = requests.get(f"{url}/runs", params={"head_sha": HEAD, "event": "pull_request"}, headers=auth,
+                          timeout=10).json()
+    assert listed["total_count"] == 1 and listed["workflow_runs"][0]["id"] == first.id
+    assert requests.post(f"{url}/runs/{first.id}/rerun", headers=auth, timeout=10).status_code == 201
+    assert (first.run_attempt, first.status, first.reruns) == (2, "queued", [{}])
+    again = requests.post(f"{url}/runs/{first.id}/rerun", headers=auth, timeout=10)
+    assert again.status_code == 403  # not completed yet
+    assert fake.violations == []
