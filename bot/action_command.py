@@ -31,6 +31,7 @@ not with the command line, whose `--help` they would slow down several times ove
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -113,8 +114,10 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         return publish_artifact(event, env, client_for, workflow, _artifact_dir(env))
     pull = _pull_from(event, event_path, env)
     client = client_for(pull.repository)
+    _check_commits(root, pull)
+    base_config, settings_note = settings_of(root, pull)
     try:
-        config = merge(load_config(root), inputs_from_env(env))
+        config = merge(base_config, inputs_from_env(env))
     except ConfigError as exc:
         raise SetupError(str(exc)) from None
     settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments)
@@ -133,8 +136,9 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
 
     python = args.python or env.get("DIFFORACLE_PYTHON") or sys.executable
     options = run_options(config, python=python, pr_title=pull.title, pr_body=pull.body, progress=progress)
-    _check_commits(root, pull)
     report = analyze(root, pull.base_sha, pull.head_sha, options)
+    if settings_note:
+        report.notes.append(settings_note)
     data = report_to_json(report)
     validate_report(data)
     write_atomic(report_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -287,6 +291,40 @@ def publish_artifact(event: dict, env: Mapping[str, str], client_for: Callable[[
                  f"difference(s); check run conclusion {published.conclusion}"
                  + (" (fail-on: failing the step)" if published.failed else ""))
     return 1 if published.failed else 0
+
+
+def settings_of(root: Path, pull: PullRequestContext) -> tuple[Config, str]:
+    """`[tool.difforacle]` as the base commit has it (a pull request does not decide how it is
+    judged: its `fail-on`, `exclude`, `min-reach` or `build` apply once merged, as in the App), and
+    a note when the head commit's differs; ConfigError messages name the base commit."""
+    base = _settings_at(root, pull.base_sha, "base")
+    try:
+        head = _settings_at(root, pull.head_sha, "head")
+    except SetupError as exc:
+        return base, (f"This pull request's difforacle settings are not valid ({exc}); the base commit's "
+                      "apply.")
+    if head == base:
+        return base, ""
+    return base, ("This pull request changes difforacle's settings ([tool.difforacle] in pyproject.toml): "
+                  "the base commit's apply to it, its own once it is merged.")
+
+
+def _settings_at(root: Path, sha: str, side: str) -> Config:
+    """The settings in the project's pyproject.toml at commit `sha`, read from git (defaults without one)."""
+    import git
+
+    repo = open_repo(root)
+    prefix = repo.git.rev_parse("--show-prefix").strip()
+    text = ""  # no pyproject.toml: the defaults
+    with contextlib.suppress(git.GitCommandError):
+        text = repo.git.show(f"{sha}:{prefix}pyproject.toml")
+    with tempfile.TemporaryDirectory(prefix="difforacle-settings-") as folder:
+        (Path(folder) / "pyproject.toml").write_text(text, encoding="utf-8")
+        try:
+            return load_config(Path(folder))
+        except ConfigError as exc:
+            where = f"pyproject.toml of the {side} commit {sha[:12]}"
+            raise SetupError(str(exc).replace(str(Path(folder) / "pyproject.toml"), where)) from None
 
 
 def history_cache(env: Mapping[str, str]) -> str | None:

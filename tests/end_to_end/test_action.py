@@ -13,6 +13,7 @@ import git
 import pytest
 from support.action import action_env, demo_pull_request, event_file, workflow_run_event_file
 from support.fake_github import FakeGitHub
+from support.repos import RepoBuilder, make_pr
 
 from difforacle.bot.action_command import (
     HISTORY_CACHE_HIT,
@@ -156,3 +157,22 @@ def test_a_forks_report_is_published_by_a_job_that_runs_none_of_its_code(
 
 def _no_process(*args: object, **kwargs: object) -> None:
     raise AssertionError(f"the publishing job started a process: {args[1:2]}")
+
+
+@pytest.mark.slow
+def test_a_pull_request_does_not_decide_how_it_is_judged(fake: FakeGitHub, tmp_path: Path) -> None:
+    """The pull request sets `fail-on = "never"` and excludes its change in its own pyproject.toml:
+    the base commit's settings apply, and the summary says its own apply once merged."""
+    builder = RepoBuilder(tmp_path / "project")
+    double = "def double(x: int) -> int:\n    return x * {}\n"
+    base, head = make_pr(builder, {"pkg/__init__.py": "", "pkg/m.py": double.format(2),
+                                   "pyproject.toml": '[tool.difforacle]\nfail-on = "difference"\n'},
+                         {"pkg/m.py": double.format(3),
+                          "pyproject.toml": '[tool.difforacle]\nfail-on = "never"\nexclude = ["pkg/*"]\n'})
+    fake.add_token("rw", "github-actions[bot]")
+    fake.add_pull_from_git("Codertocat", "Hello-World", 2, builder.root, base, head)
+    env = action_env(tmp_path, event_file(tmp_path, base, head), fake, DIFFORACLE_BUDGET="6")
+    assert run(_args(builder.root), env, FAST) == 1  # the base's fail-on: difference
+    [comment] = fake.comments_on("Codertocat", "Hello-World", 2)
+    assert "This pull request changes difforacle's settings" in comment.body
+    assert "pkg.m:double" in comment.body  # not excluded
