@@ -108,22 +108,18 @@ def test_more_ways_a_text_names_an_operation(text: str, target: str, named: bool
     "Update slugify.slugify", "Adjust parse.py", "Rework `parse_duration` (#123)",
     "Minor changes to RateMeter", "Update the parse_duration function",
 ])
-def test_a_line_that_only_names_states_no_intent(text: str) -> None:
+def test_a_line_that_names_counts_whatever_its_verb(text: str) -> None:
+    """A vague verb once made such a line say nothing; on real pull requests that never decided a
+    difference (the benchmark's rule tallies), so the list is gone."""
     targets = ["pkg.mod:parse_duration", "pkg.slugify:slugify", "pkg.parse:RateMeter"]
-    assert mention(_said(text), targets) is None
-
-
-def test_a_vague_subject_leaves_the_body_to_speak() -> None:
-    message = "Update parse_duration\n\nparse_duration now reads hours."
-    assert mention(_said(message, source="commit 1a2b3c4"), ["pkg.mod:parse_duration"]) == \
-        Mention("commit 1a2b3c4", "parse_duration now reads hours.")
+    assert mention(_said(text), targets) is not None
 
 
 def test_a_removed_name_is_explained_by_a_rename_that_names_it() -> None:
     text = _said("Rename `HookImplOpts` -> `HookimplOpts`")
     assert mention(text, ["pkg:HookImplOpts<export>"], removed=True) is not None
     assert mention(text, ["pkg:HookImplOpts<export>"]) is None  # a rename keeps any other behaviour
-    assert mention(_said("Update `HookImplOpts`"), ["pkg:HookImplOpts"], removed=True) is None
+    assert mention(_said("Simplify `HookImplOpts`"), ["pkg:HookImplOpts"]) is None  # keeps behaviour
 
 
 def test_a_table_entry_is_named_by_its_words_or_by_the_quoted_text_of_its_edit() -> None:
