@@ -45,6 +45,9 @@ _ID = re.compile(r"D[1-9][0-9]{0,5}")
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 _STATE = re.compile(re.escape(STATE_OPEN) + r"(.*?)" + re.escape(STATE_CLOSE), re.DOTALL)
+# the one block read: the last thing in the bot's own comment, on one line (what `encode_state` writes),
+# so that no text quoted above it can open, close or shadow it
+_FINAL_STATE = re.compile(re.escape(STATE_OPEN) + r"([^\n]*)" + re.escape(STATE_CLOSE) + r"\s*\Z")
 
 
 # ---------------------------------------------------------------- commands
@@ -164,11 +167,15 @@ def encode_state(state: State) -> str:
 def decode_state(body: str) -> tuple[State, str | None]:
     """The state in a summary comment's body: (state, None); an empty state without a block; an empty
     state and why, when the block is not a state this module wrote (edited, cut, another version)."""
-    found = _STATE.findall(body or "")
-    if not found:
+    found = _FINAL_STATE.search(body or "")
+    if found is None:
+        if STATE_OPEN in (body or ""):
+            return State(), ("The summary comment's hidden state is not where difforacle writes it (at its "
+                             "end); earlier acceptances are not applied. Accept again with "
+                             "`/difforacle accept`.")
         return State(), None
     try:
-        return _state_from(json.loads(found[-1])), None
+        return _state_from(json.loads(found[1])), None
     except (ValueError, TypeError, KeyError) as exc:
         return State(), (f"The summary comment's hidden state could not be read ({_first_line(exc)}); "
                          "earlier acceptances are not applied. Accept again with `/difforacle accept`.")
@@ -206,7 +213,7 @@ def _timestamp(text: str) -> bool:
 def with_state(body: str, state: State) -> str:
     """`body` (a summary comment) with its state block replaced, or added at its end."""
     block = encode_state(state)
-    kept = _STATE.sub("", body or "").rstrip("\n")
+    kept = _FINAL_STATE.sub("", body or "").rstrip("\n")
     return f"{kept}\n\n{block}\n"
 
 

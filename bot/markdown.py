@@ -71,7 +71,8 @@ def render_markdown(report: dict, *, marker: str = "", inline: Collection[str] =
         shown = [_difference_markdown(d, d.get("id") in inline, folded=folded) for d in apart]
         if shown:  # the section's heading goes with its first difference, so it is never left alone
             details += [f"{section}\n\n{shown[0]}", *shown[1:]]
-    tail = [_stats_markdown(report.get("stats", {})), _notes_markdown([*notes, *report.get("notes", [])])]
+    tail = [_stats_markdown(report.get("stats", {})),
+            _notes_markdown([*notes, *map(safe_text, report.get("notes", []))])]
     return _within(limit, head, details, tail)
 
 
@@ -232,7 +233,8 @@ def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -
     location = _location(difference)
     on_base = " on base" if location and difference.get("side") == "base" else ""  # a line removed
     evidence = difference.get("evidence", "")
-    shown = [f"### {title.strip()}", *([evidence[:1].upper() + evidence[1:] + "."] if evidence else [])]
+    said = [quoted_text(evidence[:1].upper() + evidence[1:]) + "."] if evidence else []
+    shown = [f"### {title.strip()}", *said]
     if not evidence and difference.get("verdict", "unexplained") == "unexplained":
         shown.append(_why_unexplained(difference.get("closest") or []))
     if is_accepted(difference):
@@ -273,7 +275,8 @@ def _why_unexplained(closest: list[str]) -> str:
               "the pull request adds shows it, and its words, definitions and values do not name it")
     if not closest:
         return looked + "."
-    listed = "; ".join(closest[:CLOSEST_SHOWN]) + ("; ..." if len(closest) > CLOSEST_SHOWN else "")
+    more = "; ..." if len(closest) > CLOSEST_SHOWN else ""
+    listed = "; ".join(map(quoted_text, closest[:CLOSEST_SHOWN])) + more
     return f"{looked}. Closest: {listed}."
 
 
@@ -321,6 +324,24 @@ def _notes_markdown(notes: list[str]) -> str:
 
 
 # ---------------------------------------------------------------- Markdown helpers
+
+
+# what Markdown reads as markup, escaped by a backslash in text quoted from the pull request
+MARKUP = re.compile(r"([\\`*_\[\]|~#!])")
+
+
+def quoted_text(text: str) -> str:
+    """Text that quotes the pull request or the project (evidence, near misses) as plain text on one
+    line: no markup, no HTML (so no comment can open or close the bot's hidden state), no mention
+    (`@team` gets a word joiner) and no link; it cannot pass for the bot's own words."""
+    return MARKUP.sub(r"\\\1", safe_text(" ".join(text.split())))
+
+
+def safe_text(text: str) -> str:
+    """Text from the run (a report's notes) with HTML, mentions and addresses neutralised (a word
+    joiner after `@` and in `://`), its Markdown kept."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("@", "@\u2060")
+            .replace("://", ":\u2060//"))
 
 
 def inline_value(text: str) -> str:
