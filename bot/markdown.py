@@ -233,7 +233,7 @@ def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -
     location = _location(difference)
     on_base = " on base" if location and difference.get("side") == "base" else ""  # a line removed
     evidence = difference.get("evidence", "")
-    said = [quoted_text(evidence[:1].upper() + evidence[1:]) + "."] if evidence else []
+    said = [evidence_text(evidence[:1].upper() + evidence[1:]) + "."] if evidence else []
     shown = [f"### {title.strip()}", *said]
     if not evidence and difference.get("verdict", "unexplained") == "unexplained":
         shown.append(_why_unexplained(difference.get("closest") or []))
@@ -276,7 +276,7 @@ def _why_unexplained(closest: list[str]) -> str:
     if not closest:
         return looked + "."
     more = "; ..." if len(closest) > CLOSEST_SHOWN else ""
-    listed = "; ".join(map(quoted_text, closest[:CLOSEST_SHOWN])) + more
+    listed = "; ".join(map(evidence_text, closest[:CLOSEST_SHOWN])) + more
     return f"{looked}. Closest: {listed}."
 
 
@@ -328,6 +328,19 @@ def _notes_markdown(notes: list[str]) -> str:
 
 # what Markdown reads as markup, escaped by a backslash in text quoted from the pull request
 MARKUP = re.compile(r"([\\`*_\[\]|~#!])")
+
+
+QUOTED = re.compile(r'"(.*)"', re.DOTALL)  # the pull request's words in evidence: `in the title: "..."`
+
+
+def evidence_text(text: str) -> str:
+    """A verdict's evidence or a near miss: the engine's own sentence (its code spans kept) with
+    HTML, mentions and addresses neutralised, and the pull request's words it quotes as plain text."""
+    found = QUOTED.search(text)
+    if found is None:
+        return safe_text(text)
+    return (safe_text(text[:found.start()]) + '"' + quoted_text(found[1]) + '"'
+            + safe_text(text[found.end():]))
 
 
 def quoted_text(text: str) -> str:

@@ -33,6 +33,7 @@ def test_any_title_leaves_the_state_and_the_headline_the_bots(title: str) -> Non
     assert body.startswith(SUMMARY_MARKER + "\n\n## difforacle: ")
     assert body.count("<!--") == 2  # the marker and the state: none from the title
     assert "@org" not in body.replace("@\u2060", "")  # no mention of anyone
+    assert f'in the title: "{quoted_text(title)}"' in body  # the quote, as plain text
     assert "http://e.vil" not in body  # no link, not even one GitHub would make of a bare address
 
 
