@@ -1433,6 +1433,13 @@ def _ran(interpreter: Path, root: Path, side: str, import_root: Path) -> bool:
 REPLAY_LIMIT = 12  # differences replayed per mixed case
 
 
+def _replayable(entry: dict[str, Any], report: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """The kept differences that count, each with its test from the full report (at most REPLAY_LIMIT)."""
+    tests = [difference.get("test") for difference in report.get("differences", [])]
+    return [(difference, test) for difference, test in zip(entry.get("differences", []), tests, strict=False)
+            if isinstance(test, str) and not apart(difference)][:REPLAY_LIMIT]
+
+
 def replay_parts(entry: dict[str, Any], report: dict[str, Any], case: Case, made: PullRequest, clone: Path,
                  repo: Repository, interpreter: Path, work: Path) -> None:
     """Mark `caused_by` on a mixed case's differences: the parts whose commit alone (C: the change
@@ -1443,9 +1450,7 @@ def replay_parts(entry: dict[str, Any], report: dict[str, Any], case: Case, made
     to the rules by place."""
     if case.label != "mixed":
         return
-    tests = [difference.get("test") for difference in report.get("differences", [])]
-    todo = [(difference, test) for difference, test in zip(entry.get("differences", []), tests, strict=False)
-            if isinstance(test, str) and not apart(difference)][:REPLAY_LIMIT]
+    todo = _replayable(entry, report)
     if not todo:
         return
     try:
@@ -1474,9 +1479,7 @@ def replay_fix(entry: dict[str, Any], report: dict[str, Any], case: Case, clone:
     `restored` is None for a test that does not pass on base here (it cannot be replayed)."""
     if case.label != "regression":
         return
-    tests = [difference.get("test") for difference in report.get("differences", [])]
-    todo = [(difference, test) for difference, test in zip(entry.get("differences", []), tests, strict=False)
-            if isinstance(test, str) and not apart(difference)][:REPLAY_LIMIT]
+    todo = _replayable(entry, report)
     if not todo:
         return
     commits = {"base": parent_of(clone, case.commit, merges=True),
