@@ -7,7 +7,10 @@ atomic counters, so:
 
 - locks (the lease of a running job, the per-PR publishing lock) are records with an owner
   token and an expiry, created with `put_if_empty`; a lock whose owner died expires and is
-  taken over once, through a fence key per stale token (two takers cannot both win);
+  taken over once, through a fence key per stale token (two takers cannot both win); renewing and
+  releasing one is a compare-and-swap on the record as it was read (`_swap`: a Lua script on Redis,
+  a conditional `UPDATE`/`DELETE` on SQLite), so that a holder whose lease was taken over can
+  neither renew nor release the new holder's;
 - the storage cannot list keys, so what must be found again later (the runs to recover, the
   deliveries to prune) is also appended to a numbered log (`_Log`) that can be scanned;
 - clocks: expiries are wall-clock times, compared across machines (keep them NTP-synced).
@@ -31,6 +34,7 @@ from typing import Any
 
 from huey import Huey
 from huey.constants import EmptyData
+from huey.storage import MemoryStorage, RedisStorage, SqliteStorage
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -96,6 +100,34 @@ class JobState:
     def _pop(self, key: str) -> Any:
         data = self.storage.pop_data(PREFIX + key)
         return None if data is EmptyData else json.loads(bytes(data))
+
+    def _swap(self, key: str, old: Any, new: Any | None) -> bool:
+        """Replace the record `key` by `new` (None: delete it) only if it still is `old`, as one
+        atomic step of the storage; whether it was."""
+        full, was = PREFIX + key, _encode(old)
+        storage = self.storage
+        if isinstance(storage, RedisStorage):
+            replacement = b"" if new is None else _encode(new)
+            return bool(_redis_swap(storage)(keys=[storage.result_key], args=[full, was, replacement]))
+        if isinstance(storage, SqliteStorage):
+            with storage.db(commit=True) as cursor:
+                if new is None:
+                    cursor.execute("delete from kv where queue = ? and key = ? and value = ?",
+                                   (storage.name, full, storage.to_blob(was)))
+                else:
+                    cursor.execute("update kv set value = ? where queue = ? and key = ? and value = ?",
+                                   (storage.to_blob(_encode(new)), storage.name, full, storage.to_blob(was)))
+                return cursor.rowcount == 1
+        if isinstance(storage, MemoryStorage):
+            with storage._lock:
+                if bytes(storage._results.get(full, b"")) != was:
+                    return False
+                if new is None:
+                    del storage._results[full]
+                else:
+                    storage._results[full] = _encode(new)
+                return True
+        raise TypeError(f"no atomic compare-and-swap for {type(storage).__name__}")
 
     def _get_many(self, keys: list[str]) -> dict[str, Any]:
         found = self.storage.peek_many([PREFIX + key for key in keys])
@@ -323,17 +355,18 @@ class JobState:
         return None
 
     def renew(self, name: str, token: str, seconds: float) -> bool:
-        """Extend the lock if `token` still holds it; False if it expired and was taken over."""
+        """Extend the lock if `token` still holds it; False if it expired and was taken over (also
+        when that happens between reading it and writing it: the write is a compare-and-swap)."""
         current = self._get(f"lock:{name}")
         if not current or current["token"] != token:
             return False
-        self._put(f"lock:{name}", {**current, "expires": self.clock() + seconds})
-        return True
+        return self._swap(f"lock:{name}", current, {**current, "expires": self.clock() + seconds})
 
     def release(self, name: str, token: str) -> None:
+        """Free the lock if `token` holds it; a lease another process has taken over stays its."""
         current = self._get(f"lock:{name}")
         if current and current["token"] == token:
-            self._pop(f"lock:{name}")
+            self._swap(f"lock:{name}", current, None)
 
     def lock_holder(self, name: str) -> dict[str, Any] | None:
         return self._get(f"lock:{name}")
@@ -528,3 +561,26 @@ def _encode(value: Any) -> bytes:
 
 def _text(key: str | bytes) -> str:
     return key.decode() if isinstance(key, bytes) else key
+
+
+# Redis: the record replaced (or deleted, for an empty new value) only if it is still the one read.
+_SWAP = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  if ARGV[3] == '' then
+    redis.call('HDEL', KEYS[1], ARGV[1])
+  else
+    redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  end
+  return 1
+end
+return 0
+"""
+_SCRIPTS: dict[int, Any] = {}
+
+
+def _redis_swap(storage: RedisStorage) -> Any:
+    """The compare-and-swap script, registered once per connection."""
+    script = _SCRIPTS.get(id(storage.conn))
+    if script is None:
+        script = _SCRIPTS[id(storage.conn)] = storage.conn.register_script(_SWAP)
+    return script

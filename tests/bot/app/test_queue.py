@@ -18,14 +18,14 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-from huey import RedisHuey, SqliteHuey
+from huey import Huey, MemoryHuey, RedisHuey, SqliteHuey
 from support.app_helpers import (
     SECRET,
     VICTIM,
@@ -575,3 +575,46 @@ def test_the_runs_log_skips_numbers_never_written_once_settled(tmp_path: Path,
     assert state._runs.scan() == [] and state._get("runs:low") in (None, 1)  # too recent to give 1 up
     monkeypatch.setattr(state_module, "LOG_SETTLE", 0.0)  # ... until the scans seeing it have aged
     assert state._runs.scan() == [] and state._get("runs:low") == 3
+
+
+def _interleaved(huey: Huey) -> None:
+    """Holder one reads its lease to renew or release it; holder two takes the lease over (it went
+    stale) between that read and one's write. Neither renewing nor releasing may undo two's lease."""
+    clock = Clock()
+    one, two = (JobState(huey, lease_seconds=10, clock=clock) for _ in range(2))
+    for step in ("renew", "release"):
+        name = f"lease-{step}-{uuid.uuid4().hex[:6]}"
+        token = one.acquire(name, 10)
+        clock.now += 11  # one's heartbeat stalled: the lease is stale
+        taken: list[str | None] = []
+        read = one._get
+
+        def read_then_lose(key: str, name: str = name, read: Callable[[str], Any] = read,
+                           taken: list[str | None] = taken) -> Any:
+            found = read(key)
+            if key == f"lock:{name}" and not taken:
+                taken.append(two.acquire(name, 10))  # two takes it over right after one's read
+            return found
+
+        one._get = read_then_lose  # type: ignore[method-assign]
+        try:
+            if step == "renew":
+                assert one.renew(name, token, 10) is False
+            else:
+                one.release(name, token)
+        finally:
+            del one._get
+        [second] = taken
+        assert second is not None and two.lock_holder(name)["token"] == second
+        assert one.acquire(name, 10) is None  # two's lease stands
+        assert two.renew(name, second, 10)
+
+
+def test_a_lease_taken_over_between_a_read_and_a_write_stays_the_new_holders(tmp_path: Path) -> None:
+    _interleaved(make_huey(f"sqlite:///{tmp_path}/q.sqlite3"))
+    _interleaved(MemoryHuey(name="leases"))
+
+
+def test_a_lease_taken_over_between_a_read_and_a_write_stays_the_new_holders_on_redis(
+        redis_queue_name: str) -> None:
+    _interleaved(make_huey(REDIS_URL, redis_queue_name))
