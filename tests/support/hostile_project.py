@@ -67,6 +67,7 @@ print(json.dumps(outcomes), flush=True)
     # argv: the worker's key file on the host; prints everything it could find
     "read_secrets.py": """
 import glob, json, os, sys
+sys.stdout.reconfigure(line_buffering=True)  # a run stopped at its time limit still shows how far it got
 key = sys.argv[1]
 print("ENV", json.dumps(dict(os.environ)))
 for path in glob.glob("/proc/[0-9]*/environ"):

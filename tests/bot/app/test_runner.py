@@ -619,7 +619,9 @@ def test_the_pull_requests_own_words_reach_the_engine_and_explain_its_change(
     assert f"--pr-body={job.body}" in engine.argv and "--pr-title=Bigger discounts" in engine.argv
     [run], [comment], reviews = world.ours()
     assert "### Explained by the pull request" in comment.body and reviews == []
-    assert 'named by the pull request, in the body: "- `discount` takes 10% off now' in comment.body.lower()
+    # quoted as plain text: its backticks escaped, so that it renders as the author wrote it
+    quoted = 'named by the pull request, in the body: "- \\`discount\\` takes 10% off now'
+    assert quoted in comment.body.lower()
     assert run.conclusion == "neutral"
 
 
