@@ -7,7 +7,8 @@ a subcommand runs, so that the rest of the command line never loads them, and a 
 one-line AppError saying what to install. The web server is waitress (a production WSGI
 server, threads, pure Python); werkzeug's development server only if waitress is missing.
 Until the App is registered, `serve` and `run` start anyway when the registration pages
-exist, so that /setup can register it (the webhook answers 503 until then).
+exist, so that /setup can register it (the webhook answers 503 until then); the log gives the
+page's address with the one-time token it asks for.
 """
 
 from __future__ import annotations
@@ -105,12 +106,17 @@ def _run(args: argparse.Namespace, environ: Mapping[str, str] | None) -> int:
         return 0
     blueprints = registration_blueprints(settings)
     roles = ("web",) if args.app_command == "serve" else ("web", "worker")
-    if settings.webhook_secret is None and blueprints:
-        log.warning("the App is not registered yet: open /setup on this server to register it")
-    else:
+    unregistered = settings.webhook_secret is None and bool(blueprints)
+    if not unregistered:
         settings.require(*roles)
     queue = _open_queue(settings)
     server = WebServer(create_web_app(settings, queue, blueprints), args.host, args.port, args.threads)
+    if unregistered:
+        from .registration import setup_token
+
+        log.warning("the App is not registered yet: open http://%s:%d/setup?token=%s to register it "
+                    "(the token works once; put TLS in front of this server before exposing it)",
+                    server.host, server.port, setup_token(settings))
     if args.app_command == "serve":
         server.run()
         return 0

@@ -15,14 +15,20 @@ issue_comment events;
 installation events come to every App anyway), and the secrets go from GitHub to the file
 without anyone copying them. The pages never show a secret and the log names only the App.
 Once credentials exist (stored, or given in the environment) both pages refuse: whoever
-reaches /setup must not be able to swap the App for one of their own. States are files
-under data_dir, so any process of the server may answer the callback.
+reaches /setup must not be able to swap the App for one of their own. Before that, /setup asks
+for a one-time token (`setup_token`: made at the server's start, printed in its log, kept in
+data_dir mode 0600, removed once the App is registered): otherwise whoever reaches the server
+first could register an App of their own, which the server would then trust. The callback needs
+no token: its one-time state is given only on a page the token opened. States are files under
+data_dir, so any process of the server may answer the callback.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
+import os
 import re
 import secrets
 import time
@@ -52,6 +58,7 @@ STATE_SECONDS = 3600.0  # GitHub's manifest codes expire after an hour too
 STATE = re.compile(r"[0-9a-f]{32}")
 ORG = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?")
 CODE = re.compile(r"[A-Za-z0-9_-]{1,100}")
+TOKEN_FILE = "setup-token"
 STORED = ("id", "slug", "name", "html_url", "client_id", "client_secret", "webhook_secret", "pem")
 
 
@@ -64,6 +71,8 @@ def registration_blueprint(settings: AppSettings) -> Blueprint:
     def setup() -> tuple[str, int]:
         if _registered(settings):
             return _already(settings)
+        if not hmac.compare_digest(request.args.get("token", "").encode(), setup_token(settings).encode()):
+            return _ask_token(), 403
         org = request.args.get("org", "")
         if org and not ORG.fullmatch(org):
             return _page("Not an organisation", f"<p>{escape(org)} is not an organisation's name.</p>"), 400
@@ -98,6 +107,7 @@ def registration_blueprint(settings: AppSettings) -> Blueprint:
             log.warning("registration failed: %s", exc)
             return _page("Registration failed", f"<p>{escape(str(exc))}</p>"), 502
         store_credentials(settings.credentials_path, app)
+        (settings.data_dir / TOKEN_FILE).unlink(missing_ok=True)
         log.info("registered the GitHub App %s (id %s); its credentials are in %s", app["slug"], app["id"],
                  settings.credentials_path)
         install = f"{app.get('html_url') or settings.web_url + '/apps/' + app['slug']}/installations/new"
@@ -145,6 +155,37 @@ def store_credentials(path: Path, app: dict[str, Any]) -> None:
     stored["owner"] = (app.get("owner") or {}).get("login")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     write_atomic(path, json.dumps(stored, indent=2) + "\n", mode=0o600)
+
+
+def setup_token(settings: AppSettings) -> str:
+    """The token /setup asks for: made once per data folder (readable by us only), the same for every
+    process of the server, until the App is registered."""
+    path = settings.data_dir / TOKEN_FILE
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    made = path.with_name(f".{TOKEN_FILE}.{secrets.token_hex(8)}")
+    write_atomic(made, secrets.token_urlsafe(32) + "\n", mode=0o600)
+    try:
+        os.link(made, path)  # the first process to get here makes the token; the others read it
+    except FileExistsError:
+        pass
+    finally:
+        made.unlink()
+    return path.read_text(encoding="ascii").strip()
+
+
+def _ask_token() -> str:
+    """The page that asks for the token, keeping the query's other fields."""
+    kept = "".join(f'<input type="hidden" name="{escape(key)}" value="{escape(value)}">'
+                   for key, value in request.args.items() if key in ("org", "url", "name"))
+    return _page("Registration token", "<p>Registering the App needs the one-time token printed in the "
+                 "server's log when it started (it is also in the data folder, file "
+                 f"<code>{TOKEN_FILE}</code>).</p>"
+                 f'<form method="get" action="{SETUP_PATH}">{kept}<label>Token <input name="token" '
+                 'type="password" autocomplete="off"></label> <button type="submit">Continue</button></form>')
 
 
 def _registered(settings: AppSettings) -> bool:

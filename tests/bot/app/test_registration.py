@@ -18,7 +18,7 @@ from flask.testing import FlaskClient
 from support.fake_github import FakeGitHub
 
 from difforacle.bot.app.installation import AppAccess
-from difforacle.bot.app.registration import registration_blueprint
+from difforacle.bot.app.registration import registration_blueprint, setup_token
 from difforacle.bot.app.settings import AppSettings, load_settings
 
 FORM = re.compile(r'<form method="post" action="([^"]+)">'
@@ -40,13 +40,15 @@ def settings(tmp_path: Path, fake: FakeGitHub) -> AppSettings:
 @pytest.fixture
 def client(settings: AppSettings) -> FlaskClient:
     app = Flask("registration-test")
+    app.config["settings"] = settings
     app.register_blueprint(registration_blueprint(settings))
     return app.test_client()
 
 
 def _form(client: FlaskClient, query: str = "") -> tuple[str, dict, str]:
-    """The form's action, the manifest it posts, and the state in the action."""
-    page = client.get(f"/setup{query}")
+    """The form's action, the manifest it posts, and the state in the action (asked with the token)."""
+    token = setup_token(client.application.config["settings"])
+    page = client.get(f"/setup{query}{'&' if query else '?'}token={token}")
     assert page.status_code == 200, page.text
     action, manifest = FORM.search(page.text).groups()
     action = unescape(action)
@@ -54,7 +56,7 @@ def _form(client: FlaskClient, query: str = "") -> tuple[str, dict, str]:
 
 
 def test_the_setup_page_posts_a_manifest_with_the_permissions_and_events(
-        client: FlaskClient, fake: FakeGitHub) -> None:
+        client: FlaskClient, fake: FakeGitHub, settings: AppSettings) -> None:
     action, manifest, state = _form(client)
 
     assert action == f"{fake.url}/settings/apps/new?state={state}" and re.fullmatch(r"[0-9a-f]{32}", state)
@@ -68,8 +70,22 @@ def test_the_setup_page_posts_a_manifest_with_the_permissions_and_events(
     org_action, org_manifest, _ = _form(client, "?org=acme-corp&url=https://difforacle.example.com")
     assert org_action.startswith(f"{fake.url}/organizations/acme-corp/settings/apps/new?state=")
     assert org_manifest["hook_attributes"]["url"] == "https://difforacle.example.com/webhook"
-    assert client.get("/setup?org=../evil").status_code == 400
-    assert client.get("/setup?url=javascript:alert(1)").status_code == 400
+    token = setup_token(settings)
+    assert client.get(f"/setup?org=../evil&token={token}").status_code == 400
+    assert client.get(f"/setup?url=javascript:alert(1)&token={token}").status_code == 400
+
+
+def test_only_who_holds_the_servers_token_may_register(client: FlaskClient, settings: AppSettings) -> None:
+    """Until the App is registered, whoever reaches /setup could register an App of their own, which
+    the server would then trust: the page asks for the one-time token the server printed at start."""
+    for query in ("", "?token=", "?token=guess", f"?token={setup_token(settings)}x"):
+        page = client.get(f"/setup{query}")
+        assert page.status_code == 403 and "<form" in page.text and 'name="manifest"' not in page.text
+        assert "printed in the server's log" in page.text
+    token = setup_token(settings)
+    assert token == setup_token(settings) and len(token) >= 32  # one token per data folder, kept
+    assert stat.S_IMODE((settings.data_dir / "setup-token").stat().st_mode) == 0o600
+    assert client.get(f"/setup?token={token}").status_code == 200
 
 
 def test_the_callback_checks_the_state_and_stores_the_credentials_privately(
@@ -104,6 +120,7 @@ def test_the_callback_checks_the_state_and_stores_the_credentials_privately(
 
     assert client.get(f"/setup/callback?code={code}&state={state}").status_code == 409  # registered now
     assert client.get("/setup").status_code == 409
+    assert not (settings.data_dir / "setup-token").exists()  # used up
 
 
 def test_a_code_github_refuses_stores_nothing(client: FlaskClient, settings: AppSettings) -> None:

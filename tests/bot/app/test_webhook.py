@@ -11,10 +11,12 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -508,3 +510,30 @@ def _listening_port(server: subprocess.Popen) -> int:
         if "listening on http://" in line:
             return int(line.split("http://", 1)[1].split()[0].rsplit(":", 1)[1])
     raise AssertionError(f"the server exited ({server.wait()}) without listening")
+
+
+def test_an_unregistered_server_prints_the_token_its_setup_page_asks_for(tmp_path: Path) -> None:
+    env = {**os.environ, "DIFFORACLE_DATA_DIR": str(tmp_path)}
+    for name in ("DIFFORACLE_WEBHOOK_SECRET", "DIFFORACLE_APP_ID", "DIFFORACLE_PRIVATE_KEY"):
+        env.pop(name, None)
+    server = subprocess.Popen([sys.executable, str(SUPPORT / "app_helpers.py"), "serve", "--port", "0"],
+                              env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        lines = []
+        for line in server.stderr:
+            lines.append(line)
+            if "listening on http://" in line:
+                break
+        [told] = [line for line in lines if "not registered yet" in line]
+        address = re.search(r"(http://127\.0\.0\.1:\d+/setup)\?token=([\w-]+) ", told)
+        assert address, told
+        page, token = address.groups()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(page, timeout=10)
+        assert refused.value.code == 403
+        with urllib.request.urlopen(f"{page}?token={token}", timeout=10) as answer:
+            assert answer.status == 200 and 'name="manifest"' in answer.read().decode()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(10)
