@@ -68,7 +68,8 @@ def route(event: str, payload: dict[str, Any], delivery: str,
 def _pull_request(payload: dict[str, Any], delivery: str) -> Route:
     action = payload["action"]
     pull = _get(payload, "pull_request", dict)
-    head_repo = pull.get("head", {}).get("repo") or {}  # null when the fork was deleted
+    head, base = _object(pull.get("head")), _object(pull.get("base"))
+    head_repo = _object(head.get("repo"))  # null when the fork was deleted
     job = PullRequestJob(
         delivery=delivery,
         installation_id=_installation(payload),
@@ -77,8 +78,8 @@ def _pull_request(payload: dict[str, Any], delivery: str) -> Route:
         number=_get(payload, "pull_request.number", int),
         base_sha=_sha(payload, "pull_request.base.sha"),
         head_sha=_sha(payload, "pull_request.head.sha"),
-        base_ref=str(pull.get("base", {}).get("ref") or ""),
-        head_ref=str(pull.get("head", {}).get("ref") or ""),
+        base_ref=str(base.get("ref") or ""),
+        head_ref=str(head.get("ref") or ""),
         title=str(pull.get("title") or ""),
         body=str(pull.get("body") or "")[:MAX_BODY],
         head_repository=str(head_repo.get("full_name") or ""),
@@ -106,7 +107,8 @@ def _rerequested(item: str, payload: dict[str, Any], delivery: str,
     head_sha = _sha(payload, f"{item}.head_sha")
     repository = _get(payload, "repository.full_name", str)
     installation = _installation(payload)
-    entries = {int(pr["number"]): pr for pr in payload[item].get("pull_requests") or []
+    listed = payload[item].get("pull_requests")
+    entries = {int(pr["number"]): pr for pr in (listed if isinstance(listed, list) else [])
                if isinstance(pr, dict) and isinstance(pr.get("number"), int)}
     external = str(payload[item].get("external_id") or "")
     if external.startswith(f"{repository}#") and external.rpartition("#")[2].isdigit():
@@ -118,12 +120,13 @@ def _rerequested(item: str, payload: dict[str, Any], delivery: str,
             continue  # the check run is of an older head: nothing is published for it any more
         if known is not None:
             job = dataclasses.replace(known, delivery=delivery, installation_id=installation)
-        elif (entry.get("head") or {}).get("sha") == head_sha and (entry.get("base") or {}).get("sha"):
+        elif _object(entry.get("head")).get("sha") == head_sha and _object(entry.get("base")).get("sha"):
+            head, base = entry["head"], entry["base"]
             job = PullRequestJob(delivery=delivery, installation_id=installation, repository=repository,
                                  repository_id=_get(payload, "repository.id", int), number=number,
-                                 base_sha=str(entry["base"]["sha"]), head_sha=head_sha,
-                                 base_ref=str(entry["base"].get("ref") or ""),
-                                 head_ref=str(entry["head"].get("ref") or ""), head_repository=repository)
+                                 base_sha=str(base["sha"]), head_sha=head_sha,
+                                 base_ref=str(base.get("ref") or ""), head_ref=str(head.get("ref") or ""),
+                                 head_repository=repository)
         else:
             continue
         heads.append(Head(job))
@@ -161,6 +164,11 @@ def _timestamp(value: Any) -> float | None:
     except ValueError:
         return None
     return moment.timestamp() if moment.tzinfo is not None else None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """An optional object of the payload: {} when absent, null or of another type."""
+    return value if isinstance(value, dict) else {}
 
 
 def _installation(payload: dict[str, Any]) -> int:

@@ -18,6 +18,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -537,3 +538,38 @@ def test_an_unregistered_server_prints_the_token_its_setup_page_asks_for(tmp_pat
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(10)
+
+
+def _fields(value: Any, path: tuple = ()) -> Iterator[tuple]:
+    """The paths of a payload's fields, three levels deep (a list by its first item)."""
+    if isinstance(value, dict):
+        items = list(value.items())
+    else:
+        items = [(0, value[0])] if isinstance(value, list) and value else []
+    for key, item in items:
+        yield (*path, key)
+        if len(path) < 2:
+            yield from _fields(item, (*path, key))
+
+
+@pytest.mark.parametrize("name", ["pull_request.opened", "pull_request.synchronize", "issue_comment.created",
+                                  "check_run.rerequested", "check_suite.rerequested", "installation.created"])
+def test_a_signed_payload_of_the_wrong_shape_is_a_bad_request_never_a_server_error(
+        client: Any, name: str) -> None:
+    """Any field of a real payload replaced by a value of another type: the answer is 4xx or the
+    event's own, never the 503 that tells GitHub to redeliver, or a 500."""
+    payload, event = fixture(name), name.split(".")[0]
+    answers: dict[int, list[str]] = {}
+    for number, path in enumerate(_fields(payload)):
+        for wrong in (None, "x", 7, []):
+            changed = copy.deepcopy(payload)
+            parent = changed
+            for key in path[:-1]:
+                parent = parent[key]
+            parent[path[-1]] = wrong
+            answer = post(client, event, changed, delivery=f"d-{number}-{type(wrong).__name__}")
+            answers.setdefault(answer.status_code, []).append(f"{'.'.join(map(str, path))}={wrong!r}")
+    failed = {code: found[:5] for code, found in answers.items() if code >= 500}
+    assert not failed
+    if event != "installation":  # recorded as it comes; the others need fields, and check them
+        assert 400 in answers
