@@ -12,7 +12,9 @@ report, which only the engine has (no report is stored anywhere); run again on t
 request's head, it reads the acceptances back from the state, so the check turns green as soon
 as nothing unaccepted is left. A comment already answered (its id is in the state: a redelivered
 webhook, or the Action's second step of the same workflow) is not answered twice, but its
-permission is checked again before anything runs.
+permission is checked again before anything runs. A refusal leaves the summary alone (anyone may
+comment: their comments must not rewrite it, nor grow its state); its reply carries the
+comment's id in a hidden mark instead, by which a redelivery finds it answered.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from .acceptance import (
     with_state,
 )
 from .github_client import GitHubClient, PullDetails
-from .publisher import find_summary
+from .publisher import summary_among
+
+ANSWER_MARK = "<!-- difforacle:answer {} -->"  # at the end of a reply that changed no state
 
 
 class NotACommentCommand(ValueError):
@@ -98,7 +102,8 @@ def answer(client: GitHubClient, event: CommentEvent, bot_login: str) -> Answer:
     if command is None or not wants_answer(event, bot_login):
         return Answer("ignored", "not a command" if command is None else f"a bot's command ({event.login})")
     pull = client.pull_request(event.number)
-    summary = find_summary(client, event.number, bot_login)
+    comments = client.issue_comments(event.number)
+    summary = summary_among(comments, bot_login)
     state, problem = decode_state(summary.body if summary else "")
     answered = event.comment_id in state.handled
 
@@ -112,7 +117,9 @@ def answer(client: GitHubClient, event: CommentEvent, bot_login: str) -> Answer:
 
     permission = client.permission(event.login)
     if not may_accept(permission):
-        respond(refusal(event.login, permission), state)
+        mark = ANSWER_MARK.format(event.comment_id)
+        if not answered and not any(c.login == bot_login and c.body.endswith(mark) for c in comments):
+            client.create_issue_comment(event.number, f"{refusal(event.login, permission)}\n\n{mark}")
         return Answer("refused", f"{event.login} has {permission or 'no'} access", pull=pull)
     if pull.state != "open":
         respond(f"@{event.login} this pull request is {pull.state}: there is nothing to run.", state)

@@ -21,7 +21,7 @@ again with the new report's ids.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .acceptance import State, apply_acceptances, decode_state, encode_state, with_state
@@ -135,8 +135,12 @@ def conclusion_of(report: dict, fail_on: str, min_reach: float = 0.8) -> str:
 
 def find_summary(client: GitHubClient, number: int, bot_login: str) -> IssueComment | None:
     """Our summary comment on the pull request: the bot's login and the marker (anyone's else is not)."""
-    ours = [c for c in client.issue_comments(number)
-            if c.login == bot_login and c.body.startswith(SUMMARY_MARKER)]
+    return summary_among(client.issue_comments(number), bot_login)
+
+
+def summary_among(comments: Sequence[IssueComment], bot_login: str) -> IssueComment | None:
+    """The summary among a pull request's comments (see `find_summary`)."""
+    ours = [c for c in comments if c.login == bot_login and c.body.startswith(SUMMARY_MARKER)]
     return ours[0] if ours else None
 
 

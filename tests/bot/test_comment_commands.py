@@ -134,6 +134,21 @@ def test_anyone_without_write_access_is_refused_politely_and_nothing_changes(fak
     assert [r.path.split("/")[-2] for r in permission] == ["tom", "stranger"]
 
 
+def test_a_strangers_command_leaves_the_summary_alone_and_is_answered_once(fake: FakeGitHub,
+                                                                           tmp_path: Path) -> None:
+    """Anyone may comment: a refusal must not rewrite the summary (nor grow its hidden state) per
+    comment, and a redelivered command of theirs gets no second reply."""
+    _publish(fake, tmp_path)
+    before = _summary(fake)
+    edits = len(fake.requests_to("PATCH", f"/repos/{OWNER}/{REPO}/issues/comments/*"))
+    commands = [_comment(fake, f"/difforacle accept D{n}", "stranger") for n in (1, 2, 1)]
+    for command in [*commands, commands[0]]:  # the last one redelivered
+        assert answer(_client(fake), command, ACTIONS_BOT).status == "refused"
+    assert _summary(fake) == before
+    assert len(fake.requests_to("PATCH", f"/repos/{OWNER}/{REPO}/issues/comments/*")) == edits
+    assert len(_replies(fake)) == 3
+
+
 def test_bots_and_comments_that_are_no_command_cost_no_request(fake: FakeGitHub) -> None:
     before = len(fake.requests)
     for body, login in (("/difforacle accept all", "renovate[bot]"), ("/difforacle accept all", ACTIONS_BOT),
