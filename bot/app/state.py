@@ -167,6 +167,16 @@ class JobState:
         self._put(f"delivery:{delivery}", {"status": "queued", "attempt": attempt + 1, "at": now})
         return True
 
+    def claim_body(self, digest: str, delivery: str) -> str | None:
+        """None if the body with this digest is this delivery's (first seen now, or a redelivery,
+        which keeps its id); else the delivery that brought it first. Forgotten with the deliveries."""
+        name, now = f"body-{digest}", self.clock()
+        if self._put_if_empty(f"delivery:{name}", {"status": "done", "delivery": delivery, "at": now}):
+            self._deliveries.append({"delivery": name, "at": now})
+            return None
+        first = (self._get(f"delivery:{name}") or {}).get("delivery")
+        return None if first in (None, delivery) else str(first)
+
     def confirm_delivery(self, delivery: str) -> None:
         """The claimed delivery's jobs are queued: from now on a redelivery of it is a duplicate.
 

@@ -111,6 +111,11 @@ class Receiver:
             return _answer(400, error="the body is not a JSON object")
         try:
             decision = route(event, payload, delivery, self.state.latest_job)
+            if decision.kind == "run":  # a signature covers the body, not the delivery id
+                first = self.state.claim_body(hashlib.sha256(body).hexdigest()[:40], delivery)
+                if first is not None:
+                    log.warning("delivery %s: the body of delivery %s again: ignored", delivery, first)
+                    return _answer(200, status="replayed", delivery=first)
             return self._dispatch(decision, event, payload, delivery)
         except BadPayload as exc:
             return _answer(400, error=str(exc))

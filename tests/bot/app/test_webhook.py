@@ -283,6 +283,22 @@ def test_a_duplicate_delivery_is_queued_once(client: Any, queue: JobQueue, recor
     assert queue.pending() == 0 and len(recorder.calls) == 1
 
 
+def test_a_body_replayed_under_another_delivery_id_runs_nothing(client: Any, queue: JobQueue,
+                                                                recorder: Recorder) -> None:
+    """A signature covers the body, not the delivery id: whoever captured one signed body could
+    post it again under new ids, each a full analysis. GitHub never sends one body twice under
+    two ids (its redeliveries keep the id)."""
+    assert post(client, "pull_request", OPENED).status_code == 202
+    drain(queue)
+    for delivery in ("d-2", "d-3"):
+        replayed = post(client, "pull_request", OPENED, delivery=delivery)
+        assert replayed.status_code == 200 and replayed.json == {"status": "replayed", "delivery": "d-1"}
+    assert post(client, "pull_request", OPENED).json["status"] == "duplicate"  # its own id: as before
+    changed = {**OPENED, "pull_request": {**OPENED["pull_request"], "title": "Another title"}}
+    assert post(client, "pull_request", changed, delivery="d-4").status_code == 202  # another body runs
+    assert queue.pending() == 1 and len(recorder.calls) == 1
+
+
 def test_a_redelivery_of_a_failed_delivery_runs_again(client: Any, queue: JobQueue,
                                                       recorder: Recorder) -> None:
     recorder.fail.add("d-1")
