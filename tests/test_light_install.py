@@ -122,6 +122,7 @@ def pr(builder: RepoBuilder) -> tuple[str, str]:
                    {"pkg/mod.py": "def rate(x):\n    return x * 3\n"})
 
 
+@pytest.mark.slow
 def test_diff_demo_risk_and_action_run_without_the_extra(builder: RepoBuilder, pr: tuple[str, str],
                                                     tmp_path: Path) -> None:
     base, head = pr

@@ -1016,6 +1016,7 @@ def test_a_mixed_cases_traced_difference_goes_to_the_part_whose_lines_its_test_r
     assert mixed["detected"] is True and mixed["detected_change"] is True
 
 
+@pytest.mark.slow
 def test_a_mixed_cases_difference_goes_to_the_part_whose_commit_alone_makes_its_test_fail(
         tmp_path: Path, tiny: dict) -> None:
     """Both tests sit at `shout` (where the fix is): replayed on C (the change, the fix kept) and on X
@@ -1078,6 +1079,7 @@ def test_a_regression_witness_the_fix_does_not_restore_breaks_the_case(tmp_path:
     assert results["cases"]["tiny-regression"]["reason"].endswith("does not descend from the commit")
 
 
+@pytest.mark.slow
 def test_a_regression_cases_difference_is_the_bugs_when_the_fix_restores_it(tmp_path: Path,
                                                                             tiny: dict) -> None:
     """Replayed on the fix's parent and the fix: the bug's test fails before the fix and passes on it;

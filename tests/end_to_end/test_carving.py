@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -113,6 +114,7 @@ def test_the_projects_tests_reach_what_random_inputs_do_not(builder: RepoBuilder
     assert without.stats.carved == 0
 
 
+@pytest.mark.slow
 def test_a_run_bound_by_time_explores_while_it_carves(builder: RepoBuilder) -> None:
     make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST}, {"parts/codes.py": CODES_BROKEN})
     report = run_analyze(builder, budget=20.0, max_sequences=None)
@@ -231,6 +233,7 @@ def test_tests_that_call_no_operation_say_so(builder: RepoBuilder) -> None:
             "them.") in carving.notes, carving.notes
 
 
+@pytest.mark.slow
 def test_the_nearest_tests_run_before_a_long_collection_of_the_others(builder: RepoBuilder) -> None:
     """pytest collects a run's every file before its first test: six other test files whose imports
     take 1.5 s each would spend the whole share. The nearest file runs alone first."""

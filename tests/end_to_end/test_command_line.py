@@ -216,6 +216,7 @@ def f(x: int) -> int:
 '''
 
 
+@pytest.mark.slow
 def test_an_import_that_hangs_stops_within_the_budget_and_says_where(builder: RepoBuilder) -> None:
     """The run ends within its budget plus ten seconds, saying which module's import was waiting and
     at which of its lines; it blames no interpreter (nothing shows one is missing anything)."""

@@ -431,6 +431,7 @@ def _redis_down(job: PullRequestJob) -> bool:
     raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
 
+@pytest.mark.slow
 def test_a_storage_error_is_not_the_jobs_failure_the_job_runs_again_on_its_check_run(
         tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
     world = _world(tmp_path, fake, bubblewrap)
@@ -482,6 +483,7 @@ def test_a_check_run_left_in_progress_by_a_stopped_run_is_cancelled_once_a_newer
     assert len(fake.requests) == requests and fake.violations == []
 
 
+@pytest.mark.slow
 def test_a_completed_check_run_is_not_left_open(tmp_path: Path, fake: FakeGitHub, bubblewrap: object) -> None:
     world = _world(tmp_path, fake, bubblewrap)
     assert world.run().status == "published"

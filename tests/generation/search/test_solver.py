@@ -222,6 +222,7 @@ def _project(tmp_path: Path) -> Checkout:
 
 
 @needs_crosshair
+@pytest.mark.slow
 def test_crosshair_runs_under_the_projects_interpreter_and_solves_the_branch(tmp_path: Path) -> None:
     impact = _Impact({("head", 4): "classify", ("head", 12): "greet"})
     solver = Solver({op.id: op for op in (CODE, GREET)}, impact,  # type: ignore[arg-type]
