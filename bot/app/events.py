@@ -118,10 +118,10 @@ def _rerequested(item: str, payload: dict[str, Any], delivery: str,
         known = latest_job(f"{repository}#{number}")
         if known is not None and known.head_sha != head_sha:
             continue  # the check run is of an older head: nothing is published for it any more
+        head, base = _object(entry.get("head")), _object(entry.get("base"))
         if known is not None:
             job = dataclasses.replace(known, delivery=delivery, installation_id=installation)
-        elif _object(entry.get("head")).get("sha") == head_sha and _object(entry.get("base")).get("sha"):
-            head, base = entry["head"], entry["base"]
+        elif head.get("sha") == head_sha and base.get("sha"):
             job = PullRequestJob(delivery=delivery, installation_id=installation, repository=repository,
                                  repository_id=_get(payload, "repository.id", int), number=number,
                                  base_sha=str(base["sha"]), head_sha=head_sha,

@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from huey import Huey
@@ -108,7 +109,7 @@ class JobState:
         storage = self.storage
         if isinstance(storage, RedisStorage):
             replacement = b"" if new is None else _encode(new)
-            return bool(_redis_swap(storage)(keys=[storage.result_key], args=[full, was, replacement]))
+            return bool(self._redis_swap(keys=[storage.result_key], args=[full, was, replacement]))
         if isinstance(storage, SqliteStorage):
             with storage.db(commit=True) as cursor:
                 if new is None:
@@ -128,6 +129,11 @@ class JobState:
                     storage._results[full] = _encode(new)
                 return True
         raise TypeError(f"no atomic compare-and-swap for {type(storage).__name__}")
+
+    @cached_property
+    def _redis_swap(self) -> Any:
+        """`_SWAP` registered with this state's Redis connection (once)."""
+        return self.storage.conn.register_script(_SWAP)
 
     def _get_many(self, keys: list[str]) -> dict[str, Any]:
         found = self.storage.peek_many([PREFIX + key for key in keys])
@@ -585,12 +591,3 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
 end
 return 0
 """
-_SCRIPTS: dict[int, Any] = {}
-
-
-def _redis_swap(storage: RedisStorage) -> Any:
-    """The compare-and-swap script, registered once per connection."""
-    script = _SCRIPTS.get(id(storage.conn))
-    if script is None:
-        script = _SCRIPTS[id(storage.conn)] = storage.conn.register_script(_SWAP)
-    return script
