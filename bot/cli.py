@@ -39,7 +39,7 @@ from difforacle.generator import (
     report_to_json,
 )
 
-from . import action_command, report_files, risk_command
+from . import action_command, report_files, report_seal, risk_command
 from .app import command as app_command
 from .app.model import AppError
 from .config import Config, ConfigError, load_config, load_config_file, run_options
@@ -72,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
                       "commit messages, changelog lines and changed docstrings)")
     diff.add_argument("--pr-body", default="", metavar="TEXT",
                       help="the pull request's description, the same")
+    diff.add_argument("--report-key", type=Path, metavar="FILE",
+                      help="sign the --json report with the key in FILE, which is read and deleted first; "
+                      "this process is then closed to the code it tests (how the App runs the engine "
+                      "beside a pull request's code)")
     demo = commands.add_parser("demo", help="build a small example repository and run diff on it")
     _add_run_options(demo, budget=DEMO_BUDGET)
     action_command.add_parser(commands)
@@ -233,6 +237,8 @@ def _write_outputs(report: Report, args: argparse.Namespace) -> None:
     """The files asked for, then the Markdown report on stdout."""
     for report_file, path in report_files.requested(args):
         report_file.write(report, path)
+    if getattr(args, "signing_key", None):
+        report_seal.sign(args.json, args.signing_key)
     print(render_markdown(report_to_json(report)))
 
 
@@ -251,6 +257,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(DEMO_DESCRIPTION, file=sys.stderr)
                 demo = settings(args, None, Config(budget=DEMO_BUDGET))
                 return _run(args, Path(tmp) / "durations", base, head, demo)
+        if args.report_key is not None:  # before any of the project's code runs
+            if args.json is None:
+                raise SetupError("--report-key signs the JSON report: give --json FILE too")
+            args.signing_key = report_seal.take_key(args.report_key)
+            report_seal.seal_process()
         return _run(args, Path(args.repo), args.base, args.head, settings(args, Path(args.repo)))
     except (SetupError, ConfigError, AppError) as exc:
         print(f"difforacle: {exc}", file=sys.stderr)

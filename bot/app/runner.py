@@ -67,6 +67,7 @@ from typing import Protocol
 
 from jsonschema import ValidationError
 
+from difforacle.bot import report_seal
 from difforacle.bot.comment_commands import CommentEvent, answer
 from difforacle.bot.config import Config, ConfigError, load_config
 from difforacle.bot.github_client import CheckRunOutput, CheckRunRef, GitHubClient, GitHubError, IssueComment
@@ -86,8 +87,9 @@ from .settings import AppSettings
 log = logging.getLogger("difforacle.app.runner")
 
 # where the work directory's parts appear inside the sandbox
-REPO, VENV, OUT, CONFIG = "/work/repo", "/work/venv", "/work/out", "/work/config"
+REPO, VENV, OUT, CONFIG, KEY = "/work/repo", "/work/venv", "/work/out", "/work/config", "/work/key"
 REPORT_NAME = "report.json"
+KEY_NAME = "report.key"  # the engine's signing key (bot.report_seal), deleted by the engine as it starts
 PROGRESS_NAME = "progress.json"  # rewritten by the engine in the sandbox, read for the check run
 CURRENT_POLL = 2.0  # seconds between looks at whether a running engine's head is still the latest
 MAX_REPORT_BYTES = 50_000_000
@@ -301,11 +303,11 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
         publisher.progress(describe_progress(update))
 
     with watch_progress_file(out / PROGRESS_NAME, show_progress), _while_current(state, job) as stop:
-        result = _engine(sandbox, repo, venv, out, settings_dir, job, settings, deadline, stop)
+        result, key = _engine(sandbox, repo, venv, out, settings_dir, job, settings, deadline, stop)
     if result.cancelled:
         raise Superseded("a newer head arrived while the engine ran: it was stopped")
     log.info("job %s: the engine ran in the %s sandbox in %.1f s", job.job_id, result.sandbox, result.seconds)
-    report = _read_report(out / REPORT_NAME, result)
+    report = _read_report(out / REPORT_NAME, result, key)
     report["notes"] = [*report.get("notes", []), *notes, f"Ran in the {result.sandbox} sandbox: no network "
                        "and no secrets; the dependencies were installed by a separate step."]
 
@@ -441,45 +443,54 @@ def _while_current(state: JobStateView, job: PullRequestJob) -> Iterator[threadi
 
 
 def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, settings_dir: Path, job: PullRequestJob,
-            settings: AppSettings, deadline: float, stop: threading.Event | None = None) -> SandboxResult:
+            settings: AppSettings, deadline: float,
+            stop: threading.Event | None = None) -> tuple[SandboxResult, bytes]:
     """`python -I -m difforacle.bot diff ...`: -I so that nothing of the project can stand in for ours;
     `--config` the base commit's settings, so that the head's pyproject.toml is never read; `--jobs`
-    the sandbox's CPUs (a Docker CPU quota leaves every core in the affinity the engine would count)."""
+    the sandbox's CPUs (a Docker CPU quota leaves every core in the affinity the engine would count);
+    `--report-key` a fresh key the report is signed with (`bot.report_seal`), returned with the result."""
     limits = Limits(wall_seconds=_remaining(deadline, "running the engine"))
+    key_dir = out.parent / "key"
+    key_dir.mkdir(mode=0o700)
+    key = report_seal.new_key(key_dir / KEY_NAME)
     argv = [sandbox.python, "-I", "-m", "difforacle.bot", "diff", "--repo", REPO, "--base", job.base_sha,
             "--head", job.head_sha, "--budget", f"{settings.budget:g}", "--jobs", str(math.ceil(limits.cpus)),
             "--config", f"{CONFIG}/pyproject.toml", "--json", f"{OUT}/{REPORT_NAME}",
             "--python", f"{VENV}/bin/python", "--quiet", "--progress-file", f"{OUT}/{PROGRESS_NAME}",
+            "--report-key", f"{KEY}/{KEY_NAME}",
             f"--pr-title={job.title}", f"--pr-body={job.body}"]  # `=`: a text starting with "-" is no option
     env = {"PATH": f"{VENV}/bin:{SANDBOX_PATH}", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
            "GIT_CONFIG_NOSYSTEM": "1"}
     result = sandbox.run(SandboxRequest(
         argv=argv, workdir=OUT, env=env, network=False,
         mounts=[Mount(repo, REPO, read_only=False), Mount(venv, VENV), Mount(out, OUT, read_only=False),
-                Mount(settings_dir, CONFIG)],
+                Mount(settings_dir, CONFIG), Mount(key_dir, KEY, read_only=False)],
         limits=limits, stop=stop))
     if result.cancelled:
-        return result
+        return result, key
     if result.timed_out:
         raise JobFailed(f"the engine was {result.outcome} in the {result.sandbox} sandbox", "timed_out")
     if result.exit_code not in (0, 1):
         raise JobFailed(f"the engine failed in the {result.sandbox} sandbox ({result.outcome}): "
                         f"{last_error_line(result.stderr)}")
-    return result
+    return result, key
 
 
-def _read_report(path: Path, result: SandboxResult) -> dict:
-    """The engine's report: a regular file (no link), not too big, valid `difforacle.report/1`."""
+def _read_report(path: Path, result: SandboxResult, key: bytes) -> dict:
+    """The engine's report: a regular file (no link), not too big, signed under `key` (the project's
+    code shares the engine's sandbox and may have written it), valid `difforacle.report/1`."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
+        raw = _read_regular(path, MAX_REPORT_BYTES)
+    except FileNotFoundError:
         raise JobFailed(f"the engine wrote no report in the {result.sandbox} sandbox ({result.outcome}): "
                         f"{last_error_line(result.stderr)}") from None
-    with open(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REPORT_BYTES:
-            raise JobFailed("the engine's report is not a regular file of at most 50 MB")
-        raw = handle.read()
+    try:
+        signature = _read_regular(report_seal.mac_path(path), 1024).decode("ascii", errors="replace")
+    except FileNotFoundError:
+        signature = ""
+    if not report_seal.verify(raw, signature, key):
+        raise JobFailed("the engine's report was changed after the engine wrote it (its signature does not "
+                        "match): the code under test wrote it; nothing is published from it")
     try:
         report = json.loads(raw)
         validate_report(report)
@@ -487,6 +498,22 @@ def _read_report(path: Path, result: SandboxResult) -> dict:
         message = exc.message if isinstance(exc, ValidationError) else str(exc)
         raise JobFailed(f"the engine's report is invalid: {message.splitlines()[0][:200]}") from None
     return report
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file (not through a link) of at most `limit` bytes; JobFailed otherwise,
+    FileNotFoundError when there is none."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        raise JobFailed(f"the engine's {path.name} is not a regular file") from None
+    with open(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise JobFailed(f"the engine's {path.name} is not a regular file of at most {limit:,} bytes")
+        return handle.read()
 
 
 def _remaining(deadline: float, what: str) -> float:

