@@ -68,6 +68,7 @@ print(before, libc.prctl(3, 0, 0, 0, 0), child)
     assert done.stdout.split() == ["1", "0", "1"]  # PR_GET_DUMPABLE before, after, in a child
 
 
+@pytest.mark.slow  # a whole run; the README's quick test command stays under 5 minutes
 def test_diff_signs_its_json_report_with_the_key_it_deleted(builder: RepoBuilder, tmp_path: Path) -> None:
     convert_pr(builder)
     key_file = tmp_path / "report.key"
