@@ -95,7 +95,7 @@ class StubSandbox:
 
     def run(self, request: SandboxRequest) -> SandboxResult:
         began = time.monotonic()
-        if request.network:  # the dependency step: the only one with network
+        if request.egress:  # the dependency step: the only one that reaches out
             self.times.sleep(self.times.draw(self.rng, self.times.install_median))
             return SandboxResult(self.name, 0, "", "", seconds=time.monotonic() - began)
         out = next(mount.source for mount in request.mounts if mount.target == runner.OUT)

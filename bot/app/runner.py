@@ -12,17 +12,19 @@ The steps, and why each is the way it is:
 4. `[tool.difforacle]` read from the *base* commit: a pull request does not choose how it is
    itself judged (its fail-on, ignored targets, install commands). The engine gets that file
    (`diff --config`), never the head's, and applies its scope and float policy as it runs.
-5. Dependencies, the only step with network access: a virtual environment made inside the
+5. Dependencies, the only step with a way out: to the package registries, through the egress
+   proxy (`egress.py`; the sandbox itself has no network). A virtual environment made inside the
    sandbox, then the configured `install` commands, by default `pip install -r requirements.txt`
    if the head has one and `pip install .` if the head is a project (pyproject.toml with
    [project] or [build-system], or setup.py). They run in the head checkout with the
    environment's bin first on PATH, in the sandbox with no secret in their environment; the
-   worker's package-index settings (proxy, mirror, certificates) are passed to this step only.
+   worker's package-index settings (mirror, certificates) are passed to this step only, and its
+   proxy is the egress proxy's upstream. What the proxy refused is named if the step fails.
    If the head cannot be installed (a setup.py importing the package the head broke), the
    base's dependencies are installed from a clone made before any of the pull request's code
    ran, and the engine then reports what the head broke. Git never runs on a checkout that
    a sandboxed step has written to.
-6. The engine (`python -m difforacle.bot diff`) in the sandbox without network, with the environment's
+6. The engine (`python -m difforacle.bot diff`) in the sandbox with no way out, with the environment's
    interpreter as --python; both steps together within `settings.job_timeout`. Its JSON
    report is read without following links (the sandbox could plant one) and validated. Its
    progress, a small file it rewrites in its output folder, is read the same way and shown on
@@ -78,6 +80,7 @@ from difforacle.bot.workflow import Workflow
 from difforacle.generator import Progress, validate_report
 
 from .checkout import FetchError, clone_commit, clone_url, fetch_pull_request, pull_head, read_file
+from .egress import EgressProxy, allow_list
 from .events import MAX_BODY
 from .installation import AppAccess, InstallationToken
 from .model import AppError, PullRequestJob
@@ -95,8 +98,8 @@ CURRENT_POLL = 2.0  # seconds between looks at whether a running engine's head i
 MAX_REPORT_BYTES = 50_000_000
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SYSTEM_CERTIFICATES = "/etc/ssl/certs/ca-certificates.crt"
-PACKAGE_INDEX_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CERT",
-                           "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+# the worker's proxy variables stay with the egress proxy, which goes through them (`egress.py`)
+PACKAGE_INDEX_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CERT")
 
 
 @dataclass(frozen=True)
@@ -281,7 +284,7 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
     notes: list[str] = []
     try:
         commands = list(config.install) or _default_install(repo, job.head_sha, home)
-        installed = _install(sandbox, repo, venv, commands, deadline)
+        installed = _install(sandbox, repo, venv, commands, deadline, settings.install_hosts, notes)
     except JobFailed as failure:
         if failure.conclusion == "timed_out":
             raise
@@ -291,7 +294,7 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
         shutil.rmtree(venv)
         venv.mkdir()
         commands = list(config.install) or _default_install(base_checkout, job.base_sha, home)
-        installed = _install(sandbox, base_checkout, venv, commands, deadline)
+        installed = _install(sandbox, base_checkout, venv, commands, deadline, settings.install_hosts, notes)
         notes.append(f"Installing the head's dependencies failed ({failure}); those of the base commit "
                      "were installed instead.")
     log.info("job %s: dependencies installed in the %s sandbox in %.1f s (%d command(s))", job.job_id,
@@ -394,8 +397,11 @@ def _is_project(pyproject: bytes | None) -> bool:
 
 # ------------------------------------------------------------------ sandboxed steps
 
-def _install(sandbox: Sandbox, repo: Path, venv: Path, commands: list[str], deadline: float) -> SandboxResult:
-    """The virtual environment, then the install commands: the one step with network access."""
+def _install(sandbox: Sandbox, repo: Path, venv: Path, commands: list[str], deadline: float,
+             install_hosts: tuple[str, ...] = (), notes: list[str] | None = None) -> SandboxResult:
+    """The virtual environment, then the install commands: the one step that reaches out, and only
+    to the package registries (and the worker's index and `install_hosts`), through the egress
+    proxy. What it was refused is said in `notes`, and in the failure when the step failed."""
     make_venv = f"{shlex.quote(sandbox.python)} -m venv {'' if commands else '--without-pip '}{VENV}"
     script = "\n".join(["set -eu", make_venv, "set -x", *commands])
     env = {"PATH": f"{VENV}/bin:{SANDBOX_PATH}", "VIRTUAL_ENV": VENV, "LANG": "C.UTF-8",
@@ -405,13 +411,17 @@ def _install(sandbox: Sandbox, repo: Path, venv: Path, commands: list[str], dead
     if Path(SYSTEM_CERTIFICATES).is_file():  # the host's trust store (a proxy's CA may be in it)
         mounts.append(Mount(Path(SYSTEM_CERTIFICATES), SYSTEM_CERTIFICATES))
         env["PIP_CERT"] = env.get("PIP_CERT") or SYSTEM_CERTIFICATES
-    result = sandbox.run(SandboxRequest(
-        argv=["sh", "-c", script], workdir=REPO, env=env, network=True, mounts=mounts,
-        limits=Limits(wall_seconds=_remaining(deadline, "installing the dependencies"))))
+    with EgressProxy(allow_list(os.environ, install_hosts)) as proxy:
+        result = sandbox.run(SandboxRequest(
+            argv=["sh", "-c", script], workdir=REPO, env=env, egress=proxy.socket_path, mounts=mounts,
+            limits=Limits(wall_seconds=_remaining(deadline, "installing the dependencies"))))
+    refused = f" (refused on the way out: {'; '.join(proxy.refused)})" if proxy.refused else ""
     if result.timed_out or result.exit_code != 0:
         raise JobFailed(f"installing the dependencies failed in the {result.sandbox} sandbox "
-                        f"({result.outcome}): {last_error_line(result.stderr)}",
+                        f"({result.outcome}): {last_error_line(result.stderr)}{refused}",
                         "timed_out" if result.timed_out else "failure")
+    if refused and notes is not None:
+        notes.append(f"The dependency step reaches only the package registries{refused}.")
     return result
 
 
@@ -462,7 +472,7 @@ def _engine(sandbox: Sandbox, repo: Path, venv: Path, out: Path, settings_dir: P
     env = {"PATH": f"{VENV}/bin:{SANDBOX_PATH}", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
            "GIT_CONFIG_NOSYSTEM": "1"}
     result = sandbox.run(SandboxRequest(
-        argv=argv, workdir=OUT, env=env, network=False,
+        argv=argv, workdir=OUT, env=env,
         mounts=[Mount(repo, REPO, read_only=False), Mount(venv, VENV), Mount(out, OUT, read_only=False),
                 Mount(settings_dir, CONFIG), Mount(key_dir, KEY, read_only=False)],
         limits=limits, stop=stop))

@@ -22,10 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from difforacle.bot.app import egress_bridge
+
 SANDBOX_UID = 10001  # the image's `difforacle` user; a root worker runs sandboxed code as this uid
 SANDBOX_HOME = "/home/sandbox"  # a tmpfs in both sandboxes; HOME unless the request sets it
 SANDBOX_HOSTNAME = "sandbox"
 STOP_POLL = 1.0  # seconds between looks at a request's `stop` while its run goes on
+EGRESS_DIR = "/run/difforacle-egress"  # where a request's egress socket is mounted
+BRIDGE_PATH = "/run/difforacle-egress-bridge.py"  # and the bridge that forwards the sandbox's loopback to it
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,9 @@ class SandboxRequest:
     mounts: list[Mount] = field(default_factory=list)
     workdir: str = "/work"
     env: dict[str, str] = field(default_factory=dict)  # the whole environment inside: nothing is inherited
-    network: bool = False
+    # the unix socket of an allow-listing proxy (`egress.py`), the run's one way out: the command
+    # runs under `egress_bridge`, which points the proxy variables at it. None: no way out at all
+    egress: Path | None = None
     limits: Limits = field(default_factory=Limits)
     # set by the caller while the run goes on (the pull request moved on): the run is killed within
     # STOP_POLL seconds and its result says `cancelled`
@@ -96,6 +102,18 @@ class SandboxError(Exception):
 
 class SandboxUnavailable(SandboxError):
     """The requested sandbox cannot run here (no engine, no image, no bwrap); the message says why."""
+
+
+def egress_parts(request: SandboxRequest, python: str) -> tuple[list[str], list[Mount]]:
+    """The command to run and the mounts to add: the request's own, or, with an egress socket,
+    the command under the bridge and the socket's folder mounted (read-only: connecting needs
+    no write access to the mount). The bridge's file is mounted on its own: it runs under any
+    interpreter the sandbox has, whether or not difforacle is installed there."""
+    if request.egress is None:
+        return list(request.argv), []
+    socket_path = f"{EGRESS_DIR}/{request.egress.name}"
+    argv = [python, "-I", BRIDGE_PATH, socket_path, *request.argv]
+    return argv, [Mount(request.egress.parent, EGRESS_DIR), Mount(Path(egress_bridge.__file__), BRIDGE_PATH)]
 
 
 def sandbox_ids() -> tuple[int, int]:

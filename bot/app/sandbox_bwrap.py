@@ -2,16 +2,14 @@
 
 bwrap gives the run its own mount, pid, ipc, uts, cgroup and network namespaces and a new root
 holding only: the system's /usr (and the /bin, /lib links), the few /etc files the dynamic
-linker and Python need (certificates and resolver only when networked; passwd, group and hosts
+linker and Python need (certificates only for a request with egress; passwd, group and hosts
 are written fresh), the worker's Python installation read-only, the request's mounts, a fresh
 /proc and /dev, and tmpfs for /tmp and HOME. The root itself is read-only. The environment is
 exactly the request's (plus PATH and HOME defaults).
 
-A networked request (the dependency step) gets its network from slirp4netns, a user-mode
-stack attached to the sandbox's own namespace before its command starts (bwrap waits on
---block-fd), with the host's loopback out of reach: the services a worker's machine keeps on
-127.0.0.1 (Redis, the App's own server) stay private. Without slirp4netns the step shares the
-host's network, loopback included, and the worker says so when it starts.
+The network namespace is always the sandbox's own, with only a loopback: a request with egress
+(the dependency step) reaches out through the allow-listing proxy's socket alone (`egress.py`),
+never this machine's services on 127.0.0.1, the local network or a cloud metadata address.
 
 Limits are rlimits, set by `prlimit` before bwrap starts (no preexec_fn: the worker has threads,
 and fork-then-Python in a threaded process can deadlock): address space per process, processes
@@ -39,6 +37,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -52,6 +51,7 @@ from .sandbox import (
     SandboxRequest,
     SandboxResult,
     SandboxUnavailable,
+    egress_parts,
     handed_over,
     sandbox_ids,
 )
@@ -59,12 +59,9 @@ from .sandbox import (
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf",
              "mime.types")
-ETC_NETWORK = ("resolv.conf", "ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies",
-               "gai.conf", "host.conf")
+ETC_CERTIFICATES = ("ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies")
 log = logging.getLogger("difforacle.app")
 MB = 1024 * 1024
-SLIRP_DNS = "10.0.2.3"  # slirp4netns's resolver inside the sandbox, forwarding to the host's
-NETWORK_SETUP_SECONDS = 10.0
 SETUP_FAILURE = "bwrap: loopback: "  # bwrap's own message when it cannot bring up the sandbox's loopback
 SETUP_RETRIES = 2
 # how a process says it could not get memory (RLIMIT_AS makes allocations fail instead of OOM kills)
@@ -80,34 +77,12 @@ class BubblewrapSandbox:
         self.tools = _tools()
         self.python = sys.executable
         self.as_root = os.geteuid() == 0
-        self.private_network = False
         probe = self.run(SandboxRequest(argv=["true"], workdir="/", limits=Limits(wall_seconds=30)))
         if probe.exit_code != 0:
             detail = (probe.stderr.strip().splitlines() or [probe.outcome])[-1]
             raise SandboxUnavailable(f"bwrap cannot create a sandbox here ({detail}); it needs user "
                                      "namespaces (or root), which some container runtimes and AppArmor "
                                      "policies forbid")
-        self.private_network = self._private_network_works()
-
-    def _private_network_works(self) -> bool:
-        """Whether slirp4netns can give a sandbox a network of its own here (it needs /dev/net/tun)."""
-        if not self.tools["slirp4netns"]:
-            log.warning("slirp4netns is not installed (apt-get install slirp4netns): the dependency "
-                        "step in bubblewrap shares this machine's network, loopback included")
-            return False
-        self.private_network = True
-        try:
-            probe = self.run(SandboxRequest(argv=["true"], workdir="/", network=True,
-                                            limits=Limits(wall_seconds=30)))
-            if probe.exit_code == 0:
-                return True
-            reason = probe.outcome
-        except SandboxError as exc:
-            reason = str(exc)
-        log.warning("slirp4netns cannot run here (%s; is /dev/net/tun usable by this user?): the dependency "
-                    "step in bubblewrap shares this machine's network, loopback included", reason)
-        self.private_network = False
-        return False
 
     def run(self, request: SandboxRequest) -> SandboxResult:
         """Run the request; once more when bwrap itself failed to set the sandbox up (its loopback
@@ -122,21 +97,18 @@ class BubblewrapSandbox:
         return result
 
     def _run_once(self, request: SandboxRequest) -> SandboxResult:
-        slirp = request.network and self.private_network
-        files = _etc_files(*sandbox_ids(), resolver=SLIRP_DNS if slirp else None)
+        files = _etc_files(*sandbox_ids())
         info_read, info_write = os.pipe()  # bwrap writes the sandbox's pid 1 there
-        block_read, block_write = os.pipe() if slirp else (None, None)  # the command waits for the network
         try:
-            argv = self._argv(request, files, info_write, block_read)
+            argv = self._argv(request, files, info_write)
             with handed_over(request.mounts):
-                return self._run(argv, request.limits, [*files.values(), *_given(block_read)], info_read,
-                                 info_write, block_write, request.stop)
+                return self._run(argv, request.limits, list(files.values()), info_read, info_write,
+                                 request.stop)
         finally:
-            for fd in [*files.values(), *_given(block_read)]:
+            for fd in files.values():
                 os.close(fd)
 
-    def _argv(self, request: SandboxRequest, etc_fds: dict[str, int], info_fd: int,
-              block_fd: int | None) -> list[str]:
+    def _argv(self, request: SandboxRequest, etc_fds: dict[str, int], info_fd: int) -> list[str]:
         limits = request.limits
         tools = self.tools
         argv = [tools["prlimit"], f"--as={limits.memory_mb * MB}", f"--nproc={limits.pids}",
@@ -145,36 +117,34 @@ class BubblewrapSandbox:
         cpus = _cpu_list(limits.cpus)
         if cpus:
             argv += [tools["taskset"], "--cpu-list", cpus]
-        shared_network = request.network and not self.private_network
-        argv += [tools["bwrap"], *self._namespaces(shared_network), "--die-with-parent", "--new-session",
+        argv += [tools["bwrap"], *self._namespaces(), "--die-with-parent", "--new-session",
                  "--hostname", SANDBOX_HOSTNAME, "--info-fd", str(info_fd), "--clearenv"]
-        if block_fd is not None:
-            argv += ["--block-fd", str(block_fd)]
+        command, egress_mounts = egress_parts(request, self.python)
         env = {"PATH": f"{Path(self.python).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": SANDBOX_HOME,
                **request.env}
         for key, value in env.items():
             argv += ["--setenv", key, value]
-        argv += _filesystem(request, etc_fds, _python_dirs(), tools["size"])
+        mounted = replace(request, mounts=[*request.mounts, *egress_mounts])
+        argv += _filesystem(mounted, etc_fds, _python_dirs(), tools["size"])
         argv += ["--chdir", request.workdir, "--"]
         if self.as_root:
             uid, gid = sandbox_ids()
             argv += [tools["setpriv"], f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--no-new-privs",
                      "--inh-caps=-all", "--bounding-set=-all", "--"]
-        return argv + list(request.argv)
+        return argv + command
 
-    def _namespaces(self, shared_network: bool) -> list[str]:
+    def _namespaces(self) -> list[str]:
         if self.as_root:  # no user namespace: setpriv needs real uids; caps only for setpriv's switch
-            spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
-            spaces += [] if shared_network else ["--unshare-net"]
+            spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+                      "--unshare-net"]
             return [*spaces, "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                     "--cap-add", "CAP_SETPCAP"]
-        spaces = ["--unshare-all", "--unshare-user"] + (["--share-net"] if shared_network else [])
+        spaces = ["--unshare-all", "--unshare-user"]
         return spaces + (["--disable-userns"] if self.tools["disable-userns"] else [])
 
     def _run(self, argv: list[str], limits: Limits, fds: list[int], info_read: int, info_write: int,
-             block_write: int | None = None, stop: threading.Event | None = None) -> SandboxResult:
-        """Runs bwrap to its end, the deadline or `stop`; closes both ends of the info pipe, and
-        `block_write` (given: the sandbox's network is attached before the command starts)."""
+             stop: threading.Event | None = None) -> SandboxResult:
+        """Runs bwrap to its end, the deadline or `stop`; closes both ends of the info pipe."""
         stdout, stderr = OutputCap(limits.output_bytes), OutputCap(limits.output_bytes)
         info = OutputCap(4096)
         started = time.monotonic()
@@ -185,21 +155,11 @@ class BubblewrapSandbox:
                                        pass_fds=[*fds, info_write])
         except OSError as exc:
             os.close(info_read)
-            for fd in _given(block_write):
-                os.close(fd)
             raise SandboxError(f"cannot start bwrap: {exc}") from None
         finally:
             os.close(info_write)  # bwrap has its own copy: EOF once it has gone
         timed_out = cancelled = False
-        network: subprocess.Popen | None = None
         try:
-            if block_write is not None:
-                try:
-                    setup_deadline = min(deadline, started + NETWORK_SETUP_SECONDS)
-                    network = self._attach_network(info_read, info, setup_deadline)
-                    os.write(block_write, b"go")
-                finally:
-                    os.close(block_write)
             streams = {process.stdout: stdout, process.stderr: stderr, info_read: info}
             ended = _collect(streams, deadline, stop)
             timed_out, cancelled = ended == "deadline", ended == "stopped"
@@ -212,9 +172,6 @@ class BubblewrapSandbox:
             if timed_out or cancelled or process.poll() is None:
                 _kill(process, info)
             process.wait()
-            if network is not None:
-                network.kill()
-                network.wait()
             for pipe in (process.stdout, process.stderr):
                 if pipe:
                     pipe.close()
@@ -227,58 +184,10 @@ class BubblewrapSandbox:
                              out_of_memory=oom, seconds=round(seconds, 3),
                              truncated=bool(stdout.dropped or stderr.dropped), cancelled=cancelled)
 
-    def _attach_network(self, info_read: int, info: OutputCap, deadline: float) -> subprocess.Popen:
-        """slirp4netns on the sandbox's network namespace, without the host's loopback; returns
-        once the interface is up. SandboxError (bwrap is then killed) if it does not come up."""
-        child = _child_pid(info_read, info, deadline)
-        ready_read, ready_write = os.pipe()
-        try:
-            network = subprocess.Popen(
-                [self.tools["slirp4netns"], "--configure", "--mtu=65520", "--disable-host-loopback",
-                 f"--ready-fd={ready_write}", str(child), "tap0"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                pass_fds=[ready_write], start_new_session=True)
-        except OSError as exc:
-            raise SandboxError(f"cannot start slirp4netns: {exc}") from None
-        finally:
-            os.close(ready_write)
-        try:
-            up = _readable(ready_read, deadline) and os.read(ready_read, 1) == b"1"
-        finally:
-            os.close(ready_read)
-        if not up:
-            network.kill()
-            network.wait()
-            raise SandboxError("slirp4netns did not bring the sandbox's network up")
-        return network
-
-
-def _child_pid(info_read: int, info: OutputCap, deadline: float) -> int:
-    """The sandbox's pid 1, from bwrap's --info-fd JSON (read into `info` as it comes)."""
-    while (child := _sandbox_pid(info)) is None:
-        if not _readable(info_read, deadline):
-            raise SandboxError("bwrap did not start the sandbox in time")
-        data = os.read(info_read, 4096)
-        if not data:
-            raise SandboxError("bwrap stopped before starting the sandbox")
-        info.add(data)
-    return child
-
 
 def _sandbox_pid(info: OutputCap) -> int | None:
     found = re.search(rb'"child-pid"\s*:\s*(\d+)', b"".join(info.chunks))
     return int(found.group(1)) if found else None
-
-
-def _readable(fd: int, deadline: float) -> bool:
-    """Whether `fd` has data (or its end) before `deadline`."""
-    with selectors.DefaultSelector() as waiting:
-        waiting.register(fd, selectors.EVENT_READ)
-        return bool(waiting.select(timeout=max(0.0, deadline - time.monotonic())))
-
-
-def _given(fd: int | None) -> list[int]:
-    return [] if fd is None else [fd]
 
 
 @cache
@@ -299,7 +208,6 @@ def _tools() -> dict:
         raise SandboxUnavailable(f"bwrap does not run: {exc}") from None
     tools["size"] = "--size" in usage
     tools["disable-userns"] = "--disable-userns" in usage
-    tools["slirp4netns"] = shutil.which("slirp4netns") or ""  # optional: see the module docstring
     return tools
 
 
@@ -315,7 +223,7 @@ def _filesystem(request: SandboxRequest, etc_fds: dict[str, int], python_dirs: l
             args += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
-    etc = [name for name in ETC_FILES + (ETC_NETWORK if request.network else ()) if name not in etc_fds]
+    etc = [name for name in ETC_FILES + (ETC_CERTIFICATES if request.egress else ()) if name not in etc_fds]
     args += ["--perms", "0755", "--dir", "/etc"]
     for name in etc:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
@@ -348,7 +256,7 @@ def _python_dirs() -> list[str]:
     """The worker's Python installation and difforacle's packages (an editable install lives elsewhere)."""
     candidates = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix,
                   str(Path(sys.executable).resolve().parent.parent)}
-    for package in ("bot", "generator"):
+    for package in ("difforacle.bot", "difforacle.generator"):
         spec = importlib.util.find_spec(package)
         candidates |= set(spec.submodule_search_locations or []) if spec else set()
     real = sorted({os.path.realpath(c) for c in candidates if c and Path(c).is_dir()})
@@ -357,17 +265,14 @@ def _python_dirs() -> list[str]:
     return [d for d in outside if not any(d != o and d.startswith(o + "/") for o in outside)]
 
 
-def _etc_files(uid: int, gid: int, resolver: str | None = None) -> dict[str, int]:
-    """Read-only /etc files written for the sandbox (the host's list users and hosts), as memfds;
-    resolv.conf too when the sandbox has a resolver of its own (slirp4netns's)."""
+def _etc_files(uid: int, gid: int) -> dict[str, int]:
+    """Read-only /etc files written for the sandbox (the host's list users and hosts), as memfds."""
     contents = {
         "passwd": f"root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:{uid}:{gid}:sandbox:{SANDBOX_HOME}:"
                   "/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
         "group": f"root:x:0:\nsandbox:x:{gid}:\nnogroup:x:65534:\n",
         "hosts": f"127.0.0.1\tlocalhost {SANDBOX_HOSTNAME}\n::1\tlocalhost ip6-localhost ip6-loopback\n",
     }
-    if resolver:
-        contents["resolv.conf"] = f"nameserver {resolver}\n"
     fds = {}
     for name, text in contents.items():
         fd = os.memfd_create(f"sandbox-{name}")  # close-on-exec: only bwrap gets it (pass_fds)

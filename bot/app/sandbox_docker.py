@@ -1,6 +1,7 @@
 """DockerSandbox: each run is a fresh container, removed afterwards whatever happens.
 
-The container has no network (unless the request asks for it), a read-only root, tmpfs for
+The container has no network (a request with egress reaches the allow-listing proxy's socket,
+mounted in, and nothing else: `egress.py`), a read-only root, tmpfs for
 /tmp and HOME, memory (swap included), pids and CPU limits, a non-root user, no capabilities,
 no-new-privileges, and only the request's mounts and environment. Output is streamed from the
 attach socket and capped while it arrives (the log driver is off, so a flood never reaches the
@@ -35,6 +36,7 @@ from .sandbox import (
     SandboxRequest,
     SandboxResult,
     SandboxUnavailable,
+    egress_parts,
     handed_over,
     sandbox_ids,
 )
@@ -80,10 +82,11 @@ class DockerSandbox:
         uid, gid = sandbox_ids()
         tmpfs_options = f"rw,exec,nosuid,nodev,size={limits.tmp_mb}m,mode=1777"
         guard = ["timeout", "--signal=KILL", str(math.ceil(limits.wall_seconds) + GUARD_SECONDS)]
+        command, egress_mounts = egress_parts(request, self.python)
         try:
             return self.client.containers.create(
                 self.image,
-                command=list(request.argv),
+                command=command,
                 entrypoint=guard,
                 name=f"difforacle-sandbox-{uuid.uuid4().hex[:12]}",
                 labels={LABEL: f"{socket.gethostname()}:{os.getpid()}"},
@@ -91,11 +94,11 @@ class DockerSandbox:
                 user=f"{uid}:{gid}",
                 working_dir=request.workdir,
                 environment={"HOME": SANDBOX_HOME, **request.env},
-                network_mode="bridge" if request.network else "none",
+                network_mode="none",
                 read_only=True,
                 tmpfs={"/tmp": tmpfs_options, SANDBOX_HOME: tmpfs_options},
                 mounts=[DockerMount(m.target, str(m.source), type="bind", read_only=m.read_only)
-                        for m in request.mounts],
+                        for m in [*request.mounts, *egress_mounts]],
                 mem_limit=f"{limits.memory_mb}m",
                 memswap_limit=f"{limits.memory_mb}m",
                 pids_limit=limits.pids,

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .egress import HostListError, allow_list
 from .model import AppError
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -49,6 +50,7 @@ class AppSettings:
     job_timeout: float = 1800.0  # wall clock of one job's sandboxed steps, install and engine together
     workers: int = 1  # jobs a consumer runs at once
     lease_seconds: float = 60.0  # a job whose worker stops renewing its lease this long is run again
+    install_hosts: tuple[str, ...] = ()  # hosts the dependency step may reach besides the registries
 
     @property
     def credentials_path(self) -> Path:
@@ -94,7 +96,18 @@ def load_settings(environ: Mapping[str, str] | None = None) -> AppSettings:
         job_timeout=_number("DIFFORACLE_JOB_TIMEOUT", env.get("DIFFORACLE_JOB_TIMEOUT", 1800), float),
         workers=_number("DIFFORACLE_WORKERS", env.get("DIFFORACLE_WORKERS", 1), int),
         lease_seconds=_number("DIFFORACLE_LEASE_SECONDS", env.get("DIFFORACLE_LEASE_SECONDS", 60), float),
+        install_hosts=_install_hosts(env.get("DIFFORACLE_INSTALL_HOSTS", "")),
     )
+
+
+def _install_hosts(text: str) -> tuple[str, ...]:
+    """DIFFORACLE_INSTALL_HOSTS: `host` or `host:port` entries, split by commas or spaces."""
+    hosts = tuple(entry for entry in text.replace(",", " ").split() if entry)
+    try:
+        allow_list({}, hosts)
+    except HostListError as exc:
+        raise AppError(str(exc)) from None
+    return hosts
 
 
 def with_stored_credentials(settings: AppSettings) -> AppSettings:

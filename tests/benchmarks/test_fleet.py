@@ -253,7 +253,7 @@ def test_the_stub_engine_writes_a_valid_report_and_its_progress(tmp_path: Path) 
     assert [(d["path"], d["line"]) for d in report["differences"]] == [
         (fleet_worker.CHANGED_PATH, fleet_worker.CHANGED_LINE)]
     assert read_progress_file(tmp_path / PROGRESS_NAME).phase == "exploring"
-    assert sandbox.run(SandboxRequest(argv=["sh"], network=True)).exit_code == 0  # the dependency step
+    assert sandbox.run(SandboxRequest(argv=["sh"], egress=tmp_path / "egress.sock")).exit_code == 0  # install
     assert fleet_worker.stub_report("a" * 40, "b" * 40, 1.0, 0.0)["differences"] == []
 
 

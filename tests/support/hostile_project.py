@@ -64,6 +64,20 @@ for path in ("/var/run/docker.sock", "/run/docker.sock"):
         outcomes[path] = type(exc).__name__
 print(json.dumps(outcomes), flush=True)
 """,
+    # argv: URLs fetched through whatever proxy the environment names; prints one JSON object of outcomes
+    "fetch.py": """
+import json, sys, urllib.error, urllib.request
+outcomes = {}
+for url in sys.argv[1:]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            outcomes[url] = f"{answer.status} {answer.read(100).decode(errors='replace')}"
+    except urllib.error.HTTPError as exc:
+        outcomes[url] = f"HTTP {exc.code}"
+    except (OSError, ValueError) as exc:
+        outcomes[url] = type(exc).__name__ + ": " + str(exc)[:100]
+print(json.dumps(outcomes), flush=True)
+""",
     # argv: the worker's key file on the host; prints everything it could find
     "read_secrets.py": """
 import glob, json, os, sys

@@ -234,8 +234,8 @@ def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once
     assert updates and all(re.fullmatch(r"[a-z]+: \d+ sequences, \d+ differences after \d+ s", u)
                            for u in updates), updates
 
-    # the two sandboxed steps: dependencies with network, the engine without
-    assert [request.network for request, _ in world.sandbox.calls] == [True, False]
+    # the two sandboxed steps: dependencies through the egress proxy, the engine with no way out
+    assert [request.egress is not None for request, _ in world.sandbox.calls] == [True, False]
     assert world.state.locked == [world.job.pull_key]
 
     second = world.run()  # the same job again, as after a worker was killed
@@ -309,7 +309,7 @@ def test_a_head_superseded_before_publishing_gets_nothing_published(
         world.builder.switch("main")
 
     def push_after_the_engine(request: SandboxRequest, result: SandboxResult) -> None:
-        if not request.network:  # the engine's step
+        if request.egress is None:  # the engine's step
             if where == "queue":
                 world.state.latest[world.job.pull_key] = newer
             else:
@@ -364,7 +364,7 @@ def test_a_push_while_the_engine_runs_stops_it(tmp_path: Path, fake: FakeGitHub,
     world = _world(tmp_path, fake, bubblewrap, budget=60.0)
 
     def push_as_the_engine_starts(request: SandboxRequest) -> None:
-        if not request.network:  # the engine's step
+        if request.egress is None:  # the engine's step
             world.state.latest[world.job.pull_key] = "f" * 40
 
     world.sandbox.before.append(push_as_the_engine_starts)
@@ -373,7 +373,7 @@ def test_a_push_while_the_engine_runs_stops_it(tmp_path: Path, fake: FakeGitHub,
 
     assert outcome.status == "superseded", outcome.detail
     assert "while the engine ran: it was stopped" in outcome.detail
-    [result] = [r for q, r in world.sandbox.calls if not q.network]
+    [result] = [r for q, r in world.sandbox.calls if q.egress is None]
     assert result.cancelled and result.outcome == "cancelled" and result.exit_code is None
     assert result.seconds < 30  # stopped, not run to the end of its 60 s budget
     assert not (tmp_path / "data" / "work").exists() or not any((tmp_path / "data" / "work").iterdir())
@@ -393,7 +393,7 @@ def test_a_job_that_outlives_its_token_publishes_with_a_renewed_one(
 
     def an_hour_passes(request: SandboxRequest) -> None:
         nonlocal skew
-        if not request.network:
+        if request.egress is None:
             skew = timedelta(minutes=61)
 
     fake.wall_clock = now
@@ -438,7 +438,7 @@ def test_a_storage_error_is_not_the_jobs_failure_the_job_runs_again_on_its_check
     is_current = world.state.is_current
 
     def redis_goes_down(request: SandboxRequest, result: SandboxResult) -> None:
-        if request.network:  # after the dependency step, the runner asks whether the head is current
+        if request.egress is not None:  # after the dependency step the runner asks if the head is current
             world.state.is_current = _redis_down
 
     world.sandbox.after.append(redis_goes_down)
@@ -462,7 +462,7 @@ def test_a_check_run_left_in_progress_by_a_stopped_run_is_cancelled_once_a_newer
     is_current = world.state.is_current
 
     def worker_dies(request: SandboxRequest, result: SandboxResult) -> None:
-        if request.network:
+        if request.egress is not None:
             world.state.is_current = _redis_down
 
     world.sandbox.after.append(worker_dies)
@@ -652,7 +652,8 @@ def test_a_head_that_breaks_its_own_installation_is_tested_with_the_bases_depend
     outcome = world.run()
 
     assert outcome.status == "published", outcome.detail
-    steps = [(request.network, request.mounts[0].source.name) for request, _ in world.sandbox.calls]
+    steps = [(request.egress is not None, request.mounts[0].source.name)
+             for request, _ in world.sandbox.calls]
     assert steps == [(True, "repo"), (True, "base"), (False, "repo")]  # base: the clone made beforehand
     [comment] = world.ours()[1]
     assert "Installing the head's dependencies failed" in comment.body
@@ -662,8 +663,8 @@ def test_a_head_that_breaks_its_own_installation_is_tested_with_the_bases_depend
 def test_only_the_dependency_step_gets_the_package_index_settings() -> None:
     environ = {"PIP_INDEX_URL": "https://mirror.example/simple", "HTTPS_PROXY": "http://proxy:3128",
                "DIFFORACLE_WEBHOOK_SECRET": "no", "GITHUB_TOKEN": "no", "PIP_CERT": ""}
-    assert package_index_environment(environ) == {"PIP_INDEX_URL": "https://mirror.example/simple",
-                                                  "HTTPS_PROXY": "http://proxy:3128"}
+    # the worker's own proxy is not the sandbox's: the egress proxy goes through it (test_egress.py)
+    assert package_index_environment(environ) == {"PIP_INDEX_URL": "https://mirror.example/simple"}
 
 
 def test_a_failed_steps_message_is_its_error_line_not_pips_closing_note() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import http.server
 import json
 import os
 import re
@@ -33,6 +34,7 @@ from support.paths import BENCHMARKS, ROOT, TESTS
 from support.repos import GIT_ENV, RepoBuilder, make_pr
 from support.services import TEST_IMAGE, service_unavailable
 
+from difforacle.bot.app.egress import EgressProxy, allow_list
 from difforacle.bot.app.sandbox import (
     SANDBOX_HOME,
     Limits,
@@ -73,11 +75,11 @@ def project(tmp_path: Path) -> Path:
 
 
 def hostile(sandbox: Sandbox, project: Path, script: str, *args: str, limits: Limits = HOSTILE,
-            network: bool = False, mounts: list[Mount] | None = None,
+            egress: Path | None = None, mounts: list[Mount] | None = None,
             env: dict[str, str] | None = None) -> SandboxResult:
     request = SandboxRequest(argv=[sandbox.python, f"{PROJECT}/{script}", *args],
                              mounts=[Mount(project, PROJECT), *(mounts or [])], workdir=PROJECT,
-                             env=env or {}, network=network, limits=limits)
+                             env=env or {}, egress=egress, limits=limits)
     result = sandbox.run(request)
     assert result.sandbox == sandbox.name
     return result
@@ -224,43 +226,72 @@ def test_no_network_without_asking(sandbox: Sandbox, project: Path, listener: tu
     assert_next_run_works(sandbox, project)
 
 
-def test_a_networked_request_reaches_the_host_but_not_its_loopback(sandbox: Sandbox, project: Path,
-                                                                   listener: tuple[int, list]) -> None:
-    """The control for the test above: the same script connects when the request asks for network,
-    but not to the services this machine keeps on 127.0.0.1 (Redis, the App's server)."""
+@pytest.fixture
+def private_index() -> Iterator[str]:
+    """An HTTP server on this machine's loopback serving one page, as a private package index does."""
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"index page"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_dependency_steps_only_way_out_is_the_egress_proxy(sandbox: Sandbox, project: Path,
+                                                              listener: tuple[int, list],
+                                                              private_index: str) -> None:
+    """The install step's request has egress: no connection of its own reaches anything, while
+    through the proxy it reaches the index the operator named (on this machine's loopback, which
+    only a named host may be), and neither this machine's other services nor a metadata address."""
     port, accepted = listener
-    addresses = _host_addresses(sandbox)
-    if len(addresses) < 2:
-        _unavailable("an address of this machine besides loopback", addresses)
-    reachable = _bridge_gateway(sandbox) if sandbox.name == "docker" else addresses[1]
-    loopback = ["127.0.0.1", "10.0.2.2"]  # its own loopback; slirp4netns's alias of the host's
-    targets = [f"{address}:{port}" for address in (reachable, *loopback)]
-    # the script's connections and DNS lookup may each wait seconds on a loaded machine: the wall
-    # limit is not what this test is about (the limits tests are)
-    result = hostile(sandbox, project, "network.py", *targets, network=True,
-                     limits=dataclasses.replace(HOSTILE, wall_seconds=30.0))
-    assert result.exit_code == 0 and not result.timed_out, result
-    outcomes = json.loads(result.stdout)
-    assert outcomes[f"{reachable}:{port}"] == "connected", outcomes
-    assert all(outcomes[f"{address}:{port}"] != "connected" for address in loopback), outcomes
-    assert [peer[0] for peer in accepted] != [] and "127.0.0.1" not in [peer[0] for peer in accepted]
-    assert outcomes["/var/run/docker.sock"] != "connected"  # networked is not privileged
+    targets = [f"{address}:{port}" for address in _host_addresses(sandbox)] + ["1.1.1.1:443"]
+    metadata, elsewhere = "http://169.254.169.254/latest/meta-data/", f"http://{targets[-2]}/"
+    index = f"http://{private_index}/simple/"
+    # each connection attempt may wait seconds on a loaded machine: the wall limit is not the point here
+    limits = dataclasses.replace(HOSTILE, wall_seconds=40.0)
+    with EgressProxy(allow_list({}, [private_index]), environ={}) as proxy:
+        direct = hostile(sandbox, project, "network.py", *targets, egress=proxy.socket_path, limits=limits)
+        fetched = hostile(sandbox, project, "fetch.py", index, metadata, elsewhere, "https://example.com/",
+                          egress=proxy.socket_path, limits=limits)
+    assert direct.exit_code == 0 and fetched.exit_code == 0, (direct, fetched)
+    outcomes = json.loads(direct.stdout)
+    assert [outcomes[target] for target in targets].count("connected") == 0, outcomes
+    assert outcomes["dns"] != "resolved"
+    pages = json.loads(fetched.stdout)
+    assert pages[index] == "200 index page", pages
+    assert pages[metadata] == pages[elsewhere] == "HTTP 403", pages
+    assert "403" in pages["https://example.com/"], pages  # the proxy refused the tunnel
+    assert accepted == []
+    assert sorted(reason.split(" ", 1)[0] for reason in proxy.refused) == sorted(
+        ["169.254.169.254:80", f"{targets[-2]}", "example.com:443"]), proxy.refused
     assert_next_run_works(sandbox, project)
 
 
-def test_bubblewraps_network_is_its_own_with_its_own_resolver(project: Path) -> None:
+def test_bubblewraps_network_is_its_own_with_only_a_loopback(project: Path) -> None:
     try:
         sandbox = select_sandbox("bubblewrap", TEST_IMAGE)
     except SandboxUnavailable as exc:
         _unavailable("bubblewrap", exc)
-    if not getattr(sandbox, "private_network", False):
-        _unavailable("slirp4netns", "not installed (.ci/services installs it)")
-    request = SandboxRequest(argv=["sh", "-c", "cat /etc/resolv.conf; cat /proc/net/dev"], workdir="/",
-                             network=True, limits=Limits(wall_seconds=20))
-    result = sandbox.run(request)
+    with EgressProxy(allow_list({}), environ={}) as proxy:
+        request = SandboxRequest(argv=["sh", "-c", "cat /proc/net/dev; ls /etc"], workdir="/",
+                                 egress=proxy.socket_path, limits=Limits(wall_seconds=20))
+        result = sandbox.run(request)
     assert result.exit_code == 0, result
-    assert result.stdout.startswith("nameserver 10.0.2.3\n")
-    assert "tap0:" in result.stdout  # slirp4netns's interface, not the host's
+    interfaces = [line.split(":")[0].strip() for line in result.stdout.splitlines() if ":" in line]
+    assert interfaces == ["lo"], result.stdout
+    assert "ssl" in result.stdout.split() and "resolv.conf" not in result.stdout.split()
 
 
 def test_secrets_of_the_worker_are_out_of_reach(sandbox: Sandbox, project: Path, tmp_path: Path,
@@ -420,6 +451,7 @@ import json, sys
 from pathlib import Path
 from checkout_code import use_this_checkout
 use_this_checkout()
+from difforacle.bot.app.egress import EgressProxy, allow_list
 from difforacle.bot.app.sandbox import Limits, Mount, SandboxRequest
 from difforacle.bot.app.sandbox_choice import select_sandbox
 from support.hostile_project import PROJECT
@@ -439,8 +471,9 @@ run("after_fork_bomb", [python, "-c", "print('still fine')"])
 run("memory_bomb", [python, f"{PROJECT}/memory_bomb.py"])
 run("secrets", [python, f"{PROJECT}/read_secrets.py", sys.argv[3]])
 run("network", [python, f"{PROJECT}/network.py", "127.0.0.1:" + sys.argv[4]])
-run("networked", [python, f"{PROJECT}/network.py", f"{sys.argv[5]}:{sys.argv[4]}", "10.0.2.2:" + sys.argv[4]],
-    network=True)
+with EgressProxy(allow_list({}, [f"{sys.argv[5]}:{sys.argv[4]}"]), environ={}) as proxy:
+    run("egress", [python, f"{PROJECT}/fetch.py", f"http://{sys.argv[5]}:{sys.argv[4]}/",
+                   "http://169.254.169.254/"], egress=proxy.socket_path)
 run("nested_userns", ["unshare", "--user", "true"])
 run("write", ["sh", "-c", "id -u; echo made > /out/made.txt"])
 print(json.dumps(results))
@@ -485,10 +518,10 @@ def test_bubblewrap_for_a_non_root_worker(tmp_path: Path, listener: tuple[int, l
         secrets = results["secrets"]["stdout"]
         assert SECRET not in secrets and KEY_MARKER not in secrets and '"GREETING": "hello"' in secrets
         assert "connected" not in results["network"]["stdout"]
-        networked = json.loads(results["networked"]["stdout"])  # the dependency step's network
-        assert networked[f"{main_address}:{port}"] == "connected", results["networked"]
-        assert networked[f"10.0.2.2:{port}"] != "connected"
-        assert len(accepted) == 1  # the networked run's, none from the run without network
+        assert results["egress"]["stdout"], results["egress"]
+        egress = json.loads(results["egress"]["stdout"])  # the dependency step's way out
+        assert egress["http://169.254.169.254/"] == "HTTP 403", results["egress"]
+        assert len(accepted) == 1  # the proxy's, to the host the operator named; none of the run without
         assert results["nested_userns"]["exit_code"] != 0, results["nested_userns"]
         assert results["write"]["stdout"] == f"{NON_ROOT_UID}\n"
         assert (out / "made.txt").stat().st_uid == NON_ROOT_UID

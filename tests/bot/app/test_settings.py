@@ -52,11 +52,19 @@ def test_stored_registration_credentials_fill_what_the_environment_lacks(tmp_pat
     ("DIFFORACLE_BUDGET", "-3", "positive"),
     ("DIFFORACLE_SANDBOX", "chroot", "auto, docker, bubblewrap"),
     ("DIFFORACLE_PRIVATE_KEY_FILE", "/nonexistent/key.pem", "cannot read"),
+    ("DIFFORACLE_INSTALL_HOSTS", "mirror.example, https://x/simple", "'https://x/simple'.*not a host"),
 ])
 def test_bad_values_are_one_line_app_errors(tmp_path: Path, name: str, value: str, words: str) -> None:
     with pytest.raises(AppError, match=words) as error:
         load_settings({"DIFFORACLE_DATA_DIR": str(tmp_path), name: value})
     assert "\n" not in str(error.value)
+
+
+def test_install_hosts_are_split_by_commas_or_spaces(tmp_path: Path) -> None:
+    settings = load_settings({"DIFFORACLE_DATA_DIR": str(tmp_path),
+                              "DIFFORACLE_INSTALL_HOSTS": " mirror.example,10.0.0.5:3141  files.corp "})
+    assert settings.install_hosts == ("mirror.example", "10.0.0.5:3141", "files.corp")
+    assert load_settings({"DIFFORACLE_DATA_DIR": str(tmp_path)}).install_hosts == ()
 
 
 def test_unreadable_stored_credentials_are_an_app_error(tmp_path: Path) -> None:
