@@ -41,8 +41,10 @@ class Mount:
 
 @dataclass(frozen=True)
 class Limits:
-    memory_mb: int = 4096  # Docker: the container's cgroup; bubblewrap: address space per process
-    pids: int = 512  # Docker: the container's cgroup; bubblewrap: RLIMIT_NPROC of the sandbox's uid
+    # Docker: the container's cgroup; bubblewrap: the run's cgroup (where the worker can make one:
+    # `cgroups.py`) and the address space of each process
+    memory_mb: int = 4096
+    pids: int = 512  # Docker: the container's cgroup; bubblewrap: the run's cgroup, else RLIMIT_NPROC
     cpus: float = 1.0  # Docker: CPU quota; bubblewrap: pinned to ceil(cpus) CPUs
     wall_seconds: float = 600.0
     output_bytes: int = 1_000_000  # of stdout and of stderr kept; the rest is dropped, not buffered

@@ -11,15 +11,17 @@ The network namespace is always the sandbox's own, with only a loopback: a reque
 (the dependency step) reaches out through the allow-listing proxy's socket alone (`egress.py`),
 never this machine's services on 127.0.0.1, the local network or a cloud metadata address.
 
-Limits are rlimits, set by `prlimit` before bwrap starts (no preexec_fn: the worker has threads,
-and fork-then-Python in a threaded process can deadlock): address space per process, processes
-of the sandbox's uid, CPU seconds, file size, no core dumps; CPUs by `taskset`. The wall clock
-kills bwrap, and with it (--die-with-parent, the pid namespace) everything inside.
+Limits: a cgroup of the run's own (`cgroups.py`) caps its total memory and its processes, where
+the worker may make one (as root, or in a delegated subtree); rlimits, set by `prlimit` before
+bwrap starts (no preexec_fn: the worker has threads, and fork-then-Python in a threaded process
+can deadlock), cap address space per process, CPU seconds, file size, no core dumps, and, without
+a cgroup, the processes of the sandbox's uid. CPUs by `taskset`. The wall clock kills bwrap, and
+with it (--die-with-parent, the pid namespace) everything inside; the cgroup is emptied after.
 
 A non-root worker runs bwrap in a user namespace of its own uid and forbids nested ones. A root
 worker cannot rely on rlimits (root ignores RLIMIT_NPROC), so bwrap runs without a user
 namespace and `setpriv` drops the sandboxed command to SANDBOX_UID with no capabilities and
-no-new-privileges; RLIMIT_NPROC then counts that uid's processes.
+no-new-privileges.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
+from .cgroups import RunCgroup, find_root
 from .sandbox import (
     SANDBOX_HOME,
     SANDBOX_HOSTNAME,
@@ -64,6 +67,8 @@ log = logging.getLogger("difforacle.app")
 MB = 1024 * 1024
 SETUP_FAILURE = "bwrap: loopback: "  # bwrap's own message when it cannot bring up the sandbox's loopback
 SETUP_RETRIES = 2
+# the run's first process enters its cgroup(s), named before `--`, then becomes the rest
+ENTER_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 # how a process says it could not get memory (RLIMIT_AS makes allocations fail instead of OOM kills)
 OUT_OF_MEMORY = re.compile(rb"MemoryError|Cannot allocate memory|std::bad_alloc|[Oo]ut of memory")
 
@@ -77,6 +82,10 @@ class BubblewrapSandbox:
         self.tools = _tools()
         self.python = sys.executable
         self.as_root = os.geteuid() == 0
+        self.cgroups, reason = find_root()
+        if self.cgroups is None:
+            log.warning("bubblewrap runs get no cgroup of their own (%s): memory is capped per process "
+                        "and processes per uid, so one job's fork bomb can starve the jobs beside it", reason)
         probe = self.run(SandboxRequest(argv=["true"], workdir="/", limits=Limits(wall_seconds=30)))
         if probe.exit_code != 0:
             detail = (probe.stderr.strip().splitlines() or [probe.outcome])[-1]
@@ -97,23 +106,46 @@ class BubblewrapSandbox:
         return result
 
     def _run_once(self, request: SandboxRequest) -> SandboxResult:
+        cgroup = self._cgroup(request.limits)
         files = _etc_files(*sandbox_ids())
         info_read, info_write = os.pipe()  # bwrap writes the sandbox's pid 1 there
         try:
-            argv = self._argv(request, files, info_write)
+            argv = self._argv(request, files, info_write, cgroup)
             with handed_over(request.mounts):
-                return self._run(argv, request.limits, list(files.values()), info_read, info_write,
-                                 request.stop)
+                result = self._run(argv, request.limits, list(files.values()), info_read, info_write,
+                                   request.stop)
+            if cgroup and not (result.timed_out or result.cancelled) and cgroup.out_of_memory():
+                # the kernel killed a process of the run for the cap: the run was killed if that was its first
+                killed = result.exit_code == 128 + signal.SIGKILL
+                result = replace(result, exit_code=None if killed else result.exit_code, out_of_memory=True)
+            return result
         finally:
             for fd in files.values():
                 os.close(fd)
+            if cgroup:
+                cgroup.remove()
 
-    def _argv(self, request: SandboxRequest, etc_fds: dict[str, int], info_fd: int) -> list[str]:
+    def _cgroup(self, limits: Limits) -> RunCgroup | None:
+        if self.cgroups is None:
+            return None
+        cgroup = RunCgroup(self.cgroups, limits.memory_mb, limits.pids)
+        try:
+            cgroup.create()
+        except OSError as exc:
+            log.warning("cannot make the run's cgroup (%s); it runs under rlimits alone", exc)
+            cgroup.remove()
+            return None
+        return cgroup
+
+    def _argv(self, request: SandboxRequest, etc_fds: dict[str, int], info_fd: int,
+              cgroup: RunCgroup | None = None) -> list[str]:
         limits = request.limits
         tools = self.tools
-        argv = [tools["prlimit"], f"--as={limits.memory_mb * MB}", f"--nproc={limits.pids}",
-                f"--cpu={math.ceil(limits.wall_seconds) + 5}", f"--fsize={limits.file_mb * MB}", "--core=0",
-                "--nofile=4096", "--"]
+        argv = [tools["sh"], "-c", ENTER_CGROUP, "sh", *cgroup.procs_files(), "--"] if cgroup else []
+        argv += [tools["prlimit"], f"--as={limits.memory_mb * MB}",
+                 *([] if cgroup else [f"--nproc={limits.pids}"]),  # the cgroup counts this run's alone
+                 f"--cpu={math.ceil(limits.wall_seconds) + 5}", f"--fsize={limits.file_mb * MB}", "--core=0",
+                 "--nofile=4096", "--"]
         cpus = _cpu_list(limits.cpus)
         if cpus:
             argv += [tools["taskset"], "--cpu-list", cpus]
@@ -194,7 +226,7 @@ def _sandbox_pid(info: OutputCap) -> int | None:
 def _tools() -> dict:
     """Absolute paths of the programs the sandbox needs, and what this bwrap supports."""
     tools: dict = {}
-    needed = {"bwrap": "bubblewrap", "prlimit": "util-linux", "taskset": "util-linux"}
+    needed = {"bwrap": "bubblewrap", "prlimit": "util-linux", "taskset": "util-linux", "sh": "dash"}
     if os.geteuid() == 0:
         needed["setpriv"] = "util-linux"
     for program, package in needed.items():

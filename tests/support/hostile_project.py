@@ -28,6 +28,31 @@ while True:
     except OSError:
         pass
 """,
+    # argv: how many processes, and MB each holds: together over a cap none of them reaches alone
+    "memory_team.py": """
+import os, sys, time
+count, mb = int(sys.argv[1]), int(sys.argv[2])
+children = []
+for _ in range(count):
+    pid = os.fork()
+    if pid == 0:
+        held = bytearray(mb << 20)
+        for page in range(0, len(held), 4096):
+            held[page] = 1
+        print("holding", mb, flush=True)
+        time.sleep(3)
+        os._exit(0)
+    children.append(pid)
+codes = [os.waitpid(pid, 0)[1] for pid in children]
+print("statuses", codes, flush=True)
+""",
+    # argv: how many processes to start one after another; the well-behaved job beside a bomb
+    "forks.py": """
+import subprocess, sys
+for _ in range(int(sys.argv[1])):
+    subprocess.run(["true"], check=True)
+print("forked", sys.argv[1], flush=True)
+""",
     # touches every page it gets, reporting as it goes
     "memory_bomb.py": """
 chunks = []

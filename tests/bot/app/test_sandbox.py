@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -135,6 +136,58 @@ def test_memory_bomb_stops_at_the_memory_limit(sandbox: Sandbox, project: Path) 
     assert result.exit_code != 0
     assert_nothing_left("memory_bomb.py")
     assert_next_run_works(sandbox, project)
+
+
+@pytest.mark.slow
+def test_memory_is_capped_for_the_run_as_a_whole(sandbox: Sandbox, project: Path) -> None:
+    """Four processes each holding well under the cap, over it together: the kernel kills one."""
+    each = HOSTILE.memory_mb * 3 // 8
+    result = hostile(sandbox, project, "memory_team.py", "4", str(each))
+    statuses = re.search(r"statuses \[([^]]*)\]", result.stdout)
+    assert statuses, result
+    assert int(signal.SIGKILL) in [int(s) for s in statuses.group(1).split(",")], result.stdout
+    assert result.stdout.count("holding") < 4 and result.out_of_memory and not result.timed_out, result
+    assert_next_run_works(sandbox, project)
+
+
+def _while_a_fork_bomb_runs(sandbox: Sandbox, project: Path) -> SandboxResult:
+    """A run of forks.py started once a fork bomb beside it holds every process it can get."""
+    bomb = threading.Thread(target=hostile, args=(sandbox, project, "fork_bomb.py"))
+    bomb.start()
+    try:
+        held, deadline = 0, time.monotonic() + 30
+        while time.monotonic() < deadline:  # until the bomb's process count stops growing
+            time.sleep(0.5)
+            count = sum(f"{PROJECT}/fork_bomb.py".encode() in _cmdline(pid) for pid in _pids())
+            if count > 10 and count == held:
+                break
+            held = count
+        assert held > 10, "the fork bomb never got going"
+        return hostile(sandbox, project, "forks.py", "20")
+    finally:
+        bomb.join()
+        assert_nothing_left("fork_bomb.py")
+
+
+@pytest.mark.slow
+def test_a_fork_bomb_leaves_the_job_beside_it_room_to_run(sandbox: Sandbox, project: Path) -> None:
+    """Each run's process cap is its own (a cgroup), not the sandbox uid's shared with other jobs."""
+    result = _while_a_fork_bomb_runs(sandbox, project)
+    assert (result.exit_code, result.stdout) == (0, "forked 20\n"), result
+
+
+@pytest.mark.slow
+def test_without_a_cgroup_bubblewraps_fork_bomb_starves_the_job_beside_it(project: Path) -> None:
+    """What the cgroup prevents: under RLIMIT_NPROC alone the two runs share one uid's count."""
+    try:
+        sandbox = BubblewrapSandbox()
+    except SandboxUnavailable as exc:
+        _unavailable("bubblewrap", exc)
+    if sandbox.cgroups is None:
+        pytest.skip("this worker gets no cgroups: the rlimit-only case is the one it runs")
+    sandbox.cgroups = None
+    result = _while_a_fork_bomb_runs(sandbox, project)
+    assert result.exit_code != 0 and "forked" not in result.stdout, result
 
 
 def test_infinite_loop_is_killed_at_the_wall_clock(sandbox: Sandbox, project: Path) -> None:
