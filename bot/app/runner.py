@@ -79,6 +79,7 @@ from difforacle.bot.publisher import HeadMoved, Publisher, PublishSettings, Pull
 from difforacle.bot.workflow import Workflow
 from difforacle.generator import Progress, validate_report
 
+from . import job_disk
 from .checkout import FetchError, clone_commit, clone_url, fetch_pull_request, pull_head, read_file
 from .egress import EgressProxy, allow_list
 from .events import MAX_BODY
@@ -535,16 +536,26 @@ def _remaining(deadline: float, what: str) -> float:
 
 # ------------------------------------------------------------------ helpers
 
+_UNCAPPED_WARNED = threading.Event()  # the worker says once that job folders are not capped
+
+
 @contextmanager
 def _work_dir(settings: AppSettings, job: PullRequestJob) -> Iterator[Path]:
-    """A fresh private directory for the job, removed afterwards whatever happened."""
+    """A fresh private directory for the job, a tmpfs of `job_disk_mb` where the worker can mount
+    one (`job_disk.py`), removed afterwards whatever happened."""
     root = settings.data_dir / "work"
     root.mkdir(parents=True, exist_ok=True)
     name = f"{job.repository.replace('/', '-')}-{job.number}-{job.head_sha[:12]}-"
     work = Path(tempfile.mkdtemp(prefix=name, dir=root))
+    if settings.job_disk_mb:
+        why = job_disk.cap(work, settings.job_disk_mb)
+        if why and not _UNCAPPED_WARNED.is_set():
+            _UNCAPPED_WARNED.set()
+            log.warning("job folders are not capped in size (%s): one job's files can fill the disk", why)
     try:
         yield work
     finally:
+        job_disk.release(work)
         shutil.rmtree(work, onerror=_force_remove)
         if work.exists():
             log.warning("job %s: could not remove its work directory %s", job.job_id, work)
@@ -564,6 +575,7 @@ def sweep_stale_work(settings: AppSettings, now: float | None = None) -> int:
     removed = 0
     for work in root.iterdir():
         if work.is_dir() and not work.is_symlink() and work.stat().st_mtime < limit:
+            job_disk.release(work)
             shutil.rmtree(work, onerror=_force_remove)
             removed += not work.exists()
     return removed

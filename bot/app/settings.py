@@ -51,6 +51,7 @@ class AppSettings:
     workers: int = 1  # jobs a consumer runs at once
     lease_seconds: float = 60.0  # a job whose worker stops renewing its lease this long is run again
     install_hosts: tuple[str, ...] = ()  # hosts the dependency step may reach besides the registries
+    job_disk_mb: int = 8192  # a job's folder is a tmpfs of this size (a root worker); 0: no cap
 
     @property
     def credentials_path(self) -> Path:
@@ -97,7 +98,15 @@ def load_settings(environ: Mapping[str, str] | None = None) -> AppSettings:
         workers=_number("DIFFORACLE_WORKERS", env.get("DIFFORACLE_WORKERS", 1), int),
         lease_seconds=_number("DIFFORACLE_LEASE_SECONDS", env.get("DIFFORACLE_LEASE_SECONDS", 60), float),
         install_hosts=_install_hosts(env.get("DIFFORACLE_INSTALL_HOSTS", "")),
+        job_disk_mb=_disk_mb(env.get("DIFFORACLE_JOB_DISK_MB", "")),
     )
+
+
+def _disk_mb(text: str) -> int:
+    """DIFFORACLE_JOB_DISK_MB: a positive number of MB, or 0 for no cap."""
+    if text.strip() == "0":
+        return 0
+    return _number("DIFFORACLE_JOB_DISK_MB", text or 8192, int)
 
 
 def _install_hosts(text: str) -> tuple[str, ...]:

@@ -53,6 +53,20 @@ for _ in range(int(sys.argv[1])):
     subprocess.run(["true"], check=True)
 print("forked", sys.argv[1], flush=True)
 """,
+    # argv: a folder, and how many MB to write there (default: until a write fails), 1 MB a file
+    "disk_filler.py": """
+import errno, os, sys
+folder, most = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else None
+written = 0
+try:
+    while most is None or written < most:
+        with open(os.path.join(folder, f"filler-{written}"), "wb") as handle:
+            handle.write(b"x" * (1 << 20))
+        written += 1
+    print("wrote", written, "done", flush=True)
+except OSError as exc:
+    print("wrote", written, errno.errorcode.get(exc.errno), flush=True)
+""",
     # touches every page it gets, reporting as it goes
     "memory_bomb.py": """
 chunks = []

@@ -30,7 +30,7 @@ from support.services import TEST_IMAGE, service_unavailable
 
 from difforacle.bot import publisher
 from difforacle.bot.acceptance import decode_state, encode_state
-from difforacle.bot.app import runner
+from difforacle.bot.app import job_disk, runner
 from difforacle.bot.app.installation import TOKEN_PERMISSIONS, AppAccess
 from difforacle.bot.app.model import PullRequestJob
 from difforacle.bot.app.queue import make_huey
@@ -190,9 +190,11 @@ def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once
     world = _world(tmp_path, fake, any_sandbox)
     kind = world.sandbox.name
     seen_in_work: list[bytes] = []
+    capped: list[bool] = []
 
     def scan_work_dir(request: SandboxRequest) -> None:  # mid-job: the checkout exists, the token too
         seen_in_work.extend(_files_under(request.mounts[0].source.parent))
+        capped.append(os.path.ismount(request.mounts[0].source.parent))  # a tmpfs of job_disk_mb
 
     world.sandbox.before.append(scan_work_dir)
 
@@ -200,6 +202,8 @@ def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once
 
     assert first.status == "published", first.detail
     assert "1 difference(s)" in first.detail and f"{kind} sandbox" in first.detail
+    assert capped == [os.geteuid() == 0] * 2  # both steps; only a root worker can mount it
+    assert not any((world.settings.data_dir / "work").iterdir())
     runs, comments, reviews = world.ours()
     assert [(r.status, r.conclusion, r.head_sha) for r in runs] == [
         ("completed", "neutral", world.job.head_sha)]
@@ -691,6 +695,13 @@ def test_work_directories_left_by_killed_workers_are_swept_and_running_ones_kept
 
     assert sweep_stale_work(settings, now) == 1
     assert not stale.exists() and (running / "repo" / "file.py").exists()
+    if os.geteuid() == 0:  # a root worker's job folder is a tmpfs: unmounted, then removed
+        stale.mkdir()
+        assert job_disk.cap(stale, 8) is None
+        (stale / "left.txt").write_text("x")
+        os.utime(stale, (now - 1000, now - 1000))
+        assert sweep_stale_work(settings, now) == 1
+        assert not stale.exists() and not os.path.ismount(stale)
     assert sweep_stale_work(AppSettings(data_dir=tmp_path / "none", queue_url="sqlite:///unused")) == 0
 
 
@@ -770,3 +781,11 @@ def test_the_projects_code_cannot_forge_the_engines_report(tmp_path: Path, fake:
     assert "the engine's report was changed after the engine wrote it" in outcome.detail
     runs, comments, reviews = world.ours()
     assert [r.conclusion for r in runs] == ["failure"] and comments == [] and reviews == []
+
+
+def test_a_non_root_worker_says_why_its_job_folders_are_not_capped(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(job_disk.os, "geteuid", lambda: 1000)
+    assert "needs a root worker" in (job_disk.cap(tmp_path, 16) or "")
+    job_disk.release(tmp_path)  # not a mount: nothing to do
+    assert tmp_path.is_dir() and not os.path.ismount(tmp_path)

@@ -35,6 +35,7 @@ from support.paths import BENCHMARKS, ROOT, TESTS
 from support.repos import GIT_ENV, RepoBuilder, make_pr
 from support.services import TEST_IMAGE, service_unavailable
 
+from difforacle.bot.app import job_disk
 from difforacle.bot.app.egress import EgressProxy, allow_list
 from difforacle.bot.app.sandbox import (
     SANDBOX_HOME,
@@ -188,6 +189,30 @@ def test_without_a_cgroup_bubblewraps_fork_bomb_starves_the_job_beside_it(projec
     sandbox.cgroups = None
     result = _while_a_fork_bomb_runs(sandbox, project)
     assert result.exit_code != 0 and "forked" not in result.stdout, result
+
+
+@pytest.mark.slow
+def test_a_disk_filler_fills_its_own_capped_job_folder_and_no_other(sandbox: Sandbox, project: Path,
+                                                                   tmp_path: Path) -> None:
+    """Job folders are tmpfs of a fixed size (`job_disk.py`, as the runner makes them)."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root worker caps its job folders")
+    filled, beside = tmp_path / "job-a", tmp_path / "job-b"
+    for folder in (filled, beside):
+        folder.mkdir()
+        assert job_disk.cap(folder, 16) is None
+    try:
+        filler = hostile(sandbox, project, "disk_filler.py", "/job",
+                         mounts=[Mount(filled, "/job", read_only=False)])
+        wrote = re.search(r"wrote (\d+) (\w+)", filler.stdout)
+        assert wrote and wrote.group(2) == "ENOSPC" and int(wrote.group(1)) <= 16, filler
+        neighbour = hostile(sandbox, project, "disk_filler.py", "/job", "12",
+                            mounts=[Mount(beside, "/job", read_only=False)])
+        assert neighbour.stdout == "wrote 12 done\n", neighbour
+    finally:
+        for folder in (filled, beside):
+            job_disk.release(folder)
+    assert not os.path.ismount(filled) and not any(filled.iterdir())  # the files went with the tmpfs
 
 
 def test_infinite_loop_is_killed_at_the_wall_clock(sandbox: Sandbox, project: Path) -> None:

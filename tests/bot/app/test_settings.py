@@ -53,6 +53,8 @@ def test_stored_registration_credentials_fill_what_the_environment_lacks(tmp_pat
     ("DIFFORACLE_SANDBOX", "chroot", "auto, docker, bubblewrap"),
     ("DIFFORACLE_PRIVATE_KEY_FILE", "/nonexistent/key.pem", "cannot read"),
     ("DIFFORACLE_INSTALL_HOSTS", "mirror.example, https://x/simple", "'https://x/simple'.*not a host"),
+    ("DIFFORACLE_JOB_DISK_MB", "-1", "positive"),
+    ("DIFFORACLE_JOB_DISK_MB", "lots", "whole number"),
 ])
 def test_bad_values_are_one_line_app_errors(tmp_path: Path, name: str, value: str, words: str) -> None:
     with pytest.raises(AppError, match=words) as error:
@@ -65,6 +67,13 @@ def test_install_hosts_are_split_by_commas_or_spaces(tmp_path: Path) -> None:
                               "DIFFORACLE_INSTALL_HOSTS": " mirror.example,10.0.0.5:3141  files.corp "})
     assert settings.install_hosts == ("mirror.example", "10.0.0.5:3141", "files.corp")
     assert load_settings({"DIFFORACLE_DATA_DIR": str(tmp_path)}).install_hosts == ()
+
+
+def test_job_disk_cap_defaults_to_8_gb_and_0_turns_it_off(tmp_path: Path) -> None:
+    def disk(value: str | None) -> int:
+        env = {"DIFFORACLE_DATA_DIR": str(tmp_path)}
+        return load_settings(env if value is None else {**env, "DIFFORACLE_JOB_DISK_MB": value}).job_disk_mb
+    assert (disk(None), disk("0"), disk("512")) == (8192, 0, 512)
 
 
 def test_unreadable_stored_credentials_are_an_app_error(tmp_path: Path) -> None:
