@@ -13,6 +13,12 @@ nothing twice). The summary comment is the only place the state is read from: a 
 anyone else's comment is ignored, and one that does not parse or breaks the shape below is
 ignored with a note, never trusted in part.
 
+Where difforacle has a secret (the App's webhook secret; the Action's `state-secret` input), the
+block is **sealed**: `... {json} sig:<hex> -->`, an HMAC-SHA256 of the JSON and of the pull
+request it belongs to (`seal_scope`). The login alone does not tell the bot's comments from
+others' (`github-actions[bot]` is every workflow of the repository): with a secret, only a
+comment whose block is sealed by it is the summary, and a copy from another pull request is not.
+
 A difference's **fingerprint** names it across pushes: the same operation (target), the same
 kind and observation, on the same input (the calls of its regression test, without the checks
 of base's values), hashed. It holds no path of a checkout, no line number and no value seen, so
@@ -23,6 +29,7 @@ acceptance, and any other input, operation or kind of difference does not.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import re
 from dataclasses import dataclass, field, replace
@@ -41,7 +48,9 @@ USAGE = ("`/difforacle accept D2` (several: `accept D2 D5`; every difference of 
          "`accept all`), or `/difforacle rerun`")
 # lines of a regression test that are not its input: imports, its name, comments, the checks of base's values
 CHECKS = ("#", "@", "import ", "from ", "def test_", "assert ", "with pytest.raises(")
+SEAL_PREFIX = " sig:"  # between a sealed block's JSON and its end
 _ID = re.compile(r"D[1-9][0-9]{0,5}")
+_SEAL = re.compile(r"[0-9a-f]{64}")
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 _STATE = re.compile(re.escape(STATE_OPEN) + r"(.*?)" + re.escape(STATE_CLOSE), re.DOTALL)
@@ -155,18 +164,45 @@ def now_utc() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def encode_state(state: State) -> str:
-    """The hidden block; its JSON holds no `>`, so nothing can close the HTML comment early."""
+@dataclass(frozen=True)
+class StateSeal:
+    """The secret that seals the state block, and the pull request (`owner/name#number`) it is for."""
+
+    secret: bytes = field(repr=False)
+    scope: str
+
+    def of(self, text: str) -> str:
+        return hmac.new(self.secret, f"{self.scope}\n{text}".encode(), hashlib.sha256).hexdigest()
+
+
+def seal_scope(repository: str, number: int) -> str:
+    return f"{repository}#{number}"
+
+
+def encode_state(state: State, seal: StateSeal | None = None) -> str:
+    """The hidden block; its JSON holds no `>` (nor a space), so nothing can close the HTML comment
+    early and the seal after it is told apart."""
     data = {"v": STATE_VERSION, "ids": state.ids,
             "accepted": {f: {"by": a.by, "at": a.at} for f, a in sorted(state.accepted.items())},
             "handled": list(state.handled)}
     text = json.dumps(data, ensure_ascii=True, separators=(",", ":")).replace(">", "\\u003e")
-    return f"{STATE_OPEN}{text}{STATE_CLOSE}"
+    sealed = f"{SEAL_PREFIX}{seal.of(text)}" if seal else ""
+    return f"{STATE_OPEN}{text}{sealed}{STATE_CLOSE}"
 
 
-def decode_state(body: str) -> tuple[State, str | None]:
+def is_sealed(body: str, seal: StateSeal) -> bool:
+    """Whether the comment ends with a state block sealed by `seal` (its secret, its pull request)."""
+    found = _FINAL_STATE.search(body or "")
+    if found is None:
+        return False
+    text, _, mark = found[1].rpartition(SEAL_PREFIX)
+    return bool(text) and bool(_SEAL.fullmatch(mark)) and hmac.compare_digest(mark, seal.of(text))
+
+
+def decode_state(body: str, seal: StateSeal | None = None) -> tuple[State, str | None]:
     """The state in a summary comment's body: (state, None); an empty state without a block; an empty
-    state and why, when the block is not a state this module wrote (edited, cut, another version)."""
+    state and why, when the block is not a state this module wrote (edited, cut, another version,
+    or, given a seal, not sealed by it)."""
     found = _FINAL_STATE.search(body or "")
     if found is None:
         if STATE_OPEN in (body or ""):
@@ -174,8 +210,13 @@ def decode_state(body: str) -> tuple[State, str | None]:
                              "end); earlier acceptances are not applied. Accept again with "
                              "`/difforacle accept`.")
         return State(), None
+    text = found[1].rpartition(SEAL_PREFIX)[0] or found[1]
+    if seal is not None and not is_sealed(body, seal):
+        return State(), ("The summary comment's hidden state is not sealed by this difforacle's secret "
+                         "(written without it, or by someone else); earlier acceptances are not applied. "
+                         "Accept again with `/difforacle accept`.")
     try:
-        return _state_from(json.loads(found[1])), None
+        return _state_from(json.loads(text)), None
     except (ValueError, TypeError, KeyError) as exc:
         return State(), (f"The summary comment's hidden state could not be read ({_first_line(exc)}); "
                          "earlier acceptances are not applied. Accept again with `/difforacle accept`.")
@@ -210,9 +251,9 @@ def _timestamp(text: str) -> bool:
     return True
 
 
-def with_state(body: str, state: State) -> str:
+def with_state(body: str, state: State, seal: StateSeal | None = None) -> str:
     """`body` (a summary comment) with its state block replaced, or added at its end."""
-    block = encode_state(state)
+    block = encode_state(state, seal)
     kept = _FINAL_STATE.sub("", body or "").rstrip("\n")
     return f"{kept}\n\n{block}\n"
 

@@ -86,6 +86,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         "(default: $DIFFORACLE_PYTHON, else this one)")
 
 
+def state_secret(env: Mapping[str, str]) -> bytes | None:
+    """The `state-secret` input: what seals the summary's state (`acceptance.StateSeal`), or None."""
+    secret = env.get("DIFFORACLE_STATE_SECRET") or ""
+    return secret.encode() if secret else None
+
+
 def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         retries: Retries | None = None) -> int:
     """The `action` subcommand (errors are `SetupError`s, reported by `bot.cli.main`)."""
@@ -120,7 +126,8 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         config = merge(base_config, inputs_from_env(env))
     except ConfigError as exc:
         raise SetupError(str(exc)) from None
-    settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments)
+    settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments,
+                               state_secret=state_secret(env))
     publish = env.get("DIFFORACLE_PUBLISH") or "here"
     if publish not in PUBLISH_MODES:
         raise SetupError(f"publish must be one of {', '.join(PUBLISH_MODES)}, not {publish!r}")
@@ -185,7 +192,7 @@ def _answer_command(event: dict, env: Mapping[str, str], client_for: Callable[[s
         raise SetupError("a /difforacle command needs a token that may comment (github-token, with "
                          "pull-requests: write)")
     try:
-        answered = answer(client, comment, ACTIONS_BOT)
+        answered = answer(client, comment, ACTIONS_BOT, state_secret(env))
     except GitHubError as exc:
         raise SetupError(f"cannot answer {comment.login}'s command: {exc}") from None
     workflow.log(f"difforacle: {answered.status}: {answered.detail}")
@@ -283,7 +290,8 @@ def publish_artifact(event: dict, env: Mapping[str, str], client_for: Callable[[
         config = merge(Config(), inputs_from_env(env))  # never the pull request's own settings
     except ConfigError as exc:
         raise SetupError(str(exc)) from None
-    settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments)
+    settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments,
+                               state_secret=state_secret(env))
     publisher = Publisher(client, pull, settings, workflow)
     publisher.start()
     published = publisher.finish(report, str(folder / ARTIFACT_REPORT))

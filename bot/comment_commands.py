@@ -24,6 +24,7 @@ from typing import Any
 
 from .acceptance import (
     State,
+    StateSeal,
     decode_state,
     is_bot,
     may_accept,
@@ -32,6 +33,7 @@ from .acceptance import (
     refusal,
     reply,
     resolve,
+    seal_scope,
     with_state,
 )
 from .github_client import GitHubClient, PullDetails
@@ -96,15 +98,18 @@ def wants_answer(event: CommentEvent, bot_login: str = "") -> bool:
             and event.login != bot_login)
 
 
-def answer(client: GitHubClient, event: CommentEvent, bot_login: str) -> Answer:
-    """Check, record and reply (see the module docstring); GitHubError when GitHub fails."""
+def answer(client: GitHubClient, event: CommentEvent, bot_login: str,
+           state_secret: bytes | None = None) -> Answer:
+    """Check, record and reply (see the module docstring); GitHubError when GitHub fails. With
+    `state_secret`, the summary is the comment whose state it sealed (`acceptance.StateSeal`)."""
     command = parse_command(event.body)
     if command is None or not wants_answer(event, bot_login):
         return Answer("ignored", "not a command" if command is None else f"a bot's command ({event.login})")
     pull = client.pull_request(event.number)
     comments = client.issue_comments(event.number)
-    summary = summary_among(comments, bot_login)
-    state, problem = decode_state(summary.body if summary else "")
+    seal = StateSeal(state_secret, seal_scope(event.repository, event.number)) if state_secret else None
+    summary = summary_among(comments, bot_login, seal)
+    state, problem = decode_state(summary.body if summary else "", seal)
     answered = event.comment_id in state.handled
 
     def respond(text: str, new_state: State) -> None:
@@ -113,7 +118,7 @@ def answer(client: GitHubClient, event: CommentEvent, bot_login: str) -> Answer:
         client.create_issue_comment(event.number, text)
         if summary is not None:  # the comment's id, remembered as answered (with any acceptance)
             client.edit_issue_comment(event.number, summary.id, with_state(summary.body, new_state.answered(
-                event.comment_id)))
+                event.comment_id), seal))
 
     permission = client.permission(event.login)
     if not may_accept(permission):

@@ -24,7 +24,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .acceptance import State, apply_acceptances, decode_state, encode_state, with_state
+from .acceptance import (
+    State,
+    StateSeal,
+    apply_acceptances,
+    decode_state,
+    encode_state,
+    is_sealed,
+    seal_scope,
+    with_state,
+)
 from .anchors import DiffAnchors
 from .config import FAIL_ON
 from .github_client import (
@@ -81,6 +90,8 @@ class PublishSettings:
     bot_login: str = ACTIONS_BOT  # whose summary comment is ours (with the hidden marker)
     check_name: str = CHECK_NAME
     reuse_check_run: bool = False  # list the head's check runs for ours before creating one
+    # seals the summary's state block (`acceptance.StateSeal`); with it, only a sealed comment is ours
+    state_secret: bytes | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -133,15 +144,25 @@ def conclusion_of(report: dict, fail_on: str, min_reach: float = 0.8) -> str:
     return "success" if reached_enough(report, min_reach) else "neutral"
 
 
-def find_summary(client: GitHubClient, number: int, bot_login: str) -> IssueComment | None:
-    """Our summary comment on the pull request: the bot's login and the marker (anyone's else is not)."""
-    return summary_among(client.issue_comments(number), bot_login)
+def find_summary(client: GitHubClient, number: int, bot_login: str,
+                 seal: StateSeal | None = None) -> IssueComment | None:
+    """Our summary comment on the pull request: the bot's login and the marker (anyone's else is not),
+    and, given a seal, a state block sealed by it (the bot's login is shared: `acceptance`)."""
+    return summary_among(client.issue_comments(number), bot_login, seal)
 
 
-def summary_among(comments: Sequence[IssueComment], bot_login: str) -> IssueComment | None:
+def summary_among(comments: Sequence[IssueComment], bot_login: str,
+                  seal: StateSeal | None = None) -> IssueComment | None:
     """The summary among a pull request's comments (see `find_summary`)."""
-    ours = [c for c in comments if c.login == bot_login and c.body.startswith(SUMMARY_MARKER)]
+    ours = [c for c in comments if c.login == bot_login and c.body.startswith(SUMMARY_MARKER)
+            and (seal is None or is_sealed(c.body, seal))]
     return ours[0] if ours else None
+
+
+def state_seal(settings: PublishSettings, pull: PullRequestContext) -> StateSeal | None:
+    if not settings.state_secret:
+        return None
+    return StateSeal(settings.state_secret, seal_scope(pull.repository, pull.number))
 
 
 class Publisher:
@@ -161,6 +182,7 @@ class Publisher:
         self._head_reviewed: bool | None = None  # see `finish`
         self._still_head: Callable[[], bool] | None = None  # see `finish`
         self._state_notes: list[str] = []
+        self.seal = state_seal(settings, pull)
 
     # ------------------------------------------------------------ while running
 
@@ -243,14 +265,14 @@ class Publisher:
             if posted is None:  # refused or failed: the summary carries those findings in full
                 inline = {}
             published.review_comments = posted or 0
-        block = published.state_block = encode_state(state)
+        block = published.state_block = encode_state(state, self.seal)
         hint = [ACCEPT_HINT] if writable and behavioural(report) else []  # only where a comment can answer
         summary = summary_markdown(report, inline=set(inline), notes=[*self._notes(), *hint],
                                    limit=SUMMARY_LIMIT - len(block))
         self.workflow.add_summary(summary)
         if writable:
             if self.fallback is None:
-                published.comment_id = self._upsert_summary(with_state(summary, state))
+                published.comment_id = self._upsert_summary(with_state(summary, state, self.seal))
             published.completed = self._complete_check_run(report, conclusion, summary)
         if self.fallback is not None:
             self.workflow.annotate(self._workflow_annotations(report))
@@ -324,7 +346,8 @@ class Publisher:
         assert self.client is not None
         try:
             if not self._summary_remembered:
-                self._summary = find_summary(self.client, self.pull.number, self.settings.bot_login)
+                self._summary = find_summary(self.client, self.pull.number, self.settings.bot_login,
+                                             self.seal)
                 self._summary_read = True
         except ReadOnlyToken as exc:
             self._fall_back(exc)
@@ -332,7 +355,7 @@ class Publisher:
         except GitHubError as exc:
             self._error(exc)
             return State()
-        state, problem = decode_state(self._summary.body if self._summary else "")
+        state, problem = decode_state(self._summary.body if self._summary else "", self.seal)
         if problem is not None:
             self._state_notes.append(problem)
             self.workflow.log(f"difforacle: {problem}")
@@ -343,13 +366,13 @@ class Publisher:
         assert self.client is not None
         try:
             ours = (self._summary if self._summary_read
-                    else find_summary(self.client, self.pull.number, self.settings.bot_login))
+                    else find_summary(self.client, self.pull.number, self.settings.bot_login, self.seal))
             if ours and self._summary_remembered:
                 try:
                     self.client.edit_issue_comment(self.pull.number, ours.id, body)
                     return ours.id
                 except NotFound:  # deleted since: look for ours again (none: a new one)
-                    ours = find_summary(self.client, self.pull.number, self.settings.bot_login)
+                    ours = find_summary(self.client, self.pull.number, self.settings.bot_login, self.seal)
             if ours:
                 self.client.edit_issue_comment(self.pull.number, ours.id, body)
                 return ours.id

@@ -35,6 +35,7 @@ EXPECTED_ENV = {
     "github-token": "GITHUB_TOKEN",
     "publish": "DIFFORACLE_PUBLISH",
     "workflow": "DIFFORACLE_WORKFLOW",
+    "state-secret": "DIFFORACLE_STATE_SECRET",
 }
 
 
@@ -64,7 +65,7 @@ def test_inputs_and_defaults(action: dict[str, Any]) -> None:
         # an input left at its default from one given, so a non-empty default would hide the file)
         "budget": "", "seed": "", "github-token": "${{ github.token }}", "fail-on": "",
         "python": "", "working-directory": ".", "max-comments": "", "allocation": "",
-        "publish": "here", "workflow": ".github/workflows/difforacle.yml",
+        "publish": "here", "workflow": ".github/workflows/difforacle.yml", "state-secret": "",
     }
     assert all(spec.get("description") for spec in action["inputs"].values())
 

@@ -10,16 +10,20 @@ from support.report_samples import json_difference
 
 from difforacle.bot.acceptance import (
     STATE_OPEN,
+    Acceptance,
     Command,
     State,
+    StateSeal,
     apply_acceptances,
     decode_state,
     encode_state,
     fingerprint,
+    is_sealed,
     parse_command,
     refusal,
     reply,
     resolve,
+    seal_scope,
     with_state,
 )
 from difforacle.bot.markdown import render_markdown
@@ -211,3 +215,29 @@ def test_acceptances_whose_difference_is_gone_are_kept_for_a_later_push() -> Non
     later = state.for_report(_report(_difference(1)))
     assert "0123456789abcdef" in later.accepted and list(later.ids) == ["D1"]
     assert groups(apply_acceptances(_report(_difference(1)), later)).accepted == []
+
+
+SEAL = StateSeal(b"repository secret", seal_scope("octo/durations", 7))
+SEALED_STATE = State({"D1": "0123456789abcdef"},
+                     {"0123456789abcdef": Acceptance("ann", "2026-01-02T03:04:05Z")}, (11,))
+
+
+def test_a_sealed_state_reads_back_only_with_its_seal_and_for_its_pull_request() -> None:
+    body = with_state("<!-- difforacle:summary -->\nreport", SEALED_STATE, SEAL)
+    assert is_sealed(body, SEAL) and decode_state(body, SEAL) == (SEALED_STATE, None)
+    assert decode_state(body) == (SEALED_STATE, None)  # no secret: read as before
+    others = (StateSeal(b"another secret", SEAL.scope),
+              StateSeal(SEAL.secret, seal_scope("octo/durations", 8)))
+    for other in others:
+        state, problem = decode_state(body, other)  # another secret, or a copy from another pull request
+        assert state == State() and problem and "not sealed" in problem and not is_sealed(body, other)
+
+
+def test_an_unsealed_or_altered_state_is_not_trusted_given_a_seal() -> None:
+    unsealed = with_state("report", SEALED_STATE)
+    assert not is_sealed(unsealed, SEAL) and decode_state(unsealed, SEAL)[0] == State()
+    sealed = with_state("report", SEALED_STATE, SEAL)
+    altered = sealed.replace('"by":"ann"', '"by":"eve"')
+    assert altered != sealed and decode_state(altered, SEAL)[0] == State()
+    resealed = with_state(altered, SEALED_STATE, SEAL)  # the writer replaces the block whole
+    assert resealed.count(STATE_OPEN) == 1 and decode_state(resealed, SEAL) == (SEALED_STATE, None)

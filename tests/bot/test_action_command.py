@@ -15,6 +15,7 @@ from difforacle.bot.action_command import (
     HISTORY_CACHE_KEY,
     history_cache,
     pull_request_from_event,
+    state_secret,
 )
 from difforacle.bot.cli import main
 from difforacle.generator.errors import SetupError
@@ -68,3 +69,8 @@ def test_missing_base_commit_and_bad_inputs_exit_2(demo: tuple, tmp_path: Path,
     monkeypatch.delenv("GITHUB_EVENT_PATH")
     assert main(["action"]) == 2
     assert "GITHUB_EVENT_PATH" in capsys.readouterr().err
+
+
+def test_the_state_secret_input_seals_only_when_given() -> None:
+    assert state_secret({"DIFFORACLE_STATE_SECRET": "s3cret"}) == b"s3cret"
+    assert state_secret({"DIFFORACLE_STATE_SECRET": ""}) is None and state_secret({}) is None

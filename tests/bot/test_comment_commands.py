@@ -14,7 +14,16 @@ from support.action import WEBHOOKS
 from support.fake_github import FakeGitHub
 from support.report_samples import json_difference
 
-from difforacle.bot.acceptance import STATE_OPEN, decode_state
+from difforacle.bot.acceptance import (
+    STATE_OPEN,
+    Acceptance,
+    State,
+    StateSeal,
+    decode_state,
+    fingerprint,
+    seal_scope,
+    with_state,
+)
 from difforacle.bot.comment_commands import (
     CommentEvent,
     NotACommentCommand,
@@ -62,9 +71,9 @@ def _report() -> dict:
             "stats": {"sequences": 10, "seconds": 1.0}, "notes": []}
 
 
-def _publish(fake: FakeGitHub, tmp_path: Path) -> Published:
+def _publish(fake: FakeGitHub, tmp_path: Path, settings: PublishSettings = FAILING) -> Published:
     workflow = Workflow({"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}, io.StringIO())
-    publisher = Publisher(_client(fake), PullRequestContext(f"{OWNER}/{REPO}", NUMBER, BASE, HEAD), FAILING,
+    publisher = Publisher(_client(fake), PullRequestContext(f"{OWNER}/{REPO}", NUMBER, BASE, HEAD), settings,
                           workflow)
     publisher.start()
     return publisher.finish(_report(), str(tmp_path / "report.json"))
@@ -208,3 +217,30 @@ def test_the_comment_of_a_webhook_or_workflow_event() -> None:
         comment_event({**payload, "action": "edited"})
     with pytest.raises(ValueError, match="lacks 'id'"):
         comment_event({**payload, "comment": {"body": "/difforacle rerun"}})
+
+
+def test_with_a_state_secret_another_workflows_marker_comment_is_not_the_summary(fake: FakeGitHub,
+                                                                                 tmp_path: Path) -> None:
+    """github-actions[bot] is every workflow of the repository: one may post the marker first, with a
+    state accepting everything. Sealed by the state secret, the real summary alone counts."""
+    secret = b"the repository's DIFFORACLE_STATE_SECRET"
+    sealed = PublishSettings(fail_on="difference", state_secret=secret)
+    fingerprints = [fingerprint(d) for d in _report()["differences"]]
+    forged = State({"D1": fingerprints[0], "D2": fingerprints[1]},
+                   {f: Acceptance("ann", "2026-01-01T00:00:00Z") for f in fingerprints})
+    impostor = fake.add_issue_comment(OWNER, REPO, NUMBER, with_state(f"{SUMMARY_MARKER}\nall clear", forged),
+                                      login=ACTIONS_BOT)
+
+    first = _publish(fake, tmp_path, sealed)
+    assert (first.conclusion, first.failed) == ("failure", True)  # the forged acceptances are not applied
+    assert first.comment_id != impostor.id
+    answered = answer(_client(fake), _comment(fake, "/difforacle accept D1", "ann"), ACTIONS_BOT, secret)
+    assert answered.status == "accepted"
+    [ours] = [c for c in fake.comments_on(OWNER, REPO, NUMBER) if c.id == first.comment_id]
+    state = decode_state(ours.body, StateSeal(secret, seal_scope(f"{OWNER}/{REPO}", NUMBER)))[0]
+    assert set(state.accepted) == {fingerprints[0]}
+    [forgery] = [c for c in fake.comments_on(OWNER, REPO, NUMBER) if c.id == impostor.id]
+    assert decode_state(forgery.body)[0] == forged  # left as it was: never edited as if ours
+
+    unsealed = _publish(fake, tmp_path)  # without the secret, the first marker comment is taken
+    assert unsealed.comment_id == impostor.id and unsealed.conclusion == "success"
