@@ -6,8 +6,8 @@ accepted is kept on GitHub, in a hidden block at the end of the bot's own summar
 
     <!-- difforacle:state {"v": 1, "ids": {"D1": "<fingerprint>"}, "accepted": {...}, "handled": [...]} -->
 
-which holds, for the latest report, which fingerprint each D-number stands for (so that
-`accept D2` means what the maintainer saw), every acceptance with who made it and when, and the
+which holds, for the latest report, which fingerprint each D-number stands for, the D-numbers
+earlier reports gave that it no longer shows, every acceptance with who made it and when, and the
 comments already answered (a redelivered webhook or a second step of the same workflow answers
 nothing twice). The summary comment is the only place the state is read from: a state block in
 anyone else's comment is ignored, and one that does not parse or breaks the shape below is
@@ -24,6 +24,12 @@ kind and observation, on the same input (the calls of its regression test, witho
 of base's values), hashed. It holds no path of a checkout, no line number and no value seen, so
 a later push that shows the same operation misbehaving the same way on the same input keeps its
 acceptance, and any other input, operation or kind of difference does not.
+
+**D-numbers are the pull request's, not a report's**: a difference keeps the number it was first
+shown under on every later push, and a number is never given to another difference
+(`State.numbered`). So `accept D2` means the difference the maintainer saw as D2, even when a
+push has published a newer report since; `accept all` means every difference of the latest
+report, and the reply names them.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ STATE_OPEN, STATE_CLOSE = "<!-- difforacle:state ", " -->"
 STATE_VERSION = 1
 WRITERS = ("admin", "maintain", "write")  # GitHub's permission (maintain shows as write) that may accept
 HANDLED_KEPT = 50  # comment ids remembered as answered
+EARLIER_KEPT = 200  # D-numbers of differences no longer shown, remembered
 USAGE = ("`/difforacle accept D2` (several: `accept D2 D5`; every difference of the latest report: "
          "`accept all`), or `/difforacle rerun`")
 # lines of a regression test that are not its input: imports, its name, comments, the checks of base's values
@@ -142,6 +149,7 @@ class State:
     ids: dict[str, str] = field(default_factory=dict)  # D-number -> fingerprint, of the latest report
     accepted: dict[str, Acceptance] = field(default_factory=dict)  # fingerprint -> who and when
     handled: tuple[int, ...] = ()  # comment ids already answered, newest last
+    earlier: dict[str, str] = field(default_factory=dict)  # D-number -> fingerprint, no longer shown
 
     def accept(self, fingerprints: list[str], login: str, now: str) -> tuple[State, list[str]]:
         """The state with these accepted by `login` (earlier acceptances stay); and the newly accepted."""
@@ -153,11 +161,28 @@ class State:
         handled = (*[c for c in self.handled if c != comment_id], comment_id)
         return replace(self, handled=handled[-HANDLED_KEPT:])
 
+    def numbered(self, report: dict) -> dict:
+        """A copy of `report` whose differences carry this pull request's D-numbers: the number a
+        difference was shown under before, else the next one never given."""
+        given = {f: number for number, f in {**self.earlier, **self.ids}.items()}
+        taken = [int(number[1:]) for number in (*self.earlier, *self.ids)]
+        following = max(taken, default=0)
+        differences = []
+        for difference in report.get("differences", []):
+            known = given.get(fingerprint(difference))
+            if known is None or known in (d["id"] for d in differences):
+                following += 1
+                known = f"D{following}"
+            differences.append({**difference, "id": known})
+        return {**report, "differences": differences}
+
     def for_report(self, report: dict) -> State:
-        """The ids of `report` (the acceptances and answered comments carried over)."""
+        """The ids of `report` (the acceptances and answered comments carried over), those it no
+        longer shows kept as `earlier`."""
         differences = report.get("differences", [])
         ids = {d["id"]: fingerprint(d) for d in differences if acceptable(d) and d.get("id")}
-        return replace(self, ids=ids)
+        earlier = {n: f for n, f in {**self.earlier, **self.ids}.items() if n not in ids}
+        return replace(self, ids=ids, earlier=dict(list(earlier.items())[-EARLIER_KEPT:]))
 
 
 def now_utc() -> str:
@@ -185,6 +210,8 @@ def encode_state(state: State, seal: StateSeal | None = None) -> str:
     data = {"v": STATE_VERSION, "ids": state.ids,
             "accepted": {f: {"by": a.by, "at": a.at} for f, a in sorted(state.accepted.items())},
             "handled": list(state.handled)}
+    if state.earlier:
+        data["earlier"] = state.earlier
     text = json.dumps(data, ensure_ascii=True, separators=(",", ":")).replace(">", "\\u003e")
     sealed = f"{SEAL_PREFIX}{seal.of(text)}" if seal else ""
     return f"{STATE_OPEN}{text}{sealed}{STATE_CLOSE}"
@@ -226,9 +253,12 @@ def _state_from(data: Any) -> State:
     if not isinstance(data, dict) or data.get("v") != STATE_VERSION:
         raise ValueError(f"not a version {STATE_VERSION} state")
     ids, accepted, handled = data.get("ids", {}), data.get("accepted", {}), data.get("handled", [])
-    if not isinstance(ids, dict) or not all(isinstance(k, str) and _ID.fullmatch(k) and isinstance(v, str)
-                                            and _FINGERPRINT.fullmatch(v) for k, v in ids.items()):
-        raise ValueError("its ids are not D-numbers naming fingerprints")
+    earlier = data.get("earlier", {})
+    for table in (ids, earlier):
+        if not isinstance(table, dict) or not all(
+                isinstance(k, str) and _ID.fullmatch(k) and isinstance(v, str) and _FINGERPRINT.fullmatch(v)
+                for k, v in table.items()):
+            raise ValueError("its ids are not D-numbers naming fingerprints")
     if not isinstance(accepted, dict):
         raise ValueError("its acceptances are not a table")
     kept: dict[str, Acceptance] = {}
@@ -240,7 +270,7 @@ def _state_from(data: Any) -> State:
         kept[key] = Acceptance(value["by"], value["at"])
     if not isinstance(handled, list) or not all(type(c) is int and c > 0 for c in handled):
         raise ValueError("its answered comments are not comment ids")
-    return State(dict(ids), kept, tuple(handled[-HANDLED_KEPT:]))
+    return State(dict(ids), kept, tuple(handled[-HANDLED_KEPT:]), dict(earlier))
 
 
 def _timestamp(text: str) -> bool:
@@ -275,18 +305,21 @@ def apply_acceptances(report: dict, state: State) -> dict:
 
 @dataclass(frozen=True)
 class Resolution:
-    """What an `accept` command names, read against the latest report's ids."""
+    """What an `accept` command names: the pull request's D-numbers (`all`: the latest report's)."""
 
     fingerprints: list[str]
     ids: list[str]  # the ids accepted, in the command's order
-    unknown: list[str]  # ids the latest report has no (acceptable) difference for
+    unknown: list[str]  # ids no report of the pull request gave an (acceptable) difference
+    gone: list[str] = field(default_factory=list)  # accepted ids the latest report no longer shows
 
 
 def resolve(command: Command, state: State) -> Resolution:
     if command.all:
         return Resolution(list(state.ids.values()), list(state.ids), [])
-    known = [i for i in command.ids if i in state.ids]
-    return Resolution([state.ids[i] for i in known], known, [i for i in command.ids if i not in state.ids])
+    numbers = {**state.earlier, **state.ids}
+    known = [i for i in command.ids if i in numbers]
+    return Resolution([numbers[i] for i in known], known, [i for i in command.ids if i not in numbers],
+                      [i for i in known if i not in state.ids])
 
 
 def reply(command: Command, login: str, resolution: Resolution | None = None, new: int = 0) -> str:
@@ -304,9 +337,13 @@ def reply(command: Command, login: str, resolution: Resolution | None = None, ne
                      "that show the same difference. Updating the check.")
     elif command.all:
         parts.append("the latest report has no difference to accept.")
+    if resolution.gone:
+        parts.append(f"({', '.join(resolution.gone)}: not in the latest report, so accepted for when a "
+                     "later push shows it again.)")
     if resolution.unknown:
-        parts.append(f"the latest report has no difference {', '.join(resolution.unknown)} to accept (the "
-                     "ids are those of the summary's table; minor ones and those outside the declared types "
+        missing = ", ".join(resolution.unknown)
+        parts.append(f"the pull request's reports have no difference {missing} to accept (the ids are "
+                     "those of the summary's table; minor ones and those outside the declared types "
                      "fail nothing and need no accept).")
     return f"@{login} " + " ".join(parts)
 

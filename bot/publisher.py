@@ -250,6 +250,7 @@ class Publisher:
         if summary is not None:
             self._summary, self._summary_read, self._summary_remembered = summary, True, True
         state = self._previous_state() if writable else State()
+        report = state.numbered(report)  # the pull request's D-numbers: a difference keeps its number
         report = apply_acceptances(report, state)  # accepted differences count for nothing from here on
         state = state.for_report(report)
         conclusion = conclusion_of(report, settings.fail_on, settings.min_reach)

@@ -241,3 +241,21 @@ def test_an_unsealed_or_altered_state_is_not_trusted_given_a_seal() -> None:
     assert altered != sealed and decode_state(altered, SEAL)[0] == State()
     resealed = with_state(altered, SEALED_STATE, SEAL)  # the writer replaces the block whole
     assert resealed.count(STATE_OPEN) == 1 and decode_state(resealed, SEAL) == (SEALED_STATE, None)
+
+
+def test_numbers_stay_with_their_differences_and_are_never_given_twice() -> None:
+    tests = [f"def test_x():\n    parse('{n}h')\n" for n in (1, 2, 3)]
+    one, two, three = (json_difference(1, test=test, pin_base=test) for test in tests)
+    assert len({fingerprint(d) for d in (one, two, three)}) == 3
+    first = State().numbered({"differences": [one, two]})
+    state = State().for_report(first)
+    second = state.numbered({"differences": [{**three, "id": "D1"}, {**two, "id": "D2"}]})
+    assert [d["id"] for d in second["differences"]] == ["D3", "D2"]
+    later = state.for_report(second)
+    assert later.ids == {"D3": fingerprint(three), "D2": fingerprint(two)}
+    assert later.earlier == {"D1": fingerprint(one)}
+    assert decode_state(encode_state(later)) == (later, None)
+    back = later.numbered({"differences": [one]})  # a push that brings the first one back
+    assert [d["id"] for d in back["differences"]] == ["D1"]
+    broken = encode_state(later).replace('"earlier":{"D1"', '"earlier":{"X1"')
+    assert decode_state(broken)[0] == State()

@@ -63,20 +63,21 @@ def _client(fake: FakeGitHub) -> GitHubClient:
     return GitHubClient(f"{OWNER}/{REPO}", "rw", api_url=fake.url, retries=FAST)
 
 
-def _report() -> dict:
-    tests = [f"def test_parse():\n    x = parse('{n}h')\n    assert x == 1\n" for n in (1, 2)]
-    differences = [json_difference(n, line=11, test=test) for n, test in enumerate(tests, 1)]
+def _report(inputs: tuple[int, ...] = (1, 2)) -> dict:
+    tests = [f"def test_parse():\n    x = parse('{n}h')\n    assert x == 1\n" for n in inputs]
+    differences = [json_difference(n, line=11, test=test, pin_base=test) for n, test in enumerate(tests, 1)]
     return {"schema": "difforacle.report/1", "base": BASE, "head": HEAD, "differences": differences,
             "coverage": {"changed_lines": 1, "changed_lines_covered": 1, "uncovered": {}},
             "stats": {"sequences": 10, "seconds": 1.0}, "notes": []}
 
 
-def _publish(fake: FakeGitHub, tmp_path: Path, settings: PublishSettings = FAILING) -> Published:
+def _publish(fake: FakeGitHub, tmp_path: Path, settings: PublishSettings = FAILING,
+             report: dict | None = None) -> Published:
     workflow = Workflow({"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}, io.StringIO())
     publisher = Publisher(_client(fake), PullRequestContext(f"{OWNER}/{REPO}", NUMBER, BASE, HEAD), settings,
                           workflow)
     publisher.start()
-    return publisher.finish(_report(), str(tmp_path / "report.json"))
+    return publisher.finish(report or _report(), str(tmp_path / "report.json"))
 
 
 def _comment(fake: FakeGitHub, body: str, login: str) -> CommentEvent:
@@ -244,3 +245,23 @@ def test_with_a_state_secret_another_workflows_marker_comment_is_not_the_summary
 
     unsealed = _publish(fake, tmp_path)  # without the secret, the first marker comment is taken
     assert unsealed.comment_id == impostor.id and unsealed.conclusion == "success"
+
+
+def test_a_difference_keeps_its_number_across_pushes_and_accept_means_the_one_seen(fake: FakeGitHub,
+                                                                                   tmp_path: Path) -> None:
+    """The maintainer saw D1 on the first push; a second push (its engine numbering its own
+    differences D1, D2 again) no longer shows it and shows a new one. `accept D1` is still theirs."""
+    _publish(fake, tmp_path)  # parse('1h') is D1, parse('2h') is D2
+    seen = decode_state(_summary(fake))[0].ids
+    _publish(fake, tmp_path, report=_report((2, 3)))  # the engine calls them D1 and D2
+    state = decode_state(_summary(fake))[0]
+    assert state.ids == {"D2": seen["D2"], "D3": state.ids["D3"]} and state.earlier == {"D1": seen["D1"]}
+    assert "D3" in _summary(fake)  # the new difference, under a number never given before
+
+    answered = answer(_client(fake), _comment(fake, "/difforacle accept D1", "ann"), ACTIONS_BOT)
+    assert answered.status == "accepted"
+    accepted = decode_state(_summary(fake))[0].accepted
+    assert set(accepted) == {seen["D1"]}  # not the new difference the engine numbered D1
+    assert "D1: not in the latest report" in _replies(fake)[-1]
+    unknown = answer(_client(fake), _comment(fake, "/difforacle accept D9", "ann"), ACTIONS_BOT)
+    assert unknown.rerun is False and "no difference D9" in _replies(fake)[-1]
