@@ -28,8 +28,10 @@ acceptance, and any other input, operation or kind of difference does not.
 **D-numbers are the pull request's, not a report's**: a difference keeps the number it was first
 shown under on every later push, and a number is never given to another difference
 (`State.numbered`). So `accept D2` means the difference the maintainer saw as D2, even when a
-push has published a newer report since; `accept all` means every difference of the latest
-report, and the reply names them.
+push has published a newer report since. `accept all` means every difference of the report the
+command was written under: the latest, unless the command is older than it (its comment id is at
+most the newest one on the pull request when the latest was published, `shown_after`), then the
+one before (`previous`); the reply names them.
 """
 
 from __future__ import annotations
@@ -150,6 +152,8 @@ class State:
     accepted: dict[str, Acceptance] = field(default_factory=dict)  # fingerprint -> who and when
     handled: tuple[int, ...] = ()  # comment ids already answered, newest last
     earlier: dict[str, str] = field(default_factory=dict)  # D-number -> fingerprint, no longer shown
+    previous: dict[str, str] = field(default_factory=dict)  # the ids of the report before the latest
+    shown_after: int = 0  # the newest comment's id when the latest report was published (0: unknown)
 
     def accept(self, fingerprints: list[str], login: str, now: str) -> tuple[State, list[str]]:
         """The state with these accepted by `login` (earlier acceptances stay); and the newly accepted."""
@@ -176,13 +180,19 @@ class State:
             differences.append({**difference, "id": known})
         return {**report, "differences": differences}
 
-    def for_report(self, report: dict) -> State:
+    def for_report(self, report: dict, newest_comment: int = 0) -> State:
         """The ids of `report` (the acceptances and answered comments carried over), those it no
-        longer shows kept as `earlier`."""
+        longer shows kept as `earlier`; `newest_comment`: the pull request's newest comment's id as
+        the report is published (0: not read)."""
         differences = report.get("differences", [])
         ids = {d["id"]: fingerprint(d) for d in differences if acceptable(d) and d.get("id")}
         earlier = {n: f for n, f in {**self.earlier, **self.ids}.items() if n not in ids}
-        return replace(self, ids=ids, earlier=dict(list(earlier.items())[-EARLIER_KEPT:]))
+        return replace(self, ids=ids, earlier=dict(list(earlier.items())[-EARLIER_KEPT:]), previous=self.ids,
+                       shown_after=newest_comment)
+
+    def predates_latest(self, comment_id: int) -> bool:
+        """Whether a command with this comment id was written before the latest report was published."""
+        return bool(self.shown_after) and 0 < comment_id <= self.shown_after
 
 
 def now_utc() -> str:
@@ -212,6 +222,10 @@ def encode_state(state: State, seal: StateSeal | None = None) -> str:
             "handled": list(state.handled)}
     if state.earlier:
         data["earlier"] = state.earlier
+    if state.previous:
+        data["previous"] = state.previous
+    if state.shown_after:
+        data["after"] = state.shown_after
     text = json.dumps(data, ensure_ascii=True, separators=(",", ":")).replace(">", "\\u003e")
     sealed = f"{SEAL_PREFIX}{seal.of(text)}" if seal else ""
     return f"{STATE_OPEN}{text}{sealed}{STATE_CLOSE}"
@@ -253,8 +267,10 @@ def _state_from(data: Any) -> State:
     if not isinstance(data, dict) or data.get("v") != STATE_VERSION:
         raise ValueError(f"not a version {STATE_VERSION} state")
     ids, accepted, handled = data.get("ids", {}), data.get("accepted", {}), data.get("handled", [])
-    earlier = data.get("earlier", {})
-    for table in (ids, earlier):
+    earlier, previous, after = data.get("earlier", {}), data.get("previous", {}), data.get("after", 0)
+    if type(after) is not int or after < 0:
+        raise ValueError("its newest comment is not a comment id")
+    for table in (ids, earlier, previous):
         if not isinstance(table, dict) or not all(
                 isinstance(k, str) and _ID.fullmatch(k) and isinstance(v, str) and _FINGERPRINT.fullmatch(v)
                 for k, v in table.items()):
@@ -270,7 +286,7 @@ def _state_from(data: Any) -> State:
         kept[key] = Acceptance(value["by"], value["at"])
     if not isinstance(handled, list) or not all(type(c) is int and c > 0 for c in handled):
         raise ValueError("its answered comments are not comment ids")
-    return State(dict(ids), kept, tuple(handled[-HANDLED_KEPT:]), dict(earlier))
+    return State(dict(ids), kept, tuple(handled[-HANDLED_KEPT:]), dict(earlier), dict(previous), after)
 
 
 def _timestamp(text: str) -> bool:
@@ -311,11 +327,16 @@ class Resolution:
     ids: list[str]  # the ids accepted, in the command's order
     unknown: list[str]  # ids no report of the pull request gave an (acceptable) difference
     gone: list[str] = field(default_factory=list)  # accepted ids the latest report no longer shows
+    older_report: bool = False  # `all` meant the report before the latest: the command predates it
 
 
-def resolve(command: Command, state: State) -> Resolution:
+def resolve(command: Command, state: State, comment_id: int = 0) -> Resolution:
+    """The command read against the state; `comment_id`, the command's, tells which report `all` means."""
     if command.all:
-        return Resolution(list(state.ids.values()), list(state.ids), [])
+        older = state.predates_latest(comment_id)
+        seen = state.previous if older else state.ids
+        return Resolution(list(seen.values()), list(seen), [], [i for i in seen if i not in state.ids],
+                          older_report=older)
     numbers = {**state.earlier, **state.ids}
     known = [i for i in command.ids if i in numbers]
     return Resolution([numbers[i] for i in known], known, [i for i in command.ids if i not in numbers],
@@ -337,6 +358,9 @@ def reply(command: Command, login: str, resolution: Resolution | None = None, ne
                      "that show the same difference. Updating the check.")
     elif command.all:
         parts.append("the latest report has no difference to accept.")
+    if resolution.older_report:
+        parts.append("(all: the differences of the report your comment was written under; a newer report "
+                     "was published since, and a difference only it shows needs its own accept.)")
     if resolution.gone:
         parts.append(f"({', '.join(resolution.gone)}: not in the latest report, so accepted for when a "
                      "later push shows it again.)")

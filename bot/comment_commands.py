@@ -140,7 +140,7 @@ def answer(client: GitHubClient, event: CommentEvent, bot_login: str,
         respond(f"@{event.login} there is nothing to accept: {why}. `/difforacle rerun` runs the analysis.",
                 state)
         return Answer("no report", str(why), pull=pull)
-    resolution = resolve(command, state)
+    resolution = resolve(command, state, event.comment_id)
     accepted, new = state.accept(resolution.fingerprints, event.login, now_utc())
     if answered:  # already recorded when it was answered
         accepted = state

@@ -183,6 +183,7 @@ class Publisher:
         self._still_head: Callable[[], bool] | None = None  # see `finish`
         self._state_notes: list[str] = []
         self.seal = state_seal(settings, pull)
+        self._newest_comment = 0  # the pull request's, when the summary was looked for (`accept all`)
 
     # ------------------------------------------------------------ while running
 
@@ -252,7 +253,7 @@ class Publisher:
         state = self._previous_state() if writable else State()
         report = state.numbered(report)  # the pull request's D-numbers: a difference keeps its number
         report = apply_acceptances(report, state)  # accepted differences count for nothing from here on
-        state = state.for_report(report)
+        state = state.for_report(report, self._newest_comment)
         conclusion = conclusion_of(report, settings.fail_on, settings.min_reach)
         published = Published(conclusion, wanted_failure(report, settings.fail_on, settings.min_reach),
                               self.check_run)
@@ -347,9 +348,10 @@ class Publisher:
         assert self.client is not None
         try:
             if not self._summary_remembered:
-                self._summary = find_summary(self.client, self.pull.number, self.settings.bot_login,
-                                             self.seal)
+                comments = self.client.issue_comments(self.pull.number)
+                self._summary = summary_among(comments, self.settings.bot_login, self.seal)
                 self._summary_read = True
+                self._newest_comment = max((c.id for c in comments), default=0)
         except ReadOnlyToken as exc:
             self._fall_back(exc)
             return State()

@@ -265,3 +265,24 @@ def test_a_difference_keeps_its_number_across_pushes_and_accept_means_the_one_se
     assert "D1: not in the latest report" in _replies(fake)[-1]
     unknown = answer(_client(fake), _comment(fake, "/difforacle accept D9", "ann"), ACTIONS_BOT)
     assert unknown.rerun is False and "no difference D9" in _replies(fake)[-1]
+
+
+def test_accept_all_means_the_report_the_command_was_written_under(fake: FakeGitHub, tmp_path: Path) -> None:
+    """`accept all` written under the first report, answered after a push published a second (the
+    commands and the pull_request workflow share a queue): the first report's differences only."""
+    _publish(fake, tmp_path)  # D1, D2
+    first = decode_state(_summary(fake))[0].ids
+    early = _comment(fake, "/difforacle accept all", "ann")
+    _publish(fake, tmp_path, report=_report((2, 3)))  # D2, D3: D3 is new
+    latest = decode_state(_summary(fake))[0].ids
+    assert set(latest) == {"D2", "D3"}
+
+    assert answer(_client(fake), early, ACTIONS_BOT).status == "accepted"
+    state = decode_state(_summary(fake))[0]
+    assert set(state.accepted) == set(first.values())  # D1 and D2, not D3 that the maintainer never saw
+    assert "a newer report was published since" in _replies(fake)[-1]
+
+    late = _comment(fake, "/difforacle accept all", "ann")  # written under the second report
+    answer(_client(fake), late, ACTIONS_BOT)
+    assert set(decode_state(_summary(fake))[0].accepted) == set(first.values()) | {latest["D3"]}
+    assert "newer report" not in _replies(fake)[-1]
