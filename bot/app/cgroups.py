@@ -136,22 +136,43 @@ class RunCgroup:
 
     def remove(self) -> None:
         """Kills whatever of the run is left, then removes its cgroup(s); never raises."""
-        deadline = time.monotonic() + REMOVE_SECONDS
-        for folder in self.dirs.values():
-            while folder.exists():
+        _empty_and_remove(list(self.dirs.values()))
+
+
+def _empty_and_remove(folders: list[Path]) -> None:
+    deadline = time.monotonic() + REMOVE_SECONDS
+    for folder in folders:
+        while folder.exists():
+            with contextlib.suppress(OSError):
+                _write(folder / "cgroup.kill", "1", optional=True)
+            for pid in _pids(folder):
                 with contextlib.suppress(OSError):
-                    _write(folder / "cgroup.kill", "1", optional=True)
-                for pid in _pids(folder):
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal.SIGKILL)
-                try:
-                    folder.rmdir()
-                except FileNotFoundError:
+                    os.kill(pid, signal.SIGKILL)
+            try:
+                folder.rmdir()
+            except FileNotFoundError:
+                break
+            except OSError as exc:
+                if exc.errno != errno.EBUSY or time.monotonic() > deadline:
                     break
-                except OSError as exc:
-                    if exc.errno != errno.EBUSY or time.monotonic() > deadline:
-                        break
-                    time.sleep(0.05)
+                time.sleep(0.05)
+
+
+def sweep_stale(root: CgroupRoot) -> int:
+    """Removes the runs' cgroups a killed worker left: those named for a process that is gone
+    (killing what is left in them). Returns how many went."""
+    removed = 0
+    for parent in {str(p): p for p in root.parents.values()}.values():
+        try:
+            folders = [f for f in parent.iterdir() if f.is_dir() and f.name.startswith("run-")]
+        except OSError:
+            continue
+        for folder in folders:
+            pid = folder.name.split("-")[1]
+            if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
+                _empty_and_remove([folder])
+                removed += not folder.exists()
+    return removed
 
 
 def _enable(folder: Path) -> None:

@@ -43,7 +43,7 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
-from .cgroups import RunCgroup, find_root
+from .cgroups import RunCgroup, find_root, sweep_stale
 from .sandbox import (
     SANDBOX_HOME,
     SANDBOX_HOSTNAME,
@@ -83,6 +83,8 @@ class BubblewrapSandbox:
         self.python = sys.executable
         self.as_root = os.geteuid() == 0
         self.cgroups, reason = find_root()
+        if self.cgroups is not None and (swept := sweep_stale(self.cgroups)):
+            log.info("removed %d cgroups of bubblewrap runs whose worker has gone", swept)
         if self.cgroups is None:
             log.warning("bubblewrap runs get no cgroup of their own (%s): memory is capped per process "
                         "and processes per uid, so one job's fork bomb can starve the jobs beside it", reason)

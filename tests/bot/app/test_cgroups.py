@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from difforacle.bot.app.cgroups import CgroupRoot, RunCgroup, find_root
+from difforacle.bot.app.cgroups import CgroupRoot, RunCgroup, find_root, sweep_stale
 
 V1_MOUNTS = """\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
@@ -115,3 +115,28 @@ def test_a_real_run_cgroup_is_made_entered_and_removed_with_what_it_held() -> No
         cgroup.remove()
     assert sleeper.wait(timeout=10) == -9  # killed with the cgroup
     assert not any(folder.exists() for folder in cgroup.dirs.values())
+
+
+def test_the_cgroups_of_a_gone_workers_runs_are_swept_and_a_living_ones_kept() -> None:
+    root, reason = find_root()
+    if root is None:
+        pytest.skip(f"no cgroups for this worker: {reason}")
+    gone = next(pid for pid in range(4_000_000, 3_000_000, -1) if not Path(f"/proc/{pid}").exists())
+    left, living = RunCgroup(root, memory_mb=64, pids=8), RunCgroup(root, memory_mb=64, pids=8)
+    left.dirs = {c: folder.with_name(f"run-{gone}-{folder.name.rsplit('-', 1)[1]}")
+                 for c, folder in left.dirs.items()}
+    left.create()
+    living.create()
+    try:
+        enter = 'for f in "$@"; do echo $$ > "$f"; done; exec sleep 60'
+        orphan = subprocess.Popen(["sh", "-c", enter, "sh", *left.procs_files()])
+        deadline = time.monotonic() + 10
+        while str(orphan.pid) not in Path(left.procs_files()[0]).read_text().split():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert sweep_stale(root) >= 1
+        assert orphan.wait(timeout=10) == -9 and not any(f.exists() for f in left.dirs.values())
+        assert all(f.exists() for f in living.dirs.values())  # this worker's own run stays
+    finally:
+        left.remove()
+        living.remove()
