@@ -41,15 +41,17 @@ def server() -> Iterator[tuple[int, list[bytes], Callable[[bytes], bytes]]]:
     """A TCP server on 127.0.0.1: records what each connection sent (up to its end), answers
     with `answer(received)`; the answer function can be replaced through the yielded list."""
     listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)  # the loop looks at `stop`: a thread blocked in accept would keep it listening
     received: list[bytes] = []
     answer = [lambda data: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"]
+    stop = threading.Event()
 
     def serve() -> None:
-        while True:
+        while not stop.is_set():
             try:
                 connection, _ = listener.accept()
             except OSError:
-                return
+                continue
             with connection:
                 data = b""
                 connection.settimeout(5)
@@ -64,6 +66,8 @@ def server() -> Iterator[tuple[int, list[bytes], Callable[[bytes], bytes]]]:
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     yield listener.getsockname()[1], received, answer  # type: ignore[misc]
+    stop.set()
+    thread.join()
     listener.close()
 
 
