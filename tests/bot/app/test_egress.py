@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import base64
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.tcp import tcp_server
 
 from difforacle.bot.app import egress
 from difforacle.bot.app.egress import EgressProxy, HostListError, allow_list, forbidden_address
@@ -40,35 +40,22 @@ def ask(proxy: EgressProxy, data: bytes, then: bytes = b"") -> tuple[bytes, byte
 def server() -> Iterator[tuple[int, list[bytes], Callable[[bytes], bytes]]]:
     """A TCP server on 127.0.0.1: records what each connection sent (up to its end), answers
     with `answer(received)`; the answer function can be replaced through the yielded list."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)  # the loop looks at `stop`: a thread blocked in accept would keep it listening
     received: list[bytes] = []
     answer = [lambda data: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"]
-    stop = threading.Event()
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                continue
-            with connection:
-                data = b""
-                connection.settimeout(5)
-                try:
-                    while b"\r\n\r\n" not in data and (chunk := connection.recv(4096)):
-                        data += chunk
-                except OSError:
-                    pass
-                received.append(data)
-                connection.sendall(answer[0](data))
+    def handle(connection: socket.socket, _peer: tuple) -> None:
+        data = b""
+        connection.settimeout(5)
+        try:
+            while b"\r\n\r\n" not in data and (chunk := connection.recv(4096)):
+                data += chunk
+        except OSError:
+            pass
+        received.append(data)
+        connection.sendall(answer[0](data))
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1], received, answer  # type: ignore[misc]
-    stop.set()
-    thread.join()
-    listener.close()
+    with tcp_server("127.0.0.1", handle) as port:
+        yield port, received, answer  # type: ignore[misc]
 
 
 def test_the_allow_list_holds_the_registries_the_index_variables_and_the_named_hosts() -> None:

@@ -34,6 +34,7 @@ from support.hostile_project import PROJECT, write_project
 from support.paths import BENCHMARKS, ROOT, TESTS
 from support.repos import GIT_ENV, RepoBuilder, make_pr
 from support.services import TEST_IMAGE, service_unavailable
+from support.tcp import tcp_server
 
 from difforacle.bot.app import job_disk
 from difforacle.bot.app.egress import EgressProxy, allow_list
@@ -245,26 +246,9 @@ def test_a_run_is_stopped_when_its_caller_asks(sandbox: Sandbox, project: Path) 
 @pytest.fixture
 def listener() -> Iterator[tuple[int, list]]:
     """A TCP server on every interface of this machine, counting the connections it accepts."""
-    server = socket.create_server(("0.0.0.0", 0))
-    server.settimeout(0.2)
     accepted: list = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                connection, peer = server.accept()
-            except OSError:
-                continue
-            accepted.append(peer)
-            connection.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], accepted
-    stop.set()
-    thread.join()
-    server.close()
+    with tcp_server("0.0.0.0", lambda connection, peer: accepted.append(peer)) as port:
+        yield port, accepted
 
 
 def _host_addresses(sandbox: Sandbox) -> list[str]:
