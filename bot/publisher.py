@@ -234,12 +234,15 @@ class Publisher:
     # ------------------------------------------------------------ at the end
 
     def finish(self, report: dict, report_path: str, *, summary: IssueComment | None = None,
-               head_reviewed: bool | None = None, still_head: Callable[[], bool] | None = None) -> Published:
+               head_reviewed: bool | None = None, still_head: Callable[[], bool] | None = None,
+               newest_comment: int = 0) -> Published:
         """Review, summary comment, check run completed. What the caller remembers of earlier runs
         saves requests (the App's queue state does): `summary`, our summary comment as last written
         (its id; its body at least the hidden state), edited without listing the comments;
         `head_reviewed`, whether this head has our review (False: no run of it got so far), so the
-        reviews need not be listed. None: GitHub is asked.
+        reviews need not be listed. None: GitHub is asked. `newest_comment`: the pull request's
+        newest comment id as the caller saw it (the App's webhooks), for a remembered summary; when
+        the comments are listed, the newest of those is taken instead.
 
         `still_head`, asked just before the review is posted (the first write, after the reads
         that prepare it): whether the commit is still the pull request's head. If not, HeadMoved
@@ -250,6 +253,7 @@ class Publisher:
         self._still_head = still_head
         if summary is not None:
             self._summary, self._summary_read, self._summary_remembered = summary, True, True
+        self._newest_comment = newest_comment
         state = self._previous_state() if writable else State()
         report = state.numbered(report)  # the pull request's D-numbers: a difference keeps its number
         report = apply_acceptances(report, state)  # accepted differences count for nothing from here on

@@ -45,6 +45,7 @@ class Route:
     kind: str  # "run" (jobs), "skip" (recognised, nothing to run), "record", "ping", "ignore"
     reason: str = ""
     heads: tuple[Head, ...] = ()  # to record; a "run" runs their jobs
+    comment: tuple[str, int] | None = None  # a comment created on a pull request: (pull_key, its id)
 
 
 def route(event: str, payload: dict[str, Any], delivery: str,
@@ -145,14 +146,15 @@ def _comment(payload: dict[str, Any], delivery: str) -> Route:
         return Route("ignore", str(exc))
     except ValueError as exc:
         raise BadPayload(str(exc)) from None
+    seen = (f"{comment.repository}#{comment.number}", comment.comment_id)
     if not wants_answer(comment):
-        return Route("skip", "the comment is no /difforacle command of a person")
+        return Route("skip", "the comment is no /difforacle command of a person", comment=seen)
     job = PullRequestJob(delivery=delivery, installation_id=_installation(payload),
                          repository=comment.repository, repository_id=_get(payload, "repository.id", int),
                          number=comment.number, base_sha="", head_sha="", comment_id=comment.comment_id,
                          commenter=comment.login, commenter_type=comment.user_type,
                          comment=comment.body[:MAX_COMMENT])
-    return Route("run", "command", (Head(job),))
+    return Route("run", "command", (Head(job),), comment=seen)
 
 
 def _timestamp(value: Any) -> float | None:

@@ -134,6 +134,8 @@ class JobStateView(Protocol):
 
     def forget_summary_comment(self, pull_key: str) -> None: ...
 
+    def newest_comment(self, pull_key: str) -> int: ...
+
 
 class JobFailed(Exception):
     """A step failed; the message is one line for the log and the check run, without secrets."""
@@ -342,7 +344,8 @@ def _publish(job: PullRequestJob, state: JobStateView, publisher: Publisher, rep
         state.forget_summary_comment(job.pull_key)  # until it is written: a run killed meanwhile lists them
         try:
             published = publisher.finish(report, REPORT_NAME, summary=summary, head_reviewed=head_reviewed,
-                                         still_head=lambda: current_head() == job.head_sha)
+                                         still_head=lambda: current_head() == job.head_sha,
+                                         newest_comment=state.newest_comment(job.pull_key))
         except HeadMoved as exc:
             raise Superseded(str(exc)) from None
         if published.comment_id is not None:

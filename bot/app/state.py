@@ -333,6 +333,29 @@ class JobState:
         """Someone else may have rewritten it (a command's answer): the next run reads it from GitHub."""
         self._pop(f"summary:{pull_key}")
 
+    def note_comment(self, pull_key: str, comment_id: int) -> None:
+        """A comment created on the pull request (any author; its webhook): the newest id is kept, so
+        that a report published later records which commands were written before it (`accept all`,
+        `acceptance.State.shown_after`) without listing the comments. Concurrent deliveries keep the
+        larger id (a compare-and-swap)."""
+        key = f"newest-comment:{pull_key}"
+        for _ in range(50):
+            known = self._get(key)
+            if known is None:
+                if self._put_if_empty(key, comment_id):
+                    return
+            elif not isinstance(known, int) or known < comment_id:
+                if self._swap(key, known, comment_id):
+                    return
+            else:
+                return
+        log.warning("the newest comment of %s was not recorded: the record kept changing", pull_key)
+
+    def newest_comment(self, pull_key: str) -> int:
+        """The newest comment id a webhook delivered for the pull request (0: none seen)."""
+        known = self._get(f"newest-comment:{pull_key}")
+        return known if isinstance(known, int) else 0
+
     # ------------------------------------------------------------------ installations
 
     def record_installation(self, installation_id: int, record: dict[str, Any]) -> None:

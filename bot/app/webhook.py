@@ -135,6 +135,8 @@ class Receiver:
         if decision.kind == "record":
             self._record_installation(payload, decision.reason)
             return _answer(200, status="recorded", event=decision.reason)
+        if decision.comment is not None:  # which commands a report published later postdates
+            state.note_comment(*decision.comment)
         if decision.kind == "skip":
             for head in decision.heads:
                 state.record_head(head.job, head.before, updated=head.updated, first=head.first)

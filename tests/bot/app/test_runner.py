@@ -90,6 +90,7 @@ class FakeState:
         self.summary_comment = self.stored.summary_comment
         self.remember_summary_comment = self.stored.remember_summary_comment
         self.forget_summary_comment = self.stored.forget_summary_comment
+        self.newest_comment = self.stored.newest_comment
 
     def is_current(self, job: PullRequestJob) -> bool:
         return self.latest.get(job.pull_key, job.head_sha) == job.head_sha
@@ -242,6 +243,10 @@ def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once
     assert [request.egress is not None for request, _ in world.sandbox.calls] == [True, False]
     assert world.state.locked == [world.job.pull_key]
 
+    assert decode_state(comment.body)[0].shown_after == 0  # listed: no comment was there yet
+    remark = comment.id + 7  # a person's comment since, as its webhook recorded it
+    world.state.stored.note_comment(world.job.pull_key, remark)
+
     second = world.run()  # the same job again, as after a worker was killed
 
     assert second.status == "published", second.detail
@@ -256,6 +261,8 @@ def test_a_job_is_fetched_with_a_narrowed_token_run_sandboxed_and_published_once
     assert listed == ["issues/list-comments", "pulls/list-reviews"]
     assert world.state.summary_comment(world.job.pull_key) == {"id": comment.id, "state": encode_state(
         decode_state(comments_again[0].body)[0])}
+    # not listed, yet the report records which commands it postdates (what `accept all` means)
+    assert decode_state(comments_again[0].body)[0].shown_after == remark
 
 
 @pytest.mark.slow

@@ -191,6 +191,32 @@ def test_a_command_on_a_pull_request_is_queued_for_the_worker_to_answer(client: 
     assert queue.state.latest_head("Codertocat/Hello-World#1") is None  # nor does it record one
 
 
+def test_every_comment_on_a_pull_request_records_its_newest_comment_id(client: Any, queue: JobQueue) -> None:
+    """Which commands a report published later postdates (`accept all`), without listing comments:
+    commands and plain remarks count, the larger id wins whatever order they arrive in, an issue's
+    comment counts for no pull request."""
+    remark = copy.deepcopy(fixture("issue_comment.created.pull_request"))
+    remark["comment"]["body"] = "looks good to me"
+    older = copy.deepcopy(remark)
+    older["comment"]["id"] = remark["comment"]["id"] - 5
+    command = copy.deepcopy(remark)
+    command["comment"].update(id=remark["comment"]["id"] + 3, body="/difforacle accept all")
+    on_issue = copy.deepcopy(remark)
+    del on_issue["issue"]["pull_request"]
+    on_issue["comment"]["id"] = remark["comment"]["id"] + 100
+    key = "Codertocat/Hello-World#1"
+
+    assert queue.state.newest_comment(key) == 0
+    assert post(client, "issue_comment", remark, delivery="c-1").json["status"] == "skipped"
+    assert queue.state.newest_comment(key) == remark["comment"]["id"]
+    post(client, "issue_comment", older, delivery="c-2")
+    assert queue.state.newest_comment(key) == remark["comment"]["id"]
+    assert post(client, "issue_comment", command, delivery="c-3").status_code == 202
+    assert queue.state.newest_comment(key) == command["comment"]["id"]
+    assert post(client, "issue_comment", on_issue, delivery="c-4").status_code == 204
+    assert queue.state.newest_comment(key) == command["comment"]["id"]
+
+
 def test_unknown_events_and_actions_are_204(client: Any, queue: JobQueue) -> None:
     assert post(client, "issues", {"action": "opened"}, delivery="d-1").status_code == 204
     labeled = {**OPENED, "action": "labeled"}
