@@ -116,8 +116,8 @@ def _add_run_options(parser: argparse.ArgumentParser, budget: float = 60.0) -> N
                         help=f"time budget in seconds (default: [tool.difforacle] budget, else {budget:g})")
     parser.add_argument("--seed", type=int, help="random seed (default: [tool.difforacle] seed, else 0)")
     report_files.add_options(parser)
-    parser.add_argument("--python", default=sys.executable, metavar="PATH",
-                        help="interpreter that can import the project (default: this one)")
+    parser.add_argument("--python", type=_interpreter, default=sys.executable, metavar="PATH",
+                        help="interpreter that can import the project, Python 3.9+ (default: this one)")
     parser.add_argument("--max-sequences", type=_positive_int, metavar="N",
                         help="stop exploring after N sequences instead of by time (bit-for-bit reproducible)")
     parser.add_argument("--minimize-share", type=_share, default=Options.minimize_share, metavar="FRACTION",
@@ -153,6 +153,12 @@ def _number(text: str, convert: type[float] | type[int] = float) -> float:
     except ValueError:
         kind = "an integer" if convert is int else "a number"
         raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+
+
+def _interpreter(text: str) -> str:
+    """A path (`.venv/bin/python`) made absolute, since the workers start in folders of their own;
+    a bare name (`python3.9`) is looked up on PATH as it is."""
+    return os.path.abspath(text) if os.sep in text else text
 
 
 def _positive_float(text: str) -> float:

@@ -28,6 +28,7 @@ from ..changes.environment import project_environment
 from ..changes.model import ChangeSet, Checkout
 from ..errors import SetupError
 from ..runtime.sequence import CallSequence
+from ..worker.boot import OLDEST, TOO_OLD, TOO_OLD_STATUS
 from ..worker.protocol import (
     CHECKOUT,
     DUMP_SIGNAL,
@@ -125,12 +126,12 @@ class Worker:
             raise SetupError(hang) from None
         except WorkerError as exc:
             exited = self._process.poll()
-            detail = self._stderr_tail().splitlines()[-1]
+            stderr = self._stderr_tail()
             self.close()
-            if exited is not None and detail == "no error output":
-                raise SetupError(f"{options.python} could not run the difforacle worker (exit status "
-                                 f"{exited}); pass --python with a Python 3.11+ interpreter that can "
-                                 "import the project") from None
+            if exited is not None and not str(exc).startswith(f"{side} worker failed"):
+                unstartable = _unstartable(options.python, exited, stderr)
+                if unstartable is not None:
+                    raise SetupError(unstartable) from None
             last = str(exc).splitlines()[-1]
             advice = ("; pass --python with an interpreter that has the project's dependencies"
                       if _missing_module(last) else "")
@@ -246,6 +247,26 @@ class Worker:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _unstartable(python: str, status: int, stderr: str) -> str | None:
+    """The message for an interpreter that ended before the worker could answer, when it is not
+    the project's code that failed (no traceback): too old for the worker (`boot.TOO_OLD`), or
+    unable to start at all (a pyenv shim whose version is not installed, a broken venv). None: the
+    project's import crashed it, which the caller reports as such."""
+    lines = stderr.splitlines() or [""]
+    too_old = next((line for line in lines if line.startswith(TOO_OLD)), None)
+    if too_old is not None and status == TOO_OLD_STATUS:
+        version = too_old[len(TOO_OLD):].strip()
+        oldest = ".".join(map(str, OLDEST))
+        return (f"{python} is Python {version}; the project's interpreter must be Python {oldest} or later: "
+                "pass --python PATH to one that can import the project")
+    if "Traceback (most recent call last)" in stderr or "Fatal Python error" in stderr:
+        return None
+    said = "" if stderr == "no error output" else f": {lines[-1].strip()[:300]}"
+    return (f"the interpreter {python} could not start the difforacle worker (exit status {status}{said}); "
+            f"pass --python PATH to a Python {'.'.join(map(str, OLDEST))}+ interpreter that can import "
+            "the project")
 
 
 MAX_JOBS = 8  # workers exploring on base by default, at most: each holds the project in memory

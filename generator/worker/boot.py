@@ -3,17 +3,28 @@
 
 It loads the worker's modules under a private package name so that a project module
 called `generator`, `bot`, `observe`, ... is never shadowed, and drops its own folder
-from `sys.path` before any project code is imported. Standard library only.
+from `sys.path` before any project code is imported. Standard library only. An interpreter
+older than the worker supports is told so before anything else is read (even Python 2 reads this
+far), and the host turns that line into its message (`runtime/workers.py`).
 """
 
-import importlib.util
-import os
 import sys
+
+OLDEST = (3, 9)  # the oldest interpreter the worker runs under (compat.py: what it stands in for)
+TOO_OLD = "difforacle-worker: needs Python 3.9 or later, not"
+TOO_OLD_STATUS = 3
+
+if __name__ == "__main__" and sys.version_info[:2] < OLDEST:
+    sys.stderr.write(TOO_OLD + " " + sys.version.split()[0] + "\n")
+    sys.exit(TOO_OLD_STATUS)
+
+import importlib.util  # noqa: E402 - after the version check
+import os  # noqa: E402
 
 PACKAGE = "_difforacle_worker"
 
 
-def _load_private_package() -> None:
+def _load_private_package():  # no annotations: an older interpreter must still read this file
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     spec = importlib.util.spec_from_file_location(

@@ -218,8 +218,8 @@ def _defaults_to_argv(given: list[ast.expr], optional: set[str]) -> bool:
 def _none_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     arguments = node.args
     positional = [*arguments.posonlyargs, *arguments.args]
-    pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults, strict=True),
-             *((a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d)]
+    pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+             *((a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d)]
     return {arg.arg for arg, default in pairs if isinstance(default, ast.Constant) and default.value is None}
 
 
@@ -339,7 +339,7 @@ def _script_targets(path: str | None) -> list[str]:
 
 def _pyproject_scripts(path: str) -> list[str]:
     try:
-        import tomllib  # Python 3.11+; older interpreters find their commands from the source alone
+        import tomllib  # novm: Python 3.11+; older interpreters find their commands from the source alone
     except ImportError:
         return []
     try:

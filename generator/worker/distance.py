@@ -50,7 +50,7 @@ def distance(a: Any, b: Any) -> float | None:
             return None
         return found if math.isfinite(found) else None
     if type(a) is type(b) and type(a) in TEXTS:
-        differing = sum(x != y for x, y in zip(a[:TEXT_LIMIT], b[:TEXT_LIMIT], strict=False))
+        differing = sum(x != y for x, y in zip(a[:TEXT_LIMIT], b[:TEXT_LIMIT]))
         return float(differing + abs(len(a) - len(b)))
     return None
 

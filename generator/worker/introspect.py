@@ -26,6 +26,7 @@ from typing import Any
 
 from . import literals, typeinfo
 from .command_line import commands_of
+from .compat import ALIAS_TYPES
 from .keywords import arities, keyword_options
 from .observe import clean_text, type_name
 from .protocol import OperationKind
@@ -316,7 +317,7 @@ def _typing(value: object) -> bool:
     """A helper of type annotations: a TypeVar, a ParamSpec, a generic alias, a union."""
     kind = type(value)
     return (kind.__module__ in ("typing", "typing_extensions")
-            or isinstance(value, (types.GenericAlias, types.UnionType)))
+            or isinstance(value, ALIAS_TYPES))
 
 
 def _assigned_names(tree: ast.Module) -> list[tuple[str, int, int]]:
@@ -353,7 +354,7 @@ def _add_protocols(listed: list[type], operations: dict, roots: set[str]) -> Non
         dispatches = sorted({f"{owner.__module__}:{owner.__qualname__}.{dunder}"  # defined there or not (yet)
                              for owner in owners for dunder in PROTOCOLS[op_id]})
         params = [{"name": name, "kind": "POSITIONAL_ONLY", "has_default": False, "hints": hints}
-                  for name, hints in zip("ab", operands, strict=False)]
+                  for name, hints in zip("ab", operands)]
         operations[op_id] = {"id": op_id, "kind": OperationKind.FUNCTION, "owner": None,
                              "params": [*params, *extra],
                              "returns": [], "file": None, "line": None, "end": None, "dispatches": dispatches}

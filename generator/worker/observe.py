@@ -38,6 +38,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, NamedTuple
 
+from .compat import is_standard_module
 from .literals import clocks_rewound, encode
 from .protocol import Tag, attribute_step, call_step, item_step, property_step, wrap_step
 from .purity import is_observer_candidate, name_suggests_mutation
@@ -63,7 +64,26 @@ class StatementTimeout(BaseException):
 
 def type_name(t: type) -> str:
     module = t.__module__  # any object a class body assigned: never formatted unless a str
-    return f"{module if type(module) is str else '?'}.{t.__qualname__}"
+    if type(module) is not str:
+        return f"?.{t.__qualname__}"
+    if "._" in module:
+        module = _public_module(t, module)
+    return f"{module}.{t.__qualname__}"
+
+
+def _public_module(t: type, module: str) -> str:
+    """The standard library's name for a class its private submodule defines and its package
+    exports under the same name (`pathlib._local.Path` of 3.13 is `pathlib.Path`), so that a class
+    is named alike under every interpreter; any other module's name as it is."""
+    parts = module.split(".")
+    if not is_standard_module(parts[0]):
+        return module
+    while len(parts) > 1 and parts[-1].startswith("_"):
+        parent = sys.modules.get(".".join(parts[:-1]))
+        if parent is None or getattr(parent, t.__qualname__, None) is not t:
+            break
+        parts.pop()
+    return ".".join(parts)
 
 
 _FOLDERS: list[tuple[str, str]] = []  # the run's own folders, longest first, and their placeholders

@@ -133,8 +133,13 @@ def _new_coverage(files: list[str], fallback_path: str | None, probe: CoveragePr
         sys.path.append(fallback_path)
         try:
             import coverage
-        except ImportError as exc:  # e.g. a Python the host's copy does not support
-            probe.error = f"coverage.py cannot be imported ({exc})"
+        except (ImportError, SyntaxError) as exc:  # a Python the host's copy does not support (3.9)
+            sys.path.remove(fallback_path)
+            for name in [n for n in sys.modules if n == "coverage" or n.startswith("coverage.")]:
+                del sys.modules[name]
+            version = ".".join(map(str, sys.version_info[:2]))
+            probe.error = (f"the host's coverage.py cannot be imported under Python {version} "
+                           f"({type(exc).__name__}: {exc}); install coverage in the project's interpreter")
             return None
     probe.version = coverage.__version__
     # No data file, no configuration file of the project's, no plugins: measurement only.

@@ -34,12 +34,16 @@ write, so `ObservationKey.parse(text).text == text` for every key it accepts.
 from __future__ import annotations
 
 import ast
-import enum
 import re
 import signal
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+from .compat import StrEnum
+
+if TYPE_CHECKING:  # annotations only (3.11+): the worker runs under 3.9 too
+    from typing import NotRequired  # novm
 
 PROTOCOL = "difforacle.worker/1"
 DUMP_SIGNAL = signal.SIGUSR1  # the worker writes every thread's stack to its stderr (faulthandler)
@@ -110,14 +114,14 @@ class OperationKind:
     CALL = "call"  # a callable an earlier statement returned, called: args[0](*args[1:])
 
 
-class ApiChange(enum.StrEnum):
+class ApiChange(StrEnum):
     """The second field of an API leaf: what about the operation changed."""
 
     MISSING = "missing"  # the operation does not exist on this commit
     SIGNATURE = "signature"  # its signature rejects the call
 
 
-class Status(enum.StrEnum):
+class Status(StrEnum):
     """How a sequence ended."""
 
     OK = "ok"  # every statement returned

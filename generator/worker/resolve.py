@@ -10,13 +10,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import operator
-import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .command_line import check_arguments, command_target, run_command_line
+from .compat import is_standard_module
 from .protocol import OperationKind
 from .tracer import unwrap_hits
 
@@ -173,7 +173,7 @@ class Operation:
                     return f"{klass.__module__}:{klass.__qualname__}.{self.name}"
         dunders = PROTOCOLS.get(self.op_id, ())
         if self.op_id.startswith("operator:"):
-            tried = list(zip(args, dunders, strict=False))  # left operand's dunder, then the right's
+            tried = list(zip(args, dunders))  # left operand's dunder, then the right's
         else:
             tried = [(args[0], dunder) for dunder in dunders] if args else []
         for operand, dunder in tried:
@@ -227,7 +227,7 @@ def _standard(klass: type) -> bool:
     """A class of the interpreter or the standard library (`int`, `datetime.timedelta`): a
     protocol's callee is the project's dunder that the operation dispatches to, not theirs."""
     module = klass.__module__ if isinstance(klass.__module__, str) else ""
-    return module == "builtins" or module.split(".")[0].lstrip("_") in sys.stdlib_module_names
+    return module == "builtins" or is_standard_module(module.split(".")[0].lstrip("_"))
 
 
 class Resolver:

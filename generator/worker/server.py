@@ -126,7 +126,7 @@ class Worker:
             sequence = item[0]
             runner.hanging_ops.add(sequence[min(statement, len(sequence) - 1)]["op"])
 
-        items = list(zip(request["sequences"], influence, range(len(request["sequences"])), strict=True))
+        items = list(zip(request["sequences"], influence, range(len(request["sequences"]))))
         results = self.forks.run(items, work, isolate, on_hang, measured)
         return RawReply('{"ok": true, "results": [' + ",".join(results) + "]}")
 

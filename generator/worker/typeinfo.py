@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import literals
+from .compat import UNION_ORIGINS, is_new_type, is_typeddict, typing_forms
 from .observe import type_name
 
 NONE = "builtins.NoneType"
@@ -61,8 +62,8 @@ PROTOCOL_CLASSES: tuple[type, ...] = (
 )
 _ABC_META = type(abc.Iterable)  # abc.ABCMeta
 FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-_UNKNOWN_FORMS = (typing.Any, typing.NoReturn, typing.Never, typing.Self, typing.LiteralString)
-_WRAPPERS = (typing.Annotated, typing.ClassVar, typing.Final, typing.Required, typing.NotRequired)
+_UNKNOWN_FORMS = typing_forms("Any", "NoReturn", "Never", "Self", "LiteralString")
+_WRAPPERS = typing_forms("Annotated", "ClassVar", "Final", "Required", "NotRequired")
 _SAMPLES = {"builtins.int": ["int", 1], "builtins.str": ["str", "a"], "builtins.float": ["float", "1.0"],
             "builtins.bool": ["bool", True], "builtins.bytes": ["bytes", "61"], NONE: ["none"],
             "builtins.list": ["list", []], "builtins.tuple": ["tuple", []], "builtins.dict": ["dict", []],
@@ -203,12 +204,12 @@ def from_annotation(annotation: Any, scope: NameScope, wanted: set[type], depth:
     if isinstance(annotation, typing.TypeVar):
         bounds = annotation.__constraints__ or ((annotation.__bound__,) if annotation.__bound__ else ())
         return union([from_annotation(b, scope, wanted, depth + 1) for b in bounds]) if bounds else info
-    if isinstance(annotation, typing.NewType):
+    if is_new_type(annotation):
         return from_annotation(annotation.__supertype__, scope, wanted, depth + 1)
     if isinstance(annotation, tuple):  # isinstance targets: (int, float)
         return union([from_annotation(a, scope, wanted, depth + 1) for a in annotation])
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType):
+    if origin in UNION_ORIGINS:
         return union([from_annotation(a, scope, wanted, depth + 1) for a in args])
     if origin is typing.Literal:
         return _literal(args, wanted)
@@ -218,7 +219,7 @@ def from_annotation(annotation: Any, scope: NameScope, wanted: set[type], depth:
         arg_infos = [] if origin is abc.Callable else \
             [from_annotation(a, scope, wanted, depth + 1) for a in args if a is not Ellipsis]
         return _container(origin, arg_infos, wanted)
-    if isinstance(annotation, type) and typing.is_typeddict(annotation):
+    if is_typeddict(annotation):
         return _typed_dict(annotation, scope, wanted, depth)
     if isinstance(annotation, type):
         return TypeInfo(_type_hints(annotation, wanted))
@@ -235,13 +236,13 @@ def declared_classes(annotation: Any, depth: int = 0) -> list[str] | None:
         return None
     if annotation is None or annotation is type(None):
         return [NONE]
-    if isinstance(annotation, typing.NewType):
+    if is_new_type(annotation):
         return declared_classes(annotation.__supertype__, depth + 1)
     if isinstance(annotation, typing.TypeVar):
         bounds = annotation.__constraints__ or ((annotation.__bound__,) if annotation.__bound__ else ())
         return _all_declared(bounds, depth) if bounds else None
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType):
+    if origin in UNION_ORIGINS:
         return _all_declared(args, depth)
     if origin is typing.Literal:
         return list(dict.fromkeys(type_name(type(value)) for value in args))
@@ -337,16 +338,17 @@ def _typed_dict(klass: type, scope: NameScope, wanted: set[type], depth: int) ->
 
 
 def _required_keys(klass: type, fields: dict[str, Any]) -> set[str]:
-    """`__required_keys__`, except that under PEP 563 CPython cannot see `NotRequired["..."]`."""
+    """`__required_keys__`, except that under PEP 563 CPython cannot see `NotRequired["..."]` or
+    `Required["..."]`. Totality is CPython's to apply, class body by class body: a `total=False`
+    class's keys are optional, those it inherits from a total one are not."""
     required = set(getattr(klass, "__required_keys__", fields))
-    total = getattr(klass, "__total__", True)
     for key, raw in getattr(klass, "__annotations__", {}).items():
         raw = raw.__forward_arg__ if isinstance(raw, typing.ForwardRef) else raw
-        if isinstance(raw, str):
-            qualifier = raw.split("[", 1)[0].strip().rsplit(".", 1)[-1] if "[" in raw else ""
-            if qualifier == "NotRequired" or (qualifier != "Required" and not total):
+        if isinstance(raw, str) and "[" in raw:
+            qualifier = raw.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+            if qualifier == "NotRequired":
                 required.discard(key)
-            else:
+            elif qualifier == "Required":
                 required.add(key)
     return required
 
@@ -435,7 +437,7 @@ def _from_name(node: ast.Name | ast.Attribute, scope: NameScope, wanted: set[typ
 
 def _is_type_like(obj: Any) -> bool:
     """A class or a typing form: not a function or constant that happens to share the name."""
-    return isinstance(obj, (type, typing.TypeVar, typing.NewType)) or obj is None \
+    return isinstance(obj, (type, typing.TypeVar)) or is_new_type(obj) or obj is None \
         or typing.get_origin(obj) is not None or _one_of(obj, _UNKNOWN_FORMS)
 
 

@@ -9,7 +9,9 @@ runs that report differences are in tests/end_to_end/test_command_line.py.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
@@ -92,6 +94,42 @@ def test_python_that_is_not_python(pr: RepoBuilder) -> None:
     result = run_cli("diff", "--repo", str(pr.root), "--base", "main", "--head", "feature", "--quiet",
                      "--python", "/bin/false")
     assert_one_line_error(result, "--python")
+
+
+def test_python_shim_that_cannot_start_is_not_reported_as_the_projects_import(pr: RepoBuilder,
+                                                                                tmp_path: Path) -> None:
+    """A pyenv shim whose version is not installed exits at once with its own message: that message,
+    not "the base commit's code could not be imported"."""
+    shim = tmp_path / "python3"
+    shim.write_text("#!/bin/sh\necho \"pyenv: version \\`3.7.99' is not installed\" >&2\nexit 1\n")
+    shim.chmod(0o755)
+    result = run_cli("diff", "--repo", str(pr.root), "--base", "main", "--head", "feature", "--quiet",
+                     "--python", str(shim))
+    message = assert_one_line_error(result, "--python")
+    assert "could not start the difforacle worker (exit status 1: pyenv: version" in message
+    assert "could not be imported" not in message
+
+
+def test_a_relative_python_path_is_taken_from_where_the_command_runs(pr: RepoBuilder, tmp_path: Path) -> None:
+    """The workers start in folders of their own: `--python .venv/bin/python` still means this one."""
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "bin" / "python").symlink_to(sys.executable)
+    result = run_cli("diff", "--repo", str(pr.root), "--base", "main", "--head", "feature", *FAST,
+                     "--python", os.path.join("env", "bin", "python"), cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "pkg.mod:convert" in result.stdout
+
+
+def test_python_older_than_the_worker_supports(pr: RepoBuilder) -> None:
+    older = [found for version in ("3.8", "3.7", "3.6") for found in
+             sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/python{version}"))]
+    if not older:
+        pytest.skip("no interpreter older than 3.9 here (pyenv)")
+    result = run_cli("diff", "--repo", str(pr.root), "--base", "main", "--head", "feature", "--quiet",
+                     "--python", str(older[0]))
+    message = assert_one_line_error(result, "--python")
+    assert f"{older[0]} is Python {older[0].name.removeprefix('python')}." in message
+    assert "must be Python 3.9 or later" in message
 
 
 def test_interpreter_that_cannot_import_the_project(builder: RepoBuilder) -> None:

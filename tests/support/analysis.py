@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 
 from difforacle.generator import Options, Report, analyze
+from support.engine_parts import PROJECT_PYTHON
 from support.repos import RepoBuilder, export_commit
 
 
 def run_analyze(builder: RepoBuilder, *, base: str = "main", head: str = "feature", budget: float = 4.0,
                 seed: int = 0, max_sequences: int | None = 300, **options: object) -> Report:
+    options.setdefault("python", PROJECT_PYTHON)
     return analyze(builder.root, base, head,
                    Options(budget=budget, seed=seed, max_sequences=max_sequences, **options))
 

@@ -24,7 +24,7 @@ def _same(a: Any, b: Any) -> bool:
             return math.isnan(a) and math.isnan(b)
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return a == b
@@ -192,7 +192,7 @@ def _same_loose(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(_same_loose(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
         return (type(a) is type(b) and len(a) == len(b)
-                and all(_same_loose(x, y) for x, y in zip(a, b, strict=True)))
+                and all(_same_loose(x, y) for x, y in zip(a, b)))
     return _same(a, b)
 
 

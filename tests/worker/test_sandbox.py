@@ -301,7 +301,8 @@ def test_changes_outside_the_run_folder_are_refused_and_change_nothing(folders: 
     results = _decode(ForkRunner(0, 10.0, (str(run),)).run(items, work, False))
 
     assert len({result.pop("pid") for result in results}) == 1  # one child: a refusal costs only the call
-    for (_, name, folder), result in zip(items, results, strict=True):
+    assert len(results) == len(items)
+    for (_, name, folder), result in zip(items, results):
         if folder == run:
             assert result == {}, (name, result)
         else:
@@ -356,8 +357,10 @@ def test_symlinks_are_judged_by_where_the_change_lands(folders: tuple[Path, Path
         "make a link out": lambda: os.symlink(outside / "file.txt", run / "made"),
         "remove a link out": lambda: os.remove(run / "escape"),
     }
-    results = dict(zip(attempts, _decode(ForkRunner(0, 5.0, (str(run),)).run(
-        list(attempts), lambda name: _attempt(attempts[name]), False)), strict=True))
+    runner = ForkRunner(0, 5.0, (str(run),))
+    decoded = _decode(runner.run(list(attempts), lambda name: _attempt(attempts[name]), False))
+    assert len(decoded) == len(attempts)
+    results = dict(zip(attempts, decoded))
 
     assert [name for name, result in results.items() if "refused" in result] == [
         "write through a link out", "remove through a link out", "chmod a link out",
