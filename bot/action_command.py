@@ -72,8 +72,8 @@ PUBLISH_MODES = ("here", "artifact")
 HISTORY_CACHE_HIT, HISTORY_CACHE_KEY = "DIFFORACLE_HISTORY_CACHE_HIT", "DIFFORACLE_HISTORY_CACHE_KEY"
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("action", help="run in a GitHub Actions pull-request workflow and publish")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `difforacle action` (its parser: `launcher.command_parser`)."""
     parser.add_argument("--event", type=Path, metavar="FILE",
                         help="the webhook event (default: $GITHUB_EVENT_PATH)")
     parser.add_argument("--repo", type=Path, metavar="PATH",

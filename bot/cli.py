@@ -42,26 +42,20 @@ from difforacle.generator import (
 from . import action_command, report_files, report_seal, risk_command
 from .app import command as app_command
 from .app.model import AppError
+from .commands import EXIT_SETUP, command_parser
 from .config import Config, ConfigError, load_config, load_config_file, run_options
 from .markdown import render_markdown
 from .progress import ProgressFile, ProgressPrinter
 from .report_facts import behavioural
 
-EXIT_SAME, EXIT_DIFFERENT, EXIT_SETUP = 0, 1, 2
+EXIT_SAME, EXIT_DIFFERENT = 0, 1
 DEMO_BUDGET = 20.0
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own exit status is 2 already; keep it one line
-        self.print_usage(sys.stderr)
-        print(f"difforacle: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_SETUP)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="difforacle", description="Find behavioural differences between two commits.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    diff = commands.add_parser("diff", help="report the behavioural differences head introduces over base")
+    """The launcher's parser (`launcher.command_parser`), each command's options added."""
+    parser, commands = command_parser()
+    diff = commands["diff"]
     diff.add_argument("--repo", default=".", help="the git repository (default: the current directory)")
     diff.add_argument("--base", required=True, help="the commit the tests are generated on")
     diff.add_argument("--head", required=True, help="the commit the tests are replayed on")
@@ -76,11 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="sign the --json report with the key in FILE, which is read and deleted first; "
                       "this process is then closed to the code it tests (how the App runs the engine "
                       "beside a pull request's code)")
-    demo = commands.add_parser("demo", help="build a small example repository and run diff on it")
-    _add_run_options(demo, budget=DEMO_BUDGET)
-    action_command.add_parser(commands)
-    app_command.add_parser(commands)
-    risk = commands.add_parser("risk", help="rank a pull request's units by defect score and split a budget")
+    _add_run_options(commands["demo"], budget=DEMO_BUDGET)
+    action_command.add_arguments(commands["action"])
+    app_command.add_arguments(commands["app"])
+    risk = commands["risk"]
     risk.add_argument("--repo", default=".", help="the git repository (default: the current directory)")
     risk.add_argument("--base", required=True, help="the commit whose history is scored")
     risk.add_argument("--head", help="the pull request's head (default: rank every unit at base)")

@@ -18,9 +18,9 @@ PARTS = {"generator": "difforacle.generator", "bot": "difforacle.bot"}
 ENGINE = "difforacle.generator"
 # The engine's packages, bottom first: each may import only those before it (and itself). The top
 # holds the pipeline (`engine`), the run's options, the bundled demo and the surface (`__init__`);
-# `errors` sits low so that every stage can raise them.
-LAYERS = ("worker", "report", "errors", "changes", "runtime", "oracle", "planning", "generation", "findings",
-          "triage", "engine options demo")
+# `errors` sits low so that every stage can raise them; `version` lower still, as the reports name it.
+LAYERS = ("worker", "version", "report", "errors", "changes", "runtime", "oracle", "planning", "generation",
+          "findings", "triage", "engine options demo")
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

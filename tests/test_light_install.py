@@ -10,6 +10,7 @@ import that slipped back to module level fails the command it breaks.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -53,7 +54,7 @@ def loaded():
 
 sys.meta_path.insert(0, NotInstalled())
 atexit.register(loaded)
-from difforacle.bot.cli import main
+from difforacle.bot.launcher import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -82,6 +83,32 @@ def test_help_loads_none_of_the_app_extra_nor_the_slow_packages(argv: list[str])
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: difforacle")
     assert not loaded & (EXTRA_PACKAGES | SLOW_TO_IMPORT) and not tried
+
+
+OURS_LOADED = """
+import atexit, sys
+atexit.register(lambda: print(" ".join(sorted(n for n in sys.modules if n.startswith("difforacle")))))
+from difforacle.bot.launcher import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(("argv", "status"), [(["--help"], 0), (["--version"], 0), (["-V"], 0), ([], 2)],
+                         ids=lambda value: " ".join(value) if isinstance(value, list) else str(value))
+def test_help_and_version_load_none_of_the_engine(argv: list[str], status: int) -> None:
+    """Answered by the launcher: of the engine only its lazy surface and, for the version, the
+    module that reads it; of the front ends only the launcher and the commands' parser."""
+    result = subprocess.run([sys.executable, "-c", OURS_LOADED, *argv], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == status, result.stderr
+    *shown, loaded = result.stdout.splitlines()
+    assert set(loaded.split()) <= {"difforacle", "difforacle.bot", "difforacle.bot.launcher",
+                                   "difforacle.bot.commands", "difforacle.generator",
+                                   "difforacle.generator.version"}, loaded
+    if argv[:1] in (["--version"], ["-V"]):
+        assert shown == [f"difforacle {importlib.metadata.version('difforacle')}"]
+    elif argv:
+        assert shown[0].startswith("usage: difforacle") and "risk" in shown[0]
 
 
 @pytest.mark.parametrize("argv", [["app", "serve"], ["app", "worker"], ["app", "run", "--port", "0"],

@@ -50,10 +50,10 @@ ENVIRONMENT = """configuration (environment variables):
 """
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("app", help="run the GitHub App: webhook server, job worker, or both",
-                                 description="Run the difforacle GitHub App.", epilog=ENVIRONMENT,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The subcommands and options of `difforacle app` (its parser: `launcher.command_parser`)."""
+    parser.description, parser.epilog = "Run the difforacle GitHub App.", ENVIRONMENT
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     sub = parser.add_subparsers(dest="app_command", required=True, parser_class=type(parser))
     serve = sub.add_parser("serve", help="the webhook server (enqueues jobs for workers)")
     sub.add_parser("worker", help="a job worker (many may share a Redis queue)")

@@ -9,6 +9,7 @@ from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING
 
+from ..version import VERSION
 from .model import Allocation, Coverage, Difference, Report, Stats
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ def report_to_json(report: Report) -> dict:
     """The report as plain JSON data; `statements` becomes a count, the sequence itself stays internal."""
     return {
         "schema": SCHEMA_ID,
+        "version": VERSION,  # difforacle's, that wrote it
         "base": report.base,
         "head": report.head,
         "differences": [_difference_to_json(d) for d in report.differences],

@@ -3,6 +3,8 @@ files are `report.files`', the Markdown is `difforacle.bot.markdown`'s)."""
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import jsonschema
 import pytest
 from support.report_samples import BASE, HEAD, sample_report
@@ -29,6 +31,7 @@ def test_report_json_validates_and_has_expected_shape(report: Report) -> None:
     data = report_to_json(report)
     validate_report(data)
     assert data["schema"] == SCHEMA_ID
+    assert data["version"] == importlib.metadata.version("difforacle")  # pyproject.toml's, as installed
     first, _, api, _ = data["differences"]
     assert first["statements"] == 2 and first["count"] == 3 and first["key"] == "s0.return"
     assert api["path"] is None and api["line"] is None and api["statements"] == 0

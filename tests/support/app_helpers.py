@@ -365,7 +365,7 @@ def _serve(args: argparse.Namespace) -> int:
     from difforacle.generator.errors import SetupError
 
     parser = argparse.ArgumentParser(prog="difforacle")
-    command.add_parser(parser.add_subparsers(dest="command"))
+    command.add_arguments(parser.add_subparsers(dest="command").add_parser("app"))
     try:
         return command.run(parser.parse_args(["app", "serve", "--port", str(args.port),
                                               "--host", "127.0.0.1"]))

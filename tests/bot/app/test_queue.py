@@ -517,7 +517,7 @@ def test_two_consumer_processes_share_the_jobs_of_a_redis_queue(tmp_path: Path,
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="difforacle")
-    command.add_parser(parser.add_subparsers(dest="command"))
+    command.add_arguments(parser.add_subparsers(dest="command").add_parser("app"))
     return parser.parse_args(["app", *argv])
 
 
