@@ -110,6 +110,7 @@ def test_python_shim_that_cannot_start_is_not_reported_as_the_projects_import(pr
     assert "could not be imported" not in message
 
 
+@pytest.mark.slow
 def test_a_relative_python_path_is_taken_from_where_the_command_runs(pr: RepoBuilder, tmp_path: Path) -> None:
     """The workers start in folders of their own: `--python .venv/bin/python` still means this one."""
     (tmp_path / "env" / "bin").mkdir(parents=True)
@@ -141,6 +142,7 @@ def test_interpreter_that_cannot_import_the_project(builder: RepoBuilder) -> Non
     assert "app.core" in message and "not_installed_dependency_xyz" in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "option",
     [("--budget", "0"), ("--budget", "abc"), ("--budget", "-3"), ("--budget", "nan"), ("--seed", "x"),

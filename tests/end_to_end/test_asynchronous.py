@@ -3,6 +3,7 @@ in the rendered tests alike."""
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import differences_summary, run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -33,6 +34,7 @@ PRICES_HEAD = (PRICES.replace("return total - total // 10", "return total - tota
                .replace("yield total // months", "yield -(-total // months)"))
 
 
+@pytest.mark.slow
 def test_asynchronous_differences_are_found_and_their_tests_await(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES}, {"pkg/prices.py": PRICES_HEAD})
     report = run_analyze(builder, budget=20.0, max_sequences=300)

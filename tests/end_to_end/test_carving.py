@@ -101,6 +101,7 @@ def _carve(builder: RepoBuilder) -> tuple[list[list[dict]], object]:
     return carving.sequences, carving
 
 
+@pytest.mark.slow
 def test_the_projects_tests_reach_what_random_inputs_do_not(builder: RepoBuilder) -> None:
     make_pr(builder, {**PARTS, "tests/test_codes.py": CODES_TEST}, {"parts/codes.py": CODES_BROKEN})
     carved = run_analyze(builder, budget=20.0, max_sequences=200)
@@ -126,6 +127,7 @@ def test_a_run_bound_by_time_explores_while_it_carves(builder: RepoBuilder) -> N
     assert 'describe("XK-4471")' in difference.test
 
 
+@pytest.mark.slow
 def test_tests_the_pull_request_adds_run_on_head(builder: RepoBuilder) -> None:
     new_test = CODES_TEST.replace('"XK", str(4400 + 71)', '"QZ", "0" + str(900 + 82)').replace(
         "left", "right").replace('": ', '" - ')
@@ -156,6 +158,7 @@ def test_objects_and_fixtures_become_statements(builder: RepoBuilder) -> None:
         {"shop.register:Register", "shop.register:Register.add", "shop.register:Register.total"})}
 
 
+@pytest.mark.slow
 def test_the_difference_a_carved_state_shows_is_reported(builder: RepoBuilder) -> None:
     make_pr(builder, SHOP, {"shop/register.py": REGISTER_BROKEN})
     report = run_analyze(builder, budget=20.0, max_sequences=100)

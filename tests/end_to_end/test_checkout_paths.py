@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from support.analysis import run_analyze, statuses_on_both_commits
 from support.repos import RepoBuilder, make_pr
 
@@ -37,6 +38,7 @@ def test_a_refactor_of_code_returning_paths_under_the_package_is_quiet(builder: 
     assert report.differences == []
 
 
+@pytest.mark.slow
 def test_a_path_that_really_changes_is_reported_with_a_test_for_any_checkout(builder: RepoBuilder,
                                                                             tmp_path: Path) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/assets.py": ASSETS},

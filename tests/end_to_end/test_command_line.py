@@ -42,6 +42,7 @@ def _without_timings(data: dict) -> dict:
 # ---------------------------------------------------------------- 10. output files
 
 
+@pytest.mark.slow
 def test_json_markdown_and_tests_dir(pr: RepoBuilder, tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = run_cli("diff", "--repo", str(pr.root), "--base", "main", "--head", "feature", *FAST,
@@ -114,6 +115,7 @@ def test_main_in_process_prints_the_report(pr: RepoBuilder, capsys: pytest.Captu
     assert "pkg.mod:convert" in captured.out
 
 
+@pytest.mark.slow
 def test_run_inside_the_clone_leaves_it_clean(pr: RepoBuilder) -> None:
     pr.write({"pkg/mod.py": MOD_BASE + "\n# an uncommitted edit\n", "scratch.txt": "not committed\n"})
     before = pr.status()
@@ -127,6 +129,7 @@ def test_run_inside_the_clone_leaves_it_clean(pr: RepoBuilder) -> None:
 # ---------------------------------------------------------------- 8. head does not import
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("head", "error"),
     [(MOD_BASE.replace("def same(x):", "def same(x:"), "SyntaxError"),

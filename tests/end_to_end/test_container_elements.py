@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -32,6 +33,7 @@ class Table:
 NO_ROLLBACK = TABLE.replace("            self.data = before\n", "")
 
 
+@pytest.mark.slow
 def test_a_bulk_update_failing_on_an_unhashable_key_midway(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/table.py": TABLE}, {"pkg/table.py": NO_ROLLBACK})
     report = run_analyze(builder, max_sequences=400)

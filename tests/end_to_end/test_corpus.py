@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -30,6 +31,7 @@ def test_lines():
 '''
 
 
+@pytest.mark.slow
 def test_a_mutated_test_input_shows_a_difference_generated_inputs_miss(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/document.py": DOCUMENT, "tests/test_document.py": TESTS},
             {"pkg/document.py": DOCUMENT_HEAD})
@@ -61,6 +63,7 @@ LINES_AT_MODULE_HEAD = LINES_AT_MODULE.replace(
     '_split = lambda text: text.rstrip("\\n").split("\\n") if text else []  # noqa: E731')
 
 
+@pytest.mark.slow
 def test_a_module_level_change_mutates_test_inputs_too(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/document.py": LINES_AT_MODULE,
                       "tests/test_document.py": TESTS}, {"pkg/document.py": LINES_AT_MODULE_HEAD})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -33,6 +34,7 @@ def grade(score):
 '''
 
 
+@pytest.mark.slow
 def test_coverage_section_lists_exactly_the_changed_lines_and_branches(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/grades.py": BASE}, {"pkg/grades.py": HEAD})
 

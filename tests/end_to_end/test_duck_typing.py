@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -28,6 +29,7 @@ def match(command):
 '''
 
 
+@pytest.mark.slow
 def test_an_unannotated_parameter_gets_the_class_with_the_attributes_it_uses(builder: RepoBuilder) -> None:
     package = "from .types import Alias, Command\n"  # the package's types, loaded with it
     make_pr(builder, {"pkg/__init__.py": package, "pkg/types.py": TYPES, "pkg/rules.py": RULE},

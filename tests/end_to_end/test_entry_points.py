@@ -51,6 +51,7 @@ def _commands(builder: RepoBuilder, before: dict[str, str], after: dict[str, str
     return [d for d in report.differences if d.statements and d.statements[-1].op.endswith("<argv>")]
 
 
+@pytest.mark.slow
 def test_an_option_whose_output_changes_is_detected(builder: RepoBuilder) -> None:
     changed = COUNTER.replace("range(args.count)", "range(max(args.count - 1, 1))")
     found = _commands(builder, {"tool/__init__.py": "", "tool/cli.py": COUNTER}, {"tool/cli.py": changed})
@@ -86,6 +87,7 @@ def run():
 PYPROJECT = '[project]\nname = "tool"\nversion = "0"\n\n[project.scripts]\ntool-count = "tool.app:run"\n'
 
 
+@pytest.mark.slow
 def test_a_console_script_whose_stdin_handling_changed(builder: RepoBuilder) -> None:
     """`run` reads no argv: only the scripts table makes it a command line."""
     changed = APP.replace("        line = line.strip()\n", "")
@@ -171,6 +173,7 @@ def greet(times, name):
 """
 
 
+@pytest.mark.slow
 def test_a_click_group_s_subcommand(builder: RepoBuilder) -> None:
     pytest.importorskip("click")
     found = _commands(builder, {"tool/__init__.py": "", "tool/cli.py": CLICK},

@@ -18,6 +18,7 @@ def visible(separator: str) -> str:
 '''
 
 
+@pytest.mark.slow
 def test_the_projects_code_sees_no_token(builder: RepoBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in SECRETS:
         monkeypatch.setenv(name, "planted")

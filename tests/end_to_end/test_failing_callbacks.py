@@ -94,6 +94,7 @@ def _run(builder: RepoBuilder, components: Components):
     return run_analyze(builder, max_sequences=600, components=components)
 
 
+@pytest.mark.slow
 def test_a_converter_whose_error_message_changed(builder: RepoBuilder) -> None:
     report = _run(builder, ON)
     found = [d for d in report.differences if d.target == "pkg.types:FuncType.convert"]

@@ -47,6 +47,7 @@ def _statements(source: str) -> list[str]:
     return [ast.unparse(statement) for statement in function.body]
 
 
+@pytest.mark.slow
 def test_minimized_test_keeps_only_the_calls_the_difference_needs(builder: RepoBuilder) -> None:
     head = LEDGER.replace('if len(self.entries) >= 3:', 'if len(self.entries) >= 2:')
     make_pr(builder, {"pkg/__init__.py": "", "pkg/ledger.py": LEDGER}, {"pkg/ledger.py": head})
@@ -119,6 +120,7 @@ def test_differences_with_the_same_target_kind_and_hunk_are_one_finding(builder:
     assert all(d.path == "pkg/shared.py" and d.line == 2 for d in report.differences)
 
 
+@pytest.mark.slow
 def test_several_observers_of_one_object_group_by_observation(builder: RepoBuilder) -> None:
     head = LEDGER.replace("self.entries.append(amount)", "self.entries.append(amount + 1)")
     make_pr(builder, {"pkg/__init__.py": "", "pkg/ledger.py": LEDGER}, {"pkg/ledger.py": head})
@@ -149,6 +151,7 @@ def mode() -> int:
 '''
 
 
+@pytest.mark.slow
 def test_a_difference_pytest_cannot_reproduce_is_hidden_by_default(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/modes.py": PYTEST_AWARE},
             {"pkg/modes.py": PYTEST_AWARE_HEAD})
@@ -165,6 +168,7 @@ def test_a_difference_pytest_cannot_reproduce_is_hidden_by_default(builder: Repo
     assert data["differences"][0]["reproduced"] is False
 
 
+@pytest.mark.slow
 def test_minimization_time_bound_is_reported(builder: RepoBuilder) -> None:
     head = LEDGER.replace('if len(self.entries) >= 3:', 'if len(self.entries) >= 2:')
     make_pr(builder, {"pkg/__init__.py": "", "pkg/ledger.py": LEDGER}, {"pkg/ledger.py": head})
@@ -178,6 +182,7 @@ def test_minimization_time_bound_is_reported(builder: RepoBuilder) -> None:
     assert report_to_json(report)["differences"][0]["minimized"] is False
 
 
+@pytest.mark.slow
 def test_report_fields_for_findings(builder: RepoBuilder) -> None:
     head = LEDGER.replace("return sum(self.entries)", "return sum(self.entries) + 1")
     make_pr(builder, {"pkg/__init__.py": "", "pkg/ledger.py": LEDGER}, {"pkg/ledger.py": head})

@@ -82,6 +82,7 @@ def test_a_change_reached_only_after_a_sequence_of_setters(builder: RepoBuilder,
 WITHOUT_REPETITION = Components.without(["repetition"])
 
 
+@pytest.mark.slow
 def test_the_change_is_found_with_influence_search(builder: RepoBuilder) -> None:
     report = _fired(builder, WITHOUT_REPETITION, 0)
     [difference] = _boom(report)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -51,6 +52,7 @@ def test_no_options_from_code_that_does_not_read_them() -> None:
     assert keyword_options(random.random, "kwargs") == {}
 
 
+@pytest.mark.slow
 def test_an_option_only_a_validator_names_reaches_the_change(builder: RepoBuilder) -> None:
     make_pr(builder, {"fmt/__init__.py": RENDER, "fmt/options.py": VALIDATE},
             {"fmt/__init__.py": RENDER.replace("return text.upper()", "return text.upper() + '!'")})
@@ -91,6 +93,7 @@ def test_the_counts_a_function_reads_its_args_as_taking(tmp_path, monkeypatch) -
     assert arities(rows.anything, "values") == []
 
 
+@pytest.mark.slow
 def test_a_change_only_three_positional_values_reach_is_found(builder: RepoBuilder) -> None:
     make_pr(builder, {"rows.py": ROW}, {"rows.py": ROW.replace('"|" + "|".join', '"| " + "|".join')})
     differences = run_analyze(builder, max_sequences=300).differences

@@ -34,6 +34,7 @@ def _differences(builder: RepoBuilder, after: str):
     return run_analyze(builder, max_sequences=200).differences
 
 
+@pytest.mark.slow
 def test_an_entry_deep_in_a_table_built_at_import(builder: RepoBuilder) -> None:
     differences = _differences(builder, TABLES.replace('"u150": 1050', '"u150": 1051'))
     table = [d for d in differences if d.target == "timing.tables:UNITS"]
@@ -42,6 +43,7 @@ def test_an_entry_deep_in_a_table_built_at_import(builder: RepoBuilder) -> None:
     assert (table[0].path, table[0].line) == ("timing/tables.py", 156)  # the changed entry's line
 
 
+@pytest.mark.slow
 def test_a_public_constant_head_removes_is_an_api_change(builder: RepoBuilder) -> None:
     differences = _differences(builder, TABLES.replace('DEFAULT_UNIT, FALLBACK_UNIT = "u1", "u2"\n',
                                                        'DEFAULT_UNIT = "u1"\n'))
@@ -49,6 +51,7 @@ def test_a_public_constant_head_removes_is_an_api_change(builder: RepoBuilder) -
     assert removed.kind == "api"
 
 
+@pytest.mark.slow
 def test_values_off_by_their_switch(builder: RepoBuilder) -> None:
     from difforacle.generator.generation.techniques import Components
 
@@ -58,6 +61,7 @@ def test_values_off_by_their_switch(builder: RepoBuilder) -> None:
     assert not [d for d in report.differences if d.target == "timing.tables:UNITS"]
 
 
+@pytest.mark.slow
 def test_a_changed_module_level_regex(builder: RepoBuilder) -> None:
     differences = _differences(builder, TABLES.replace('r"[a-z]+"', 'r"[a-z]*"'))
     [regex] = [d for d in differences if d.target == "timing.tables:WORD"]
@@ -102,6 +106,7 @@ from ._hooks import Marker, SpecOpts
 '''
 
 
+@pytest.mark.slow
 def test_a_name_the_package_stops_exporting_is_an_api_change(builder: RepoBuilder) -> None:
     """A `TypedDict` re-exported from a private module has no operation of its own (no signature);
     renaming it in the package's `__all__` and imports is still found, at the `__all__` line."""

@@ -4,6 +4,7 @@ without it 8: no gain shown there)."""
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import run_analyze
 from support.engine_parts import WITH_PATHS
 from support.repos import RepoBuilder, make_pr
@@ -28,6 +29,7 @@ class Lock:
 '''
 
 
+@pytest.mark.slow
 def test_a_rare_path_through_a_changed_branch_is_recorded_and_found(builder: RepoBuilder) -> None:
     """Head opens the lock one digit later: only a lock given the whole code tells them apart."""
     make_pr(builder, {"pkg/__init__.py": "", "pkg/lock.py": LOCK},

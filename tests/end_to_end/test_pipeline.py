@@ -71,6 +71,7 @@ def double(x):
 UNITS_HEAD = UNITS_BASE.replace("return 3600", "return 3660")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["flat", "src"])
 def test_changed_return_value(builder: RepoBuilder, tmp_path: Path, layout: str) -> None:
     root = "src/" if layout == "src" else ""
@@ -106,6 +107,7 @@ def lookup(key):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("new_body", "head_text"),
     [
@@ -157,6 +159,7 @@ class Recent:
 BAG_HEAD = BAG_BASE.replace("if len(self._items) >= self.limit:", "if len(self._items) > self.limit:")
 
 
+@pytest.mark.slow
 def test_method_changes_what_an_observer_reports(builder: RepoBuilder, tmp_path: Path) -> None:
     make_pr(builder, {"bag.py": BAG_BASE}, {"bag.py": BAG_HEAD})
 
@@ -215,6 +218,7 @@ class Box:
 BUMP = "    def bump(self, by=1):\n        self.v += by\n        return self.v\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("head", "expected", "head_text"),
     [
@@ -519,6 +523,7 @@ def _assert_finds_rate_within_budget(builder: RepoBuilder, budget: float) -> Non
     assert {d.target for d in report.differences} == {"pkg.hostile:rate"}, differences_summary(report)
 
 
+@pytest.mark.slow
 def test_hostile_functions_do_not_stop_the_run(builder: RepoBuilder) -> None:
     _hostile_pr(builder, HOSTILE)
     _assert_finds_rate_within_budget(builder, budget=6.0)
@@ -637,6 +642,7 @@ def _files(folder: Path) -> dict[str, tuple]:
     return found
 
 
+@pytest.mark.slow
 def test_hostile_file_system_calls_change_nothing_outside_the_run(builder: RepoBuilder, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     victims = _victims(tmp_path / "victims")
@@ -676,6 +682,7 @@ def _can_run_a_worker(uid: int, python: str) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_hostile_file_system_calls_as_a_non_root_user() -> None:
     """The test above with the engine and its workers running as a user who owns the files at stake:
     only the sandbox stands between the hostile module and them (root could be stopped by nothing else)."""
@@ -747,6 +754,7 @@ def test_head_that_does_not_import_is_a_finding(builder: RepoBuilder, head: str,
     assert "import pkg.shapes" in difference.test or "from pkg.shapes import" in difference.test
 
 
+@pytest.mark.slow
 def test_head_import_error_test_passes_on_base_fails_on_head(builder: RepoBuilder, tmp_path: Path) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/shapes.py": SHAPES_BASE},
             {"pkg/shapes.py": "import not_a_module_anywhere_xyz\n" + SHAPES_BASE})
@@ -776,6 +784,7 @@ def value(x):
 '''
 
 
+@pytest.mark.slow
 def test_project_writing_files_at_import_leaves_the_work_tree_clean(
         builder: RepoBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     make_pr(builder, {"litter.py": LITTERING}, {"litter.py": LITTERING.replace("return 50", "return 55")})
@@ -915,6 +924,7 @@ def recall(key: str) -> int:
 '''
 
 
+@pytest.mark.slow
 def test_a_difference_that_needs_state_an_earlier_sequence_left_is_confirmed(builder: RepoBuilder,
                                                                              tmp_path: Path) -> None:
     """`recall` differs only for a key some earlier sequence stored: the replay shows it (a round

@@ -3,6 +3,7 @@ modules that import it (`changes.importers`), and its difference is reported on 
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -26,6 +27,7 @@ class Shelf(Store):
 '''
 
 
+@pytest.mark.slow
 def test_changed_code_of_a_private_module_reached_through_an_importer(builder: RepoBuilder) -> None:
     """`_add_all` is private and nothing in its module calls it: only `Shelf.stock`, in the module
     that imports it, reaches it."""

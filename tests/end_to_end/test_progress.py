@@ -32,6 +32,7 @@ def test_the_run_shows_its_history_being_read_before_anything_else(builder: Repo
     assert seen[len(reading)].phase == "importing"
 
 
+@pytest.mark.slow
 def test_diff_keeps_the_progress_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "progress.json"
 
@@ -46,6 +47,7 @@ def test_diff_keeps_the_progress_file(tmp_path: Path, capsys: pytest.CaptureFixt
     assert final.sequences > 0
 
 
+@pytest.mark.slow
 def test_a_run_in_a_log_shows_its_phases_and_ends_with_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
     status = main(["demo", "--budget", "3", "--max-sequences", "200"])
 

@@ -52,6 +52,7 @@ def test_a_reflected_operator_with_a_standard_value(builder: RepoBuilder) -> Non
     assert "datetime.timedelta(" in difference.test and " - " in difference.test
 
 
+@pytest.mark.slow
 def test_deepcopy_reaches_a_changed_deepcopy(builder: RepoBuilder) -> None:
     broken = DURATION.replace("return Duration(self.seconds)", "return Duration(0)")
     report = _run(builder, DURATION, broken)
@@ -68,6 +69,7 @@ def test_hash_of_a_class_that_becomes_hashable(builder: RepoBuilder) -> None:
     assert difference.kind == "exception"  # unhashable on base
 
 
+@pytest.mark.slow
 def test_reversed_reaches_a_changed_reversed(builder: RepoBuilder) -> None:
     steps = ('class Steps:\n    def __init__(self, stop: int) -> None:\n        self.stop = stop\n\n'
              '    def __iter__(self):\n        return iter(range(self.stop))\n\n'
@@ -79,6 +81,7 @@ def test_reversed_reaches_a_changed_reversed(builder: RepoBuilder) -> None:
     assert all("list(reversed(steps))" in d.test for d in found)  # called as user code does, drained
 
 
+@pytest.mark.slow
 def test_format_with_a_spec_of_an_int_subclass(builder: RepoBuilder) -> None:
     money = ('class Cents(int):\n    def __new__(cls, value: int) -> "Cents":\n'
              '        return super().__new__(cls, value)\n\n'
@@ -184,6 +187,7 @@ class Ranges:
 '''
 
 
+@pytest.mark.slow
 def test_a_private_classs_changed_comparison(builder: RepoBuilder) -> None:
     """`add()` returns a private `_Span`; comparing two of them is the module's behaviour too."""
     make_pr(builder, {"pkg/__init__.py": "", "pkg/spans.py": SPANS},

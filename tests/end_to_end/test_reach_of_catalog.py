@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from support.analysis import run_analyze
 from support.catalog_samples import real_catalog
 from support.repos import RepoBuilder, make_pr
@@ -53,6 +54,7 @@ def test_the_private_class_of_public_values_gets_protocol_operations(tmp_path: P
     assert not any(op_id.startswith("dor_tokens:_TokenType") for op_id in ids)  # no private constructor
 
 
+@pytest.mark.slow
 def test_a_dunder_lookup_through_a_value_of_a_private_class(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/tokens.py": TOKENS}, {"pkg/tokens.py": NO_DUNDERS})
     report = run_analyze(builder, max_sequences=200)

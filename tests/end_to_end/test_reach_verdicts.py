@@ -66,6 +66,7 @@ def _reasons(report) -> dict[str, tuple[int, int, str]]:
     return {unit.unit: (unit.lines, unit.run, unit.reason) for unit in report.reach}
 
 
+@pytest.mark.slow
 def test_each_changed_unit_says_whether_it_ran_and_why_not(builder: RepoBuilder) -> None:
     make_pr(builder, {"lib.py": LIBRARY}, {"lib.py": CHANGED})
     # `_helper` is reached by no public operation: the technique `direct` would call it directly
@@ -100,6 +101,7 @@ def test_a_clean_run_over_unrun_code_says_nothing_could_be_checked(builder: Repo
     assert headline == "Nothing could be checked: none of the 1 changed line ran."
 
 
+@pytest.mark.slow
 def test_a_table_that_only_ran_at_import_was_not_checked(builder: RepoBuilder) -> None:
     """Without reading module values, a module of data alone offers no operation: no sequence
     runs, and the import that ran its changed line compared nothing, so the run must not read as

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -24,6 +25,7 @@ def render(rows: list[list[str]], style: str) -> str:
 FORMATS_HEAD = FORMATS.replace('"|" + "|".join(cells) + "|"', '"| " + " | ".join(cells) + " |"')
 
 
+@pytest.mark.slow
 def test_a_changed_private_function_only_a_table_holds_is_called_directly(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/formats.py": FORMATS}, {"pkg/formats.py": FORMATS_HEAD})
     report = run_analyze(builder, budget=20.0, max_sequences=200)

@@ -267,6 +267,7 @@ def _found(report, target: str) -> list:
 MISKEYED = MEMO.replace("key = args + tuple(sorted(kwargs.items()))", "key = args")
 
 
+@pytest.mark.slow
 def test_a_decorator_factory_whose_wrapper_changed(builder: RepoBuilder) -> None:
     report = _run(builder, MEMO, MISKEYED)
     [difference] = _found(report, "pkg.core:memo")
@@ -279,6 +280,7 @@ def test_a_decorator_factory_without_callables(builder: RepoBuilder) -> None:
     assert not _run(builder, MEMO, MISKEYED, OFF).differences
 
 
+@pytest.mark.slow
 def test_a_closure_whose_code_changed(builder: RepoBuilder) -> None:
     report = _run(builder, SCALER, SCALER.replace("value * factor", "value * factor + 1"), sequences=200)
     [difference] = _found(report, "pkg.core:make_scaler")
@@ -290,6 +292,7 @@ def test_a_closure_without_callables(builder: RepoBuilder) -> None:
     assert not _run(builder, SCALER, changed, OFF, sequences=200).differences
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("components", [ON, OFF], ids=["on", "off"])
 def test_a_returned_bound_method_whose_code_changed(builder: RepoBuilder, components: Components) -> None:
     changed = GREETER.replace('f"{self.greeting}, {name}"', 'f"{self.greeting}: {name}"')
@@ -347,6 +350,7 @@ def run_hook(hook, value):
 '''
 
 
+@pytest.mark.slow
 def test_the_branch_for_a_hook_that_returns_nothing_is_reached(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/hooks.py": HOOKED},
             {"pkg/hooks.py": HOOKED.replace("        return value\n", "        return [value]\n")})
@@ -378,6 +382,7 @@ def pattern(regex: str) -> Pattern:
 '''
 
 
+@pytest.mark.slow
 def test_a_validator_objects_call_is_named_after_the_project_never_the_tracer(builder: RepoBuilder) -> None:
     """The changed `__call__` runs through the worker's hit wrapper: the finding still names the
     project's method, and nothing of the worker's tracing appears in what is reported."""

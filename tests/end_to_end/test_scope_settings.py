@@ -44,11 +44,13 @@ def _targets(report) -> set[str]:
     return {d.target for d in report.differences}
 
 
+@pytest.mark.slow
 def test_without_settings_every_change_differs(project: RepoBuilder) -> None:
     report = run_analyze(project, budget=10, max_sequences=400)
     assert _targets(report) == {"pkg.a:f", "pkg.a:k", "pkg.b:g", "vendor.c:h"}
 
 
+@pytest.mark.slow
 def test_the_scope_and_the_float_policy_apply_before_and_during_the_run(project: RepoBuilder) -> None:
     report = run_analyze(project, budget=10, max_sequences=400,
                          scope=Scope(exclude=("vendor",), ignore_targets=("pkg.b:*",)),

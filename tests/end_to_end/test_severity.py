@@ -27,6 +27,7 @@ def matches(pattern: str, text: str) -> bool:
 '''
 
 
+@pytest.mark.slow
 def test_a_moved_position_in_a_standard_library_message_is_minor(builder: RepoBuilder) -> None:
     """The change wraps the pattern in one more group: matching is the same, only the position in
     `re.error`'s message moves."""
@@ -145,6 +146,7 @@ def parse_pair(text: str) -> tuple:
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("module", "before", "after", "target"), [
     ("gate", GATE, GATE.replace("1 if failed else 0", "0 if failed else 1"), "pkg.gate:gate"),
     ("config", CONFIG, CONFIG.replace(", start=1)", ")"), "pkg.config:parse"),
@@ -161,6 +163,7 @@ def test_what_the_projects_code_raises_is_never_minor(builder: RepoBuilder, modu
     assert found and {d.severity for d in found} == {"major"}, differences_summary(report)
 
 
+@pytest.mark.slow
 def test_the_exit_status_follows_the_severity(builder: RepoBuilder) -> None:
     """Only an interpreter's wording changed: listed as minor, exit 0. The project's own message
     changed too: exit 1."""

@@ -4,6 +4,7 @@ containers and tuple comparison take an object as equal to itself, so code that 
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import run_analyze, statuses_on_both_commits
 from support.repos import RepoBuilder, make_pr
 
@@ -27,6 +28,7 @@ class Keys:
 BY_EQUALITY = KEYS.replace("if key in self.keys:", "if any(k == key for k in self.keys):")
 
 
+@pytest.mark.slow
 def test_the_same_nan_twice_finds_a_membership_test_by_equality(builder: RepoBuilder, tmp_path) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/keys.py": KEYS}, {"pkg/keys.py": BY_EQUALITY})
     report = run_analyze(builder, max_sequences=600)

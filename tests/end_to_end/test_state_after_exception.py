@@ -3,6 +3,7 @@ arguments after the exception (a bulk update that rolls back, or does not, on fa
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import run_analyze, statuses_on_both_commits
 from support.repos import RepoBuilder, make_pr
 
@@ -32,6 +33,7 @@ class Registry:
 NO_ROLLBACK = REGISTRY.replace("            self.counts = before\n", "")
 
 
+@pytest.mark.slow
 def test_a_failed_update_that_no_longer_rolls_back(builder: RepoBuilder, tmp_path) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/registry.py": REGISTRY}, {"pkg/registry.py": NO_ROLLBACK})
     report = run_analyze(builder, max_sequences=400)

@@ -73,6 +73,7 @@ def test_regressions_behind_stdlib_parameters_are_found_and_reproduced(
         assert on_head.returncode == 1 and "1 failed" in on_head.stdout, test
 
 
+@pytest.mark.slow
 def test_a_path_parameter_gets_a_file_the_rendered_test_writes_first(
         analyzed: tuple[RepoBuilder, dict[str, Difference]]) -> None:
     test = analyzed[1]["tools.io:first_line"].test

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
@@ -19,6 +20,7 @@ MONEY_HEAD = MONEY + '''
 '''
 
 
+@pytest.mark.slow
 def test_a_format_spec_with_grouping_reaches_the_change(builder: RepoBuilder) -> None:
     make_pr(builder, {"bank/__init__.py": "", "bank/money.py": MONEY}, {"bank/money.py": MONEY_HEAD})
     with_specs = run_analyze(builder, max_sequences=400, components=Components.without(["constants"]))

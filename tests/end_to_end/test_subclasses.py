@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from support.analysis import run_analyze, statuses_on_both_commits
 from support.repos import RepoBuilder, make_pr
 
@@ -25,6 +26,7 @@ class Version:
 BY_NAME = VERSION.replace("return type(self)(", "return Version(")
 
 
+@pytest.mark.slow
 def test_a_method_that_stops_building_its_subclass_is_found(builder: RepoBuilder, tmp_path: Path) -> None:
     make_pr(builder, {"versions.py": VERSION}, {"versions.py": BY_NAME})
     differences = [d for d in run_analyze(builder).differences if d.target == "versions:Version.bump"]

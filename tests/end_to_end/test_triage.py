@@ -57,6 +57,7 @@ def test_a_difference_only_none_shows_for_a_str_is_set_apart(builder: RepoBuilde
     assert headline(data).startswith("difforacle: no behavioural difference in the 2 changed lines")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("after", [TABS_TWICE, OPTIONAL.replace("    return sum(", "    if text is None:\n"
                                                                  "        return 0\n    return sum(")],
                          ids=["a-declared-input-differs", "none-is-declared"])
@@ -71,6 +72,7 @@ def test_a_difference_on_a_declared_input_is_unexplained(builder: RepoBuilder, a
         assert "width(None)" in counted[0].test
 
 
+@pytest.mark.slow
 def test_the_exit_status_counts_only_declared_inputs(builder: RepoBuilder) -> None:
     _pr(builder, WIDTH, FAST_PATH)
     common = ("diff", "--repo", str(builder.root), "--base", "main", "--head", "feature", "--budget", "10",
@@ -105,6 +107,7 @@ def _counted(differences: list[Difference]) -> list[Difference]:
     return [d for d in differences if d.severity == "major" and d.verdict in COUNTED]
 
 
+@pytest.mark.slow
 def test_a_difference_the_pull_request_names_is_explained_the_other_not(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES}, {"pkg/prices.py": BOTH})
     report = run_analyze(builder, pr_title="Make round_price round to the nearest 5 cents")
@@ -125,6 +128,7 @@ def test_a_difference_the_pull_request_names_is_explained_the_other_not(builder:
                                    + data["head"][:7] + ")")
 
 
+@pytest.mark.slow
 def test_a_commit_message_or_a_docstring_explains_too(builder: RepoBuilder) -> None:
     documented = NEAREST.replace("rounded down to a multiple", "rounded to the nearest multiple")
     base, _ = make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES},
@@ -142,6 +146,7 @@ def test_a_commit_message_or_a_docstring_explains_too(builder: RepoBuilder) -> N
     assert difference.evidence.endswith(': "`round_price` rounds to the nearest 5 cents."')
 
 
+@pytest.mark.slow
 def test_the_pull_requests_words_reach_the_command_line(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES}, {"pkg/prices.py": NEAREST})
     common = ("diff", "--repo", str(builder.root), "--base", "main", "--head", "feature", "--budget", "10",
@@ -168,6 +173,7 @@ def test_round_price():
 '''
 
 
+@pytest.mark.slow
 def test_an_existing_test_the_change_breaks_makes_its_difference_a_regression(builder: RepoBuilder) -> None:
     # the title names discount, but an unchanged test of it fails on head: the test speaks louder
     make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES, "tests/test_prices.py": PRICE_TESTS},
@@ -183,6 +189,7 @@ def test_an_existing_test_the_change_breaks_makes_its_difference_a_regression(bu
     assert "**1 behavioural difference** in the changed code." in text  # it leads: nothing explains it
 
 
+@pytest.mark.slow
 def test_a_test_the_pull_request_changes_is_not_an_existing_one(builder: RepoBuilder) -> None:
     updated = PRICE_TESTS.replace("== 90", "== 89")
     make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES, "tests/test_prices.py": PRICE_TESTS},
@@ -193,6 +200,7 @@ def test_a_test_the_pull_request_changes_is_not_an_existing_one(builder: RepoBui
     assert not any("existing test" in note for note in report.notes)
 
 
+@pytest.mark.slow
 def test_a_test_the_pull_request_removes_as_the_change_broke_it_explains_what_it_showed(
         builder: RepoBuilder) -> None:
     # test_discount passes on base and fails on head, and the pull request removes it: it meant to
@@ -221,6 +229,7 @@ def test_round_price_rounds_to_the_nearest():
 '''
 
 
+@pytest.mark.slow
 def test_a_test_the_pull_request_adds_asserts_its_change_not_another(builder: RepoBuilder) -> None:
     # the added test fails on base (10) and passes on head (15): round_price's change is asserted by it;
     # discount's change is in no test and no word of the pull request
@@ -246,6 +255,7 @@ def test_a_test_the_pull_request_adds_asserts_its_change_not_another(builder: Re
             "explains.") in text
 
 
+@pytest.mark.slow
 def test_a_pull_request_test_that_passes_on_base_asserts_nothing(builder: RepoBuilder) -> None:
     # round_price(10) is 10 on both sides: the test holds on base too, so it states no change
     make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES},
@@ -256,6 +266,7 @@ def test_a_pull_request_test_that_passes_on_base_asserts_nothing(builder: RepoBu
     assert [d.verdict for d in _counted(report.differences)] == [Verdict.UNEXPLAINED]
 
 
+@pytest.mark.slow
 def test_a_pull_request_test_whose_id_changes_from_run_to_run_asserts_nothing(builder: RepoBuilder) -> None:
     # the same test, its parametrized id a clock reading: base's run has another id, which is no failure
     stamped = ("import time\n\nimport pytest\n\nfrom pkg.prices import round_price\n\n\n"
@@ -268,6 +279,7 @@ def test_a_pull_request_test_whose_id_changes_from_run_to_run_asserts_nothing(bu
     assert [d.verdict for d in _counted(report.differences)] == [Verdict.UNEXPLAINED]
 
 
+@pytest.mark.slow
 def test_a_pull_request_test_that_cannot_import_on_base_fails_there(builder: RepoBuilder) -> None:
     # its file imports a function head adds: on base it does not collect, which is a failure there
     added = NEAREST + '\n\ndef ceil_price(cents: int) -> int:\n    return -(-cents // 5) * 5\n'
@@ -291,6 +303,7 @@ class FrozenMeter:
 '''
 
 
+@pytest.mark.slow
 def test_a_module_the_pull_request_removes_is_judged_like_any_difference(builder: RepoBuilder) -> None:
     # the module no longer imports on head: a difference found before exploration, judged all the same
     make_pr(builder, {"pkg/__init__.py": "", "pkg/prices.py": PRICES, "pkg/frozen.py": FROZEN},

@@ -826,6 +826,7 @@ def sequences(draw: st.DrawFn) -> tuple[list[dict], Mismatch]:
     return statements, Mismatch(key, draw(LEAVES), draw(LEAVES))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sequences(), st.sampled_from(PINS))
 def test_any_sequence_renders_to_one_compilable_test_or_is_unpinnable(
@@ -875,6 +876,7 @@ def _pytest(folder: Path) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("side", PINS)
 def test_rendered_suite_under_pytest(pytest_suite: tuple[Path, Path], side: str) -> None:
     """On each side, its own flavour passes and the other flavour fails, every one of them."""

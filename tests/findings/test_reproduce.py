@@ -121,6 +121,7 @@ def shared(pr: tuple[Checkout, Checkout], tmp_path_factory: pytest.TempPathFacto
     return Shared(results, elapsed, pid_file.read_text().split() if pid_file.exists() else [], outside)
 
 
+@pytest.mark.slow
 def test_results_are_keyed_by_name_in_input_order(shared: Shared) -> None:
     assert list(shared.results) == ["regression", "no_pin_head", "same_on_both", "hash_order",
                                     "wrong_on_base", "syntax_error", "hang", "hang_at_import",

@@ -439,6 +439,7 @@ def published(effects: Path) -> dict[str, int]:
         db.close()
 
 
+@pytest.mark.slow
 def test_a_consumer_killed_mid_job_is_recovered_published_once(tmp_path: Path) -> None:
     env = {"DIFFORACLE_DATA_DIR": str(tmp_path), "DIFFORACLE_QUEUE_URL": f"sqlite:///{tmp_path}/queue.sqlite3",
            "DIFFORACLE_LEASE_SECONDS": "1"}

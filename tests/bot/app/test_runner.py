@@ -638,6 +638,7 @@ def test_the_pull_requests_own_words_reach_the_engine_and_explain_its_change(
     assert run.conclusion == "neutral"
 
 
+@pytest.mark.slow
 def test_the_job_timeout_bounds_the_sandboxed_steps(tmp_path: Path, fake: FakeGitHub,
                                                     bubblewrap: object) -> None:
     slow = {"pyproject.toml": "[tool.difforacle]\ninstall = ['sleep 60']\n"}

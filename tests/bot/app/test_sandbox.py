@@ -216,6 +216,7 @@ def test_a_disk_filler_fills_its_own_capped_job_folder_and_no_other(sandbox: San
     assert not os.path.ismount(filled) and not any(filled.iterdir())  # the files went with the tmpfs
 
 
+@pytest.mark.slow
 def test_infinite_loop_is_killed_at_the_wall_clock(sandbox: Sandbox, project: Path) -> None:
     limits = Limits(**{**HOSTILE.__dict__, "wall_seconds": 3.0})
     result = hostile(sandbox, project, "infinite_loop.py", limits=limits)
@@ -225,6 +226,7 @@ def test_infinite_loop_is_killed_at_the_wall_clock(sandbox: Sandbox, project: Pa
     assert_next_run_works(sandbox, project)
 
 
+@pytest.mark.slow
 def test_a_run_is_stopped_when_its_caller_asks(sandbox: Sandbox, project: Path) -> None:
     stop = threading.Event()
     timer = threading.Timer(2.0, stop.set)  # the pull request moved on while its engine ran
@@ -356,6 +358,7 @@ def test_bubblewraps_network_is_its_own_with_only_a_loopback(project: Path) -> N
     assert "ssl" in result.stdout.split() and "resolv.conf" not in result.stdout.split()
 
 
+@pytest.mark.slow
 def test_secrets_of_the_worker_are_out_of_reach(sandbox: Sandbox, project: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     key_dir = tmp_path / "worker"

@@ -594,6 +594,7 @@ def _fields(value: Any, path: tuple = ()) -> Iterator[tuple]:
             yield from _fields(item, (*path, key))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["pull_request.opened", "pull_request.synchronize", "issue_comment.created",
                                   "check_run.rerequested", "check_suite.rerequested", "installation.created"])
 def test_a_signed_payload_of_the_wrong_shape_is_a_bad_request_never_a_server_error(
