@@ -105,11 +105,41 @@ def test_outputs_map_to_existing_steps(action: dict[str, Any]) -> None:
 def test_difforacle_installs_into_its_own_venv_from_the_action(action: dict[str, Any]) -> None:
     install, run = step(action, "install"), step(action, "difforacle")
     assert install["env"]["DIFFORACLE_VENV"] == "${{ runner.temp }}/difforacle-venv"
-    assert '-m venv --clear "$DIFFORACLE_VENV"' in install["run"]
-    assert 'pip install --disable-pip-version-check --quiet "$GITHUB_ACTION_PATH"' in install["run"]
+    assert install["env"]["DIFFORACLE_HOST"] == "${{ steps.host.outputs.python }}"
+    assert '"$DIFFORACLE_HOST" -m venv --clear "$DIFFORACLE_VENV"' in install["run"]
+    assert ('pip install --disable-pip-version-check --quiet \\\n'
+            '  --constraint "$GITHUB_ACTION_PATH/constraints.txt" "$GITHUB_ACTION_PATH"') in install["run"]
     assert run["env"]["DIFFORACLE"] == "${{ steps.install.outputs.executable }}"
     assert 'command -v python' in run["run"] and run["run"].rstrip().endswith(
         'exec "$DIFFORACLE" action --python "$DIFFORACLE_PYTHON"')
+
+
+def test_pips_cache_is_kept_by_runner_python_and_pins(action: dict[str, Any], tmp_path: Path) -> None:
+    """Restored before the install and saved right after it when it missed; keyed by the runner's
+    system, the Python difforacle runs on and the pins, so that new pins never reuse a stale cache."""
+    host, restore, install = step(action, "host"), step(action, "pip-cache"), step(action, "install")
+    save = step(action, "save-pip-cache")
+    folder, key = "${{ runner.temp }}/difforacle-pip-cache", "${{ steps.host.outputs.pip-cache-key }}"
+    assert install["env"]["PIP_CACHE_DIR"] == restore["with"]["path"] == save["with"]["path"] == folder
+    assert restore["with"]["key"] == save["with"]["key"] == key
+    assert PINNED.fullmatch(restore["uses"])[1] == "restore" and PINNED.fullmatch(save["uses"])[1] == "save"
+    assert save["if"] == "steps.pip-cache.outputs.cache-hit != 'true'"
+    assert restore["continue-on-error"] is True and save["continue-on-error"] is True
+
+    def key_for(pins: str) -> dict[str, str]:
+        (tmp_path / "constraints.txt").write_text(pins)
+        output = tmp_path / "output"
+        output.write_text("")
+        env = {"PATH": os.environ["PATH"], "RUNNER_OS": "Linux", "GITHUB_ACTION_PATH": str(tmp_path),
+               "GITHUB_OUTPUT": str(output)}
+        subprocess.run([shutil.which("bash") or "/bin/bash", "-c", host["run"]], env=env, check=True,
+                       timeout=30)
+        return dict(line.split("=", 1) for line in output.read_text().splitlines())
+
+    first, again, other = key_for("a==1\n"), key_for("a==1\n"), key_for("a==2\n")
+    assert first == again and first["pip-cache-key"] != other["pip-cache-key"]
+    assert re.fullmatch(r"difforacle-pip-Linux-3\.\d+-[0-9a-f]{16}", first["pip-cache-key"])
+    assert os.access(first["python"], os.X_OK)
 
 
 def run_step(action: dict[str, Any], tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
@@ -152,8 +182,8 @@ def test_run_step_keeps_a_given_python_and_inputs_stay_data(action: dict[str, An
 
 def test_the_history_cache_is_restored_before_the_run_and_saved_after_it(action: dict[str, Any]) -> None:
     names = [s["id"] for s in steps(action)]
-    assert names == ["install", "history-cache", "download-report", "difforacle", "upload-report",
-                     "save-history-cache"]
+    assert names == ["host", "pip-cache", "install", "save-pip-cache", "history-cache", "download-report",
+                     "difforacle", "upload-report", "save-history-cache"]
     restore, save = step(action, "history-cache"), step(action, "save-history-cache")
     assert PINNED.fullmatch(restore["uses"])[1] == "restore" and PINNED.fullmatch(save["uses"])[1] == "save"
     assert restore["uses"].split("@")[1] == save["uses"].split("@")[1]  # one version of actions/cache
