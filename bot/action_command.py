@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         retries: Retries | None = None) -> int:
     """The `action` subcommand (errors are `SetupError`s, reported by `bot.cli.main`)."""
     from .github_client import DEFAULT_API_URL, GitHubClient, Retries
-    from .publisher import Publisher, PublishSettings
+    from .publisher import Publisher, PublishSettings, report_outputs
 
     env = dict(os.environ if environ is None else environ)
     event_path = args.event or (Path(env["GITHUB_EVENT_PATH"]) if env.get("GITHUB_EVENT_PATH") else None)
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
     except ConfigError as exc:
         raise SetupError(str(exc)) from None
     settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments,
-                               state_secret=state_secret(env))
+                               state_secret=state_secret(env), comment=config.comment)
     publish = env.get("DIFFORACLE_PUBLISH") or "here"
     if publish not in PUBLISH_MODES:
         raise SetupError(f"publish must be one of {', '.join(PUBLISH_MODES)}, not {publish!r}")
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
     write_atomic(report_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     _write_artifact(_artifact_dir(env), data, pull)
     if publish == "artifact":
-        workflow.set_outputs({"differences": str(len(data["differences"])), "report": str(report_path)})
+        workflow.set_outputs(report_outputs(data, str(report_path)))
         workflow.log(f"difforacle: {len(data['differences'])} difference(s); the workflow_run job publishes "
                      "the report artifact")
         return 0
@@ -291,7 +291,7 @@ def publish_artifact(event: dict, env: Mapping[str, str], client_for: Callable[[
     except ConfigError as exc:
         raise SetupError(str(exc)) from None
     settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments,
-                               state_secret=state_secret(env))
+                               state_secret=state_secret(env), comment=config.comment)
     publisher = Publisher(client, pull, settings, workflow)
     publisher.start()
     published = publisher.finish(report, str(folder / ARTIFACT_REPORT))

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 TABLE = "[tool.difforacle]"
 FAIL_ON = ("never", "difference", "unexplained", "regression", "unverified")
+COMMENT_MODES = ("on-difference", "always", "never")  # when the summary comment is posted (config-1.json)
 
 # The configuration keys the action's inputs can set, and the environment variable action.yml
 # passes each one in (inputs reach the run only through `env:`, never through the script text).
@@ -40,7 +41,11 @@ INPUT_ENV: Mapping[str, str] = {
     "seed": "DIFFORACLE_SEED",
     "max-comments": "DIFFORACLE_MAX_COMMENTS",
     "fail-on": "DIFFORACLE_FAIL_ON",
+    "min-reach": "DIFFORACLE_MIN_REACH",
     "allocation": "DIFFORACLE_ALLOCATION",
+    "comment": "DIFFORACLE_COMMENT",
+    "include": "DIFFORACLE_INCLUDE",  # one glob per line, as list inputs of actions are written
+    "exclude": "DIFFORACLE_EXCLUDE",
 }
 
 # What each key must be, in words; enums are spelled out from the schema itself.
@@ -79,6 +84,7 @@ class Config:
     fail_on: str = "never"  # differences alone leave the check neutral unless the project opts in
     min_reach: float = 0.8  # a clean run passes only when this share of the changed lines ran
     allocation: str = "defect"
+    comment: str = "on-difference"  # the summary comment: only once something differs, always, or never
     install: tuple[str, ...] = ()  # the App's dependency step; empty: `pip install .` when there is a project
     build: tuple[str, ...] = ()  # builds compiled extensions in each checkout before the run; empty: none
     pass_env: tuple[str, ...] = ()  # variables the project's code may see beside the allow-list
@@ -216,7 +222,11 @@ def _apply(config: Config, data: Mapping[str, Any]) -> Config:
 
 def _parse(name: str, text: str) -> Any:
     """An input's text as the value the schema expects; text that does not parse stays text (and fails)."""
-    kind = schema_validator().schema["properties"][name].get("type")
+    schema = schema_validator().schema
+    rule = schema["properties"][name]
+    if "$ref" in rule:  # "#/$defs/patterns"
+        rule = schema["$defs"][rule["$ref"].rsplit("/", 1)[-1]]
+    kind = rule.get("type")
     try:
         if kind == "integer":
             try:
@@ -226,6 +236,8 @@ def _parse(name: str, text: str) -> Any:
                 return int(number) if number.is_integer() else number
         if kind == "number":
             return float(text)
+        if kind == "array":  # one item per line
+            return [line.strip() for line in text.splitlines() if line.strip()]
     except ValueError:
         return text
     return text

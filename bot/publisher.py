@@ -35,7 +35,7 @@ from .acceptance import (
     with_state,
 )
 from .anchors import DiffAnchors
-from .config import FAIL_ON
+from .config import COMMENT_MODES, FAIL_ON
 from .github_client import (
     CheckRunOutput,
     CheckRunRef,
@@ -46,9 +46,10 @@ from .github_client import (
     ReadOnlyToken,
     ReviewComment,
 )
-from .report_facts import behavioural, checked_lines, coverage_measured, is_regression, unexplained
+from .report_facts import behavioural, checked_lines, coverage_measured, groups, is_regression, unexplained
 from .summary import (
     ACCEPT_HINT,
+    NO_LONGER_DIFFERS,
     REVIEW_MARKER,
     SUMMARY_LIMIT,
     SUMMARY_MARKER,
@@ -92,6 +93,7 @@ class PublishSettings:
     reuse_check_run: bool = False  # list the head's check runs for ours before creating one
     # seals the summary's state block (`acceptance.StateSeal`); with it, only a sealed comment is ours
     state_secret: bytes | None = field(default=None, repr=False)
+    comment: str = "on-difference"  # when the summary comment is posted (`COMMENT_MODES`)
 
 
 @dataclass
@@ -104,12 +106,25 @@ class Published:
     errors: list[str] = field(default_factory=list)
     fallback: str | None = None  # why only the workflow's own channels were used
     completed: bool = False  # the check run was completed with the conclusion
+    comment_skipped: bool = False  # no summary comment was wanted (`comment` setting): none is missing
     state_block: str = ""  # the summary comment's hidden state as written (what a later run needs of it)
 
 
 def _check_settings(settings: PublishSettings) -> None:
     if settings.fail_on not in FAIL_ON:
         raise ValueError(f"fail-on must be one of {', '.join(FAIL_ON)}, not {settings.fail_on!r}")
+    if settings.comment not in COMMENT_MODES:
+        raise ValueError(f"comment must be one of {', '.join(COMMENT_MODES)}, not {settings.comment!r}")
+
+
+def report_outputs(report: dict, report_path: str) -> dict[str, str]:
+    """The step's outputs about the report (action.yml's `outputs`): its path, the count of its
+    differences, and of each group the summary shows them in."""
+    found = groups(report)
+    return {"report": report_path, "differences": str(len(report.get("differences", []))),
+            "possible-regressions": str(len(found.unexplained)), "explained": str(len(found.explained)),
+            "accepted": str(len(found.accepted)), "minor": str(len(found.minor)),
+            "outside-declared-types": str(len(found.outside))}
 
 
 def reached_enough(report: dict, min_reach: float) -> bool:
@@ -261,8 +276,7 @@ class Publisher:
         conclusion = conclusion_of(report, settings.fail_on, settings.min_reach)
         published = Published(conclusion, wanted_failure(report, settings.fail_on, settings.min_reach),
                               self.check_run)
-        count = len(report.get("differences", []))
-        self.workflow.set_outputs({"differences": str(count), "report": report_path})
+        self.workflow.set_outputs({**report_outputs(report, report_path), "conclusion": conclusion})
         inline: dict[str, ReviewComment] = {}
         writable = self.client is not None and self.fallback is None  # reading the state may have fallen back
         if writable:
@@ -272,13 +286,17 @@ class Publisher:
                 inline = {}
             published.review_comments = posted or 0
         block = published.state_block = encode_state(state, self.seal)
-        hint = [ACCEPT_HINT] if writable and behavioural(report) else []  # only where a comment can answer
-        summary = summary_markdown(report, inline=set(inline), notes=[*self._notes(), *hint],
+        commenting = writable and self._wants_comment(report)
+        hint = [ACCEPT_HINT] if commenting and behavioural(report) else []  # only where a comment can answer
+        # the report before this one (its ids, now `previous`) showed differences; this one has none
+        gone = [NO_LONGER_DIFFERS] if commenting and state.previous and not report.get("differences") else []
+        summary = summary_markdown(report, inline=set(inline), notes=[*gone, *self._notes(), *hint],
                                    limit=SUMMARY_LIMIT - len(block))
         self.workflow.add_summary(summary)
         if writable:
-            if self.fallback is None:
+            if self.fallback is None and commenting:
                 published.comment_id = self._upsert_summary(with_state(summary, state, self.seal))
+            published.comment_skipped = self.fallback is None and not commenting
             published.completed = self._complete_check_run(report, conclusion, summary)
         if self.fallback is not None:
             self.workflow.annotate(self._workflow_annotations(report))
@@ -286,6 +304,15 @@ class Publisher:
                               "and annotations.")
         published.errors, published.fallback = self.errors, self.fallback
         return published
+
+    def _wants_comment(self, report: dict) -> bool:
+        """Whether the summary comment is posted or edited (the `comment` setting). `on-difference`:
+        when the report has a difference, or to edit the summary an earlier push left (it then says
+        the differences are gone, and keeps the acceptances); a clean pull request gets no comment."""
+        mode = self.settings.comment
+        if mode != "on-difference":
+            return mode == "always"
+        return bool(report.get("differences")) or self._summary is not None
 
     def _review_comments(self, report: dict) -> dict[str, ReviewComment]:
         """At most max-comments findings anchored on a line of the diff; the rest stay in the summary, as

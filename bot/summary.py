@@ -25,6 +25,9 @@ from .report_facts import checked_lines, coverage_measured, groups, is_regressio
 
 SUMMARY_MARKER = "<!-- difforacle:summary -->"
 REVIEW_MARKER = "<!-- difforacle:review -->"
+# what an edited summary says when the differences an earlier push showed are gone (`comment: on-difference`)
+NO_LONGER_DIFFERS = ("No longer differs: the differences an earlier push of this pull request showed are "
+                     "gone. This comment stays, with any acceptances, in case a later push shows them again.")
 ACCEPT_HINT = ("A difference the pull request meant can be accepted by someone with write access: comment "
                "`/difforacle accept D1` (or `accept all`); it then fails nothing, on later pushes too.")
 COMMENT_LIMIT = 65_536  # GitHub's maximum body of an issue comment, in characters

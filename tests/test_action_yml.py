@@ -21,6 +21,7 @@ from support.paths import ROOT
 
 from difforacle.bot.action_command import HISTORY_CACHE_HIT, HISTORY_CACHE_KEY
 from difforacle.bot.config import INPUT_ENV
+from difforacle.bot.publisher import report_outputs
 from difforacle.generator.planning.history import default_cache_dir
 
 ACTION = ROOT / "action.yml"
@@ -64,8 +65,9 @@ def test_inputs_and_defaults(action: dict[str, Any]) -> None:
         # empty: the project's [tool.difforacle], else difforacle's default (GitHub cannot tell
         # an input left at its default from one given, so a non-empty default would hide the file)
         "budget": "", "seed": "", "github-token": "${{ github.token }}", "fail-on": "",
-        "python": "", "working-directory": ".", "max-comments": "", "allocation": "",
-        "publish": "here", "workflow": ".github/workflows/difforacle.yml", "state-secret": "",
+        "python": "", "working-directory": ".", "max-comments": "", "allocation": "", "min-reach": "",
+        "comment": "", "include": "", "exclude": "", "publish": "here",
+        "workflow": ".github/workflows/difforacle.yml", "state-secret": "",
     }
     assert all(spec.get("description") for spec in action["inputs"].values())
 
@@ -95,7 +97,9 @@ def test_every_input_is_used_only_through_env(action: dict[str, Any]) -> None:
 def test_outputs_map_to_existing_steps(action: dict[str, Any]) -> None:
     ids = [step["id"] for step in steps(action) if "id" in step]
     assert len(ids) == len(set(ids))
-    assert set(action["outputs"]) == {"differences", "report", "rerun"}
+    # what `difforacle action` writes: the report's (bot.publisher.report_outputs), the check run's
+    # conclusion, and a command's rerun
+    assert set(action["outputs"]) == {*report_outputs({"differences": []}, ""), "conclusion", "rerun"}
     for name, spec in action["outputs"].items():
         found = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.([\w-]+) \}\}", spec["value"])
         assert found is not None, name

@@ -276,7 +276,7 @@ def _run_in(work: Path, job: PullRequestJob, settings: AppSettings, state: JobSt
         raise
     config = _base_config(repo, job, home, settings_dir)
     publisher.configure(replace(publisher.settings, fail_on=config.fail_on, min_reach=config.min_reach,
-                                max_comments=config.max_comments))
+                                max_comments=config.max_comments, comment=config.comment))
     if sandbox is None:
         from .sandbox_choice import select_sandbox
 
@@ -351,7 +351,7 @@ def _publish(job: PullRequestJob, state: JobStateView, publisher: Publisher, rep
         if published.comment_id is not None:
             state.remember_summary_comment(job.pull_key, published.comment_id, published.state_block)
     detail = f"{len(report['differences'])} difference(s), {published.conclusion}, {result.sandbox} sandbox"
-    if published.comment_id is None or not published.completed:
+    if (published.comment_id is None and not published.comment_skipped) or not published.completed:
         # what was published stays; running the job again completes the rest and duplicates nothing
         reason = f"published only in part ({detail}): {'; '.join(published.errors) or 'no check run'}"
         log.warning("job %s failed: %s", job.job_id, reason)

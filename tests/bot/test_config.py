@@ -240,8 +240,19 @@ def test_not_an_input_is_a_programming_error() -> None:
 def test_inputs_from_env() -> None:
     environ = {"DIFFORACLE_BUDGET": "30", "DIFFORACLE_FAIL_ON": "", "UNRELATED": "x"}
     inputs = inputs_from_env(environ)
-    assert inputs == {"budget": "30", "seed": None, "max-comments": None, "fail-on": "", "allocation": None}
+    assert inputs == {"budget": "30", "seed": None, "max-comments": None, "fail-on": "", "min-reach": None,
+                      "allocation": None, "comment": None, "include": None, "exclude": None}
     assert merge(Config(), inputs) == Config(budget=30.0)
+
+
+def test_list_inputs_are_one_item_per_line_and_every_input_is_checked() -> None:
+    inputs = {"include": "src/**\n\n  tools/*.py  \n", "exclude": "src/vendored", "comment": "never",
+              "min-reach": "0.5"}
+    assert merge(Config(), inputs) == Config(include=("src/**", "tools/*.py"), exclude=("src/vendored",),
+                                             comment="never", min_reach=0.5)
+    for name, text in (("comment", "sometimes"), ("min-reach", "2"), ("min-reach", "most")):
+        with pytest.raises(ConfigError, match=f"input '{name}'"):
+            merge(Config(), {name: text})
 
 
 def test_config_is_frozen() -> None:

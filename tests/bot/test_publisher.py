@@ -19,7 +19,7 @@ from difforacle.bot.publisher import (
     PublishSettings,
     PullRequestContext,
 )
-from difforacle.bot.summary import REVIEW_MARKER, SUMMARY_MARKER
+from difforacle.bot.summary import NO_LONGER_DIFFERS, REVIEW_MARKER, SUMMARY_MARKER
 from difforacle.bot.workflow import Workflow
 
 OWNER, REPO, NUMBER = "octo", "durations", 7
@@ -99,6 +99,69 @@ def test_first_run_posts_a_check_run_a_comment_and_one_anchored_review(
     outputs = (tmp_path / "output").read_text()
     assert "differences<<" in outputs and "\n2\n" in outputs
     assert (tmp_path / "summary.md").read_text().startswith(SUMMARY_MARKER)
+
+
+def _outputs(tmp_path: Path) -> dict[str, str]:
+    """The step outputs written, as GitHub reads the `name<<DELIMITER` form of GITHUB_OUTPUT."""
+    lines, found = (tmp_path / "output").read_text().splitlines(), {}
+    while lines:
+        name, delimiter = lines.pop(0).split("<<", 1)
+        value = []
+        while (line := lines.pop(0)) != delimiter:
+            value.append(line)
+        found[name] = "\n".join(value)
+    return found
+
+
+def test_a_clean_pull_request_gets_no_comment_by_default(fake: FakeGitHub, tmp_path: Path) -> None:
+    """comment: on-difference. The check run and the job summary say it; no comment, no review."""
+    published, _ = _publish(fake, _report([]), tmp_path)
+
+    assert fake.violations == [] and fake.comments_on(OWNER, REPO, NUMBER) == []
+    assert fake.reviews_on(OWNER, REPO, NUMBER) == []
+    assert published.comment_id is None and published.comment_skipped and published.errors == []
+    [run] = fake.check_runs.values()
+    assert (run.status, run.conclusion) == ("completed", "success") and published.completed
+    assert "No behavioural difference" in (tmp_path / "summary.md").read_text()
+    outputs = _outputs(tmp_path)
+    assert [outputs[name] for name in ("differences", "possible-regressions", "conclusion")] == [
+        "0", "0", "success"]
+
+
+def test_a_summary_is_edited_to_say_the_differences_are_gone(fake: FakeGitHub, tmp_path: Path) -> None:
+    """comment: on-difference. The comment a push with differences got is edited, not left stale
+    nor deleted: it keeps the acceptances for a later push that shows them again."""
+    first, _ = _publish(fake, _report([_difference(1)]), tmp_path)
+    [comment] = fake.comments_on(OWNER, REPO, NUMBER)
+    state = decode_state(comment.body)[0]
+
+    fake.set_pull_head(OWNER, REPO, NUMBER, HEAD2)  # a push that takes the differences away
+    again, _ = _publish(fake, _report([], head=HEAD2), tmp_path, head=HEAD2)
+
+    [edited] = fake.comments_on(OWNER, REPO, NUMBER)
+    assert edited.id == comment.id == first.comment_id == again.comment_id and not again.comment_skipped
+    assert NO_LONGER_DIFFERS in edited.body and "No behavioural difference" in edited.body
+    assert decode_state(edited.body)[0].earlier == state.ids  # D1 keeps its number for later pushes
+    assert "/difforacle accept" not in edited.body  # nothing to accept
+    assert fake.violations == []
+
+
+def test_comment_always_and_never(fake: FakeGitHub, tmp_path: Path) -> None:
+    """always: a clean pull request gets its summary comment too; never: not even one with a
+    difference (the check run, its annotations, the review and the job summary still say it)."""
+    clean, _ = _publish(fake, _report([]), tmp_path, settings=PublishSettings(comment="always"))
+    [comment] = fake.comments_on(OWNER, REPO, NUMBER)
+    assert clean.comment_id == comment.id and "No behavioural difference" in comment.body
+    assert NO_LONGER_DIFFERS not in comment.body  # no earlier push differed
+
+    quiet, _ = _publish(fake, _report([_difference(1)]), tmp_path, settings=PublishSettings(comment="never"))
+    assert quiet.comment_id is None and quiet.comment_skipped
+    assert [c.id for c in fake.comments_on(OWNER, REPO, NUMBER)] == [comment.id]  # left as it was
+    assert "| D1 |" in (tmp_path / "summary.md").read_text()
+    assert "/difforacle accept" not in (tmp_path / "summary.md").read_text()  # no comment to answer
+    assert _outputs(tmp_path)["possible-regressions"] == "1"
+    with pytest.raises(ValueError, match="comment must be one of"):
+        _publish(fake, _report([]), tmp_path, settings=PublishSettings(comment="sometimes"))
 
 
 def test_publishing_makes_only_the_requests_it_needs(fake: FakeGitHub, tmp_path: Path) -> None:
@@ -328,7 +391,7 @@ def test_a_clean_run_passes_only_when_the_changed_code_ran(fake: FakeGitHub, tmp
         {"unit": "pkg.parse:parse", **where, "lines": 1, "run": 1, "reason": ""},
         {"unit": "pkg.parse:_fold", **where, "lines": 3, "run": 0,
          "reason": "no public operation reaches it (nothing the module offers calls it)"}]
-    published, _ = _publish(fake, partly, tmp_path)
+    published, _ = _publish(fake, partly, tmp_path, settings=PublishSettings(comment="always"))
     assert (published.conclusion, published.failed) == ("neutral", False)
     [comment] = fake.comments_on(OWNER, REPO, NUMBER)
     assert (f"## difforacle: {BASE[:7]}..{HEAD[:7]}\n\nNo behavioural difference in the 1 changed line that "
