@@ -54,7 +54,19 @@ WRITERS = ("admin", "maintain", "write")  # GitHub's permission (maintain shows 
 HANDLED_KEPT = 50  # comment ids remembered as answered
 EARLIER_KEPT = 200  # D-numbers of differences no longer shown, remembered
 USAGE = ("`/difforacle accept D2` (several: `accept D2 D5`; every difference of the latest report: "
-         "`accept all`), or `/difforacle rerun`")
+         "`accept all`), `/difforacle unaccept D2` (or `unaccept all`), `/difforacle rerun` or "
+         "`/difforacle help`")
+HELP = """commands, for people with write access to the repository (one per comment, on its first line):
+
+- `/difforacle accept D2`: the difference shown as D2 was meant. It then fails no check, on this push \
+and on later ones that show the same difference; several: `/difforacle accept D2 D5`; every \
+difference of the report the comment was written under: `/difforacle accept all`.
+- `/difforacle unaccept D2`: take an acceptance back (every one on this pull request: \
+`/difforacle unaccept all`); the difference counts again from the next run.
+- `/difforacle rerun`: run the analysis again on the pull request's head.
+- `/difforacle help`: this list.
+
+The D-numbers are those of the summary comment's table; they stay the same on every push."""
 # lines of a regression test that are not its input: imports, its name, comments, the checks of base's values
 CHECKS = ("#", "@", "import ", "from ", "def test_", "assert ", "with pytest.raises(")
 SEAL_PREFIX = " sig:"  # between a sealed block's JSON and its end
@@ -73,9 +85,10 @@ _FINAL_STATE = re.compile(re.escape(STATE_OPEN) + r"([^\n]*)" + re.escape(STATE_
 
 @dataclass(frozen=True)
 class Command:
-    """What a comment asks: `accept` (its ids, or all), `rerun`, or `invalid` (with what is wrong)."""
+    """What a comment asks: `accept` or `unaccept` (its ids, or all), `rerun`, `help`, or `invalid`
+    (with what is wrong)."""
 
-    action: str  # "accept" | "rerun" | "invalid"
+    action: str  # "accept" | "unaccept" | "rerun" | "help" | "invalid"
     ids: tuple[str, ...] = ()
     all: bool = False
     problem: str = ""
@@ -88,15 +101,15 @@ def parse_command(body: str) -> Command | None:
     if not words or words[0].lower() != COMMAND_PREFIX:
         return None
     verb, rest = (words[1].lower() if len(words) > 1 else ""), words[2:]
-    if verb == "rerun" and not rest:
-        return Command("rerun")
-    if verb == "accept" and [word.lower() for word in rest] == ["all"]:
-        return Command("accept", all=True)
-    if verb == "accept" and rest:
+    if verb in ("rerun", "help") and not rest:
+        return Command(verb)
+    if verb in ("accept", "unaccept") and [word.lower() for word in rest] == ["all"]:
+        return Command(verb, all=True)
+    if verb in ("accept", "unaccept") and rest:
         ids = tuple(dict.fromkeys(word.upper() for word in rest))
         bad = [word for word in ids if not _ID.fullmatch(word)]
         if not bad:
-            return Command("accept", ids)
+            return Command(verb, ids)
         return Command("invalid", problem=f"{', '.join(repr(word) for word in bad)} is not a difference's id "
                        "(D1, D2, ... as in the summary's table)")
     given = " ".join(words[1:]) or "nothing"
@@ -160,6 +173,11 @@ class State:
         new = [f for f in dict.fromkeys(fingerprints) if f not in self.accepted]
         accepted = {**self.accepted, **{f: Acceptance(login, now) for f in new}}
         return replace(self, accepted=accepted), new
+
+    def unaccept(self, fingerprints: list[str]) -> tuple[State, list[str]]:
+        """The state without these acceptances; and those it had."""
+        gone = [f for f in dict.fromkeys(fingerprints) if f in self.accepted]
+        return replace(self, accepted={f: a for f, a in self.accepted.items() if f not in gone}), gone
 
     def answered(self, comment_id: int) -> State:
         handled = (*[c for c in self.handled if c != comment_id], comment_id)
@@ -331,7 +349,12 @@ class Resolution:
 
 
 def resolve(command: Command, state: State, comment_id: int = 0) -> Resolution:
-    """The command read against the state; `comment_id`, the command's, tells which report `all` means."""
+    """The command read against the state; `comment_id`, the command's, tells which report `all` means
+    (for `unaccept all`: every acceptance of the pull request)."""
+    if command.action == "unaccept" and command.all:
+        number_of = {f: number for number, f in {**state.earlier, **state.ids}.items()}
+        taken = [f for f in state.accepted if f in number_of]
+        return Resolution(taken, [number_of[f] for f in taken], [])
     if command.all:
         older = state.predates_latest(comment_id)
         seen = state.previous if older else state.ids
@@ -369,6 +392,22 @@ def reply(command: Command, login: str, resolution: Resolution | None = None, ne
         parts.append(f"the pull request's reports have no difference {missing} to accept (the ids are "
                      "those of the summary's table; minor ones and those outside the declared types "
                      "fail nothing and need no accept).")
+    return f"@{login} " + " ".join(parts)
+
+
+def unaccept_reply(login: str, resolution: Resolution, removed: list[str]) -> str:
+    """The answer to a writer's `unaccept`: what was taken back, and what was not accepted anyway."""
+    taken = [i for i, f in zip(resolution.ids, resolution.fingerprints, strict=True) if f in removed]
+    parts = []
+    if taken:
+        parts.append(f"took back the acceptance of {', '.join(taken)}: from the next run on they count "
+                     "again, as possible regressions. Updating the check.")
+    elif not resolution.ids and not resolution.unknown:
+        parts.append("nothing on this pull request is accepted.")
+    if others := [i for i in resolution.ids if i not in taken]:
+        parts.append(f"({', '.join(others)}: not accepted, nothing to take back.)")
+    if resolution.unknown:
+        parts.append(f"the pull request's reports have no difference {', '.join(resolution.unknown)}.")
     return f"@{login} " + " ".join(parts)
 
 

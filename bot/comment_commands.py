@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .acceptance import (
+    HELP,
     State,
     StateSeal,
     decode_state,
@@ -34,6 +35,7 @@ from .acceptance import (
     reply,
     resolve,
     seal_scope,
+    unaccept_reply,
     with_state,
 )
 from .github_client import GitHubClient, PullDetails
@@ -60,7 +62,9 @@ class CommentEvent:
 
 @dataclass(frozen=True)
 class Answer:
-    status: str  # "ignored" | "refused" | "invalid" | "accepted" | "rerun" | "closed" | "no report"
+    # "ignored" | "refused" | "invalid" | "accepted" | "unaccepted" | "rerun" | "help" | "closed" |
+    # "no report"
+    status: str
     detail: str
     rerun: bool = False  # the analysis should run again on `pull`'s head
     pull: PullDetails | None = None
@@ -135,12 +139,20 @@ def answer(client: GitHubClient, event: CommentEvent, bot_login: str,
     if command.action == "rerun":
         respond(reply(command, event.login), state)
         return Answer("rerun", f"{event.login} asked for a rerun", rerun=True, pull=pull)
+    if command.action == "help":
+        respond(f"@{event.login} {HELP}", state)
+        return Answer("help", f"{event.login} asked for help", pull=pull)
     if summary is None or problem is not None:
         why = ("difforacle has not reported on this pull request yet" if summary is None else problem)
         respond(f"@{event.login} there is nothing to accept: {why}. `/difforacle rerun` runs the analysis.",
                 state)
         return Answer("no report", str(why), pull=pull)
     resolution = resolve(command, state, event.comment_id)
+    if command.action == "unaccept":
+        taken, removed = state.unaccept(resolution.fingerprints)
+        respond(unaccept_reply(event.login, resolution, removed), state if answered else taken)
+        detail = f"{event.login} took back {len(removed)} acceptance(s)"
+        return Answer("unaccepted", detail, rerun=bool(removed), pull=pull)
     accepted, new = state.accept(resolution.fingerprints, event.login, now_utc())
     if answered:  # already recorded when it was answered
         accepted = state

@@ -129,6 +129,47 @@ def test_a_writer_accepts_and_the_next_publication_turns_the_check_green(fake: F
     assert fake.violations == []
 
 
+def test_an_acceptance_is_taken_back_and_the_difference_fails_again(fake: FakeGitHub, tmp_path: Path) -> None:
+    _publish(fake, tmp_path)
+    answer(_client(fake), _comment(fake, "/difforacle accept all", "ann"), ACTIONS_BOT)
+    assert _publish(fake, tmp_path).conclusion == "success"
+    d1, _ = decode_state(_summary(fake))[0].ids.values()
+
+    one = answer(_client(fake), _comment(fake, "/difforacle unaccept D2 D3", "ann"), ACTIONS_BOT)
+
+    assert (one.status, one.rerun) == ("unaccepted", True)
+    assert _replies(fake)[-1] == ("@ann took back the acceptance of D2: from the next run on they count "
+                                  "again, as possible regressions. Updating the check. the pull request's "
+                                  "reports have no difference D3.")
+    assert set(decode_state(_summary(fake))[0].accepted) == {d1}
+    assert _publish(fake, tmp_path).conclusion == "failure"  # D2 fails the check again
+
+    twice = answer(_client(fake), _comment(fake, "/difforacle unaccept d2", "ann"), ACTIONS_BOT)
+    assert (twice.status, twice.rerun) == ("unaccepted", False)
+    assert _replies(fake)[-1] == "@ann (D2: not accepted, nothing to take back.)"
+    every = answer(_client(fake), _comment(fake, "/difforacle unaccept all", "ann"), ACTIONS_BOT)
+    assert (every.status, every.rerun) == ("unaccepted", True)
+    assert _replies(fake)[-1].startswith("@ann took back the acceptance of D1:")
+    assert decode_state(_summary(fake))[0].accepted == {}
+    none = answer(_client(fake), _comment(fake, "/difforacle unaccept all", "ann"), ACTIONS_BOT)
+    assert (none.status, none.rerun) == ("unaccepted", False)
+    assert _replies(fake)[-1] == "@ann nothing on this pull request is accepted."
+    refused = answer(_client(fake), _comment(fake, "/difforacle unaccept all", "tom"), ACTIONS_BOT)
+    assert refused.status == "refused"
+    assert fake.violations == []
+
+
+def test_help_lists_every_command_even_before_any_report(fake: FakeGitHub) -> None:
+    helped = answer(_client(fake), _comment(fake, "/difforacle help", "ann"), ACTIONS_BOT)
+    assert (helped.status, helped.rerun) == ("help", False)
+    [text] = _replies(fake)
+    assert text.startswith("@ann commands, for people with write access")
+    for command in ("accept D2", "accept all", "unaccept D2", "unaccept all", "rerun", "help"):
+        assert f"`/difforacle {command}`" in text
+    stranger = answer(_client(fake), _comment(fake, "/difforacle help", "tom"), ACTIONS_BOT)
+    assert stranger.status == "refused" and "`/difforacle help`" in _replies(fake)[-1]  # the refusal lists it
+
+
 def test_anyone_without_write_access_is_refused_politely_and_nothing_changes(fake: FakeGitHub,
                                                                              tmp_path: Path) -> None:
     _publish(fake, tmp_path)
@@ -176,7 +217,8 @@ def test_a_bad_command_gets_the_usage_and_an_accept_before_any_report_says_so(fa
     assert (bad.rerun, early.rerun, rerun.rerun) == (False, False, True)
     assert _replies(fake) == [
         "@ann 'approve D1' is not a command I know. I understand `/difforacle accept D2` (several: "
-        "`accept D2 D5`; every difference of the latest report: `accept all`), or `/difforacle rerun`.",
+        "`accept D2 D5`; every difference of the latest report: `accept all`), `/difforacle unaccept D2` (or "
+        "`unaccept all`), `/difforacle rerun` or `/difforacle help`.",
         "@ann there is nothing to accept: difforacle has not reported on this pull request yet. "
         "`/difforacle rerun` runs the analysis.",
         "@ann running the analysis again on the pull request's head."]
