@@ -15,7 +15,7 @@ from typing import Any
 
 from difforacle.bot.comment_commands import NotACommentCommand, comment_event, wants_answer
 
-from .model import PullRequestJob, pull_key
+from .model import PullRequestJob
 
 RUN_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 RECORDED_EVENTS = ("installation", "installation_repositories")
@@ -146,7 +146,7 @@ def _comment(payload: dict[str, Any], delivery: str) -> Route:
         return Route("ignore", str(exc))
     except ValueError as exc:
         raise BadPayload(str(exc)) from None
-    seen = (pull_key(comment.repository, comment.number), comment.comment_id)
+    seen = (f"{comment.repository}#{comment.number}", comment.comment_id)
     if not wants_answer(comment):
         return Route("skip", "the comment is no /difforacle command of a person", comment=seen)
     job = PullRequestJob(delivery=delivery, installation_id=_installation(payload),

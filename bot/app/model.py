@@ -18,11 +18,6 @@ class AppError(Exception):
     input instead (a ref, an interpreter)."""
 
 
-def pull_key(repository: str, number: int) -> str:
-    """Names a pull request across head commits: coalescing, publishing locks and its comments use it."""
-    return f"{repository}#{number}"
-
-
 @dataclass(frozen=True)
 class PullRequestJob:
     delivery: str  # the X-GitHub-Delivery that asked for it
@@ -49,8 +44,8 @@ class PullRequestJob:
 
     @property
     def pull_key(self) -> str:
-        """Names the pull request across head commits (`pull_key`)."""
-        return pull_key(self.repository, self.number)
+        """Names the pull request across head commits: coalescing and publishing locks use it."""
+        return f"{self.repository}#{self.number}"
 
     @property
     def job_id(self) -> str:

@@ -255,17 +255,17 @@ def _unstartable(python: str, status: int, stderr: str) -> str | None:
     unable to start at all (a pyenv shim whose version is not installed, a broken venv). None: the
     project's import crashed it, which the caller reports as such."""
     lines = stderr.splitlines() or [""]
-    oldest = ".".join(map(str, OLDEST))
     too_old = next((line for line in lines if line.startswith(TOO_OLD)), None)
     if too_old is not None and status == TOO_OLD_STATUS:
         version = too_old[len(TOO_OLD):].strip()
+        oldest = ".".join(map(str, OLDEST))
         return (f"{python} is Python {version}; the project's interpreter must be Python {oldest} or later: "
                 "pass --python PATH to one that can import the project")
     if "Traceback (most recent call last)" in stderr or "Fatal Python error" in stderr:
         return None
     said = "" if stderr == "no error output" else f": {lines[-1].strip()[:300]}"
     return (f"the interpreter {python} could not start the difforacle worker (exit status {status}{said}); "
-            f"pass --python PATH to a Python {oldest}+ interpreter that can import "
+            f"pass --python PATH to a Python {'.'.join(map(str, OLDEST))}+ interpreter that can import "
             "the project")
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dis
 import enum
-import functools
 import hashlib
 import inspect
 import operator
@@ -72,7 +71,6 @@ def type_name(t: type) -> str:
     return f"{module}.{t.__qualname__}"
 
 
-@functools.lru_cache(maxsize=4096)  # type_name runs for every observed value
 def _public_module(t: type, module: str) -> str:
     """The standard library's name for a class its private submodule defines and its package
     exports under the same name (`pathlib._local.Path` of 3.13 is `pathlib.Path`), so that a class
