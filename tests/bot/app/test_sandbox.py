@@ -142,13 +142,17 @@ def test_memory_bomb_stops_at_the_memory_limit(sandbox: Sandbox, project: Path) 
 
 @pytest.mark.slow
 def test_memory_is_capped_for_the_run_as_a_whole(sandbox: Sandbox, project: Path) -> None:
-    """Four processes each holding well under the cap, over it together: the kernel kills one."""
+    """Four processes each holding well under the cap, over it together: the kernel kills one.
+
+    Which one is the kernel's choice: it may kill a process that had already said it was holding
+    its share, so what is checked is how they ended, not how many got as far as holding."""
     each = HOSTILE.memory_mb * 3 // 8
     result = hostile(sandbox, project, "memory_team.py", "4", str(each))
     statuses = re.search(r"statuses \[([^]]*)\]", result.stdout)
     assert statuses, result
-    assert int(signal.SIGKILL) in [int(s) for s in statuses.group(1).split(",")], result.stdout
-    assert result.stdout.count("holding") < 4 and result.out_of_memory and not result.timed_out, result
+    ended = [int(s) for s in statuses.group(1).split(",")]
+    assert len(ended) == 4 and int(signal.SIGKILL) in ended, result.stdout
+    assert result.out_of_memory and not result.timed_out, result
     assert_next_run_works(sandbox, project)
 
 
