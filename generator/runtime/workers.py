@@ -125,10 +125,11 @@ class Worker:
             hang = _import_hang(side, checkout, options.start_timeout, exc.stacks)
             raise SetupError(hang) from None
         except WorkerError as exc:
-            exited = self._process.poll()
+            failed = str(exc).startswith(f"{side} worker failed")  # it answered: it is running
+            exited = None if failed else self._exit_status()
             stderr = self._stderr_tail()
             self.close()
-            if exited is not None and not str(exc).startswith(f"{side} worker failed"):
+            if exited is not None:
                 unstartable = _unstartable(options.python, exited, stderr)
                 if unstartable is not None:
                     raise SetupError(unstartable) from None
@@ -143,6 +144,14 @@ class Worker:
         coverage = reply.get("coverage", {})
         self.coverage_version: str | None = coverage.get("version")
         self.coverage_error: str | None = coverage.get("error")
+
+    def _exit_status(self, wait: float = 5.0) -> int | None:
+        """The worker's exit status once it has ended; None if it is still running after `wait`
+        seconds. Its output closes a moment before it can be reaped: poll() alone races that."""
+        try:
+            return self._process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return None
 
     def _read_replies(self) -> None:
         """Reader thread: lets `request` wait with a timeout; an empty line means the worker is gone."""
