@@ -15,7 +15,7 @@ ignored with a note, never trusted in part.
 
 Where difforacle has a secret (the App's webhook secret; the Action's `state-secret` input), the
 block is **sealed**: `... {json} sig:<hex> -->`, an HMAC-SHA256 of the JSON and of the pull
-request it belongs to (`seal_scope`). The login alone does not tell the bot's comments from
+request it belongs to (`github_client.pull_key`). The login alone does not tell the bot's comments from
 others' (`github-actions[bot]` is every workflow of the repository): with a secret, only a
 comment whose block is sealed by it is the summary, and a copy from another pull request is not.
 
@@ -180,6 +180,10 @@ class State:
         return replace(self, accepted={f: a for f, a in self.accepted.items() if f not in gone}), gone
 
     def answered(self, comment_id: int) -> State:
+        """The state remembering that this comment was answered (no comment, as of a button's click:
+        the state as it is)."""
+        if comment_id <= 0:
+            return self
         handled = (*[c for c in self.handled if c != comment_id], comment_id)
         return replace(self, handled=handled[-HANDLED_KEPT:])
 
@@ -226,10 +230,6 @@ class StateSeal:
 
     def of(self, text: str) -> str:
         return hmac.new(self.secret, f"{self.scope}\n{text}".encode(), hashlib.sha256).hexdigest()
-
-
-def seal_scope(repository: str, number: int) -> str:
-    return f"{repository}#{number}"
 
 
 def encode_state(state: State, seal: StateSeal | None = None) -> str:

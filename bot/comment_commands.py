@@ -15,6 +15,10 @@ webhook, or the Action's second step of the same workflow) is not answered twice
 permission is checked again before anything runs. A refusal leaves the summary alone (anyone may
 comment: their comments must not rewrite it, nor grow its state); its reply carries the
 comment's id in a hidden mark instead, by which a redelivery finds it answered.
+
+The App's check run has an "Accept all" button; a click is answered here as the comment
+`/difforacle accept all` by whoever clicked (`CommentEvent` without a comment id, with the check
+run's head, which must still be the pull request's).
 """
 
 from __future__ import annotations
@@ -34,11 +38,10 @@ from .acceptance import (
     refusal,
     reply,
     resolve,
-    seal_scope,
     unaccept_reply,
     with_state,
 )
-from .github_client import GitHubClient, PullDetails
+from .github_client import GitHubClient, PullDetails, pull_key
 from .publisher import summary_among
 
 ANSWER_MARK = "<!-- difforacle:answer {} -->"  # at the end of a reply that changed no state
@@ -58,12 +61,15 @@ class CommentEvent:
     login: str
     body: str
     user_type: str = "User"
+    # the head the command was given on, where the event names one (a click on a check run's button,
+    # comment_id 0): the pull request's head must still be it
+    head_sha: str = ""
 
 
 @dataclass(frozen=True)
 class Answer:
     # "ignored" | "refused" | "invalid" | "accepted" | "unaccepted" | "rerun" | "help" | "closed" |
-    # "no report"
+    # "no report" | "outdated" (a button of an older head's check run)
     status: str
     detail: str
     rerun: bool = False  # the analysis should run again on `pull`'s head
@@ -111,7 +117,7 @@ def answer(client: GitHubClient, event: CommentEvent, bot_login: str,
         return Answer("ignored", "not a command" if command is None else f"a bot's command ({event.login})")
     pull = client.pull_request(event.number)
     comments = client.issue_comments(event.number)
-    seal = StateSeal(state_secret, seal_scope(event.repository, event.number)) if state_secret else None
+    seal = StateSeal(state_secret, pull_key(event.repository, event.number)) if state_secret else None
     summary = summary_among(comments, bot_login, seal)
     state, problem = decode_state(summary.body if summary else "", seal)
     answered = event.comment_id in state.handled
@@ -126,13 +132,19 @@ def answer(client: GitHubClient, event: CommentEvent, bot_login: str,
 
     permission = client.permission(event.login)
     if not may_accept(permission):
-        mark = ANSWER_MARK.format(event.comment_id)
-        if not answered and not any(c.login == bot_login and c.body.endswith(mark) for c in comments):
+        mark = ANSWER_MARK.format(event.comment_id)  # a click has no comment: each is answered once
+        replied = event.comment_id and any(c.login == bot_login and c.body.endswith(mark) for c in comments)
+        if not answered and not replied:
             client.create_issue_comment(event.number, f"{refusal(event.login, permission)}\n\n{mark}")
         return Answer("refused", f"{event.login} has {permission or 'no'} access", pull=pull)
     if pull.state != "open":
         respond(f"@{event.login} this pull request is {pull.state}: there is nothing to run.", state)
         return Answer("closed", f"the pull request is {pull.state}", pull=pull)
+    if event.head_sha and event.head_sha != pull.head_sha:
+        respond(f"@{event.login} that check run is of {event.head_sha[:12]}, and the pull request has moved "
+                f"on to {pull.head_sha[:12]}: nothing was accepted. The newest check run shows what differs "
+                "now, with its own button.", state)
+        return Answer("outdated", f"the check run is of {event.head_sha[:12]}, not the head", pull=pull)
     if command.action == "invalid":
         respond(reply(command, event.login), state)
         return Answer("invalid", command.problem, pull=pull)

@@ -28,6 +28,12 @@ RATE_LIMIT_RESERVE = 0.2  # of the hour's requests: below this, progress updates
 T = TypeVar("T")
 
 
+def pull_key(repository: str, number: int) -> str:
+    """"owner/name#number", GitHub's own name of a pull request: it names one across its heads (the
+    App's jobs, its state, the seal of the summary's state block, our check runs' `external_id`)."""
+    return f"{repository}#{number}"
+
+
 class _Retry(GithubRetry):
     """GithubRetry, except that a POST is not repeated after a server error: GitHub may have
     applied it (a comment or a review would then appear twice). Rate limits, which GitHub
@@ -183,8 +189,12 @@ class GitHubClient:
     # ------------------------------------------------------------ check runs
 
     def create_check_run(self, name: str, head_sha: str, output: CheckRunOutput,
-                         details_url: str | None = None) -> CheckRunRef:
-        extra = {"details_url": details_url} if details_url else {}
+                         details_url: str | None = None, external_id: str = "") -> CheckRunRef:
+        """`external_id`: the pull request's `pull_key`, which events about the check run (a re-run,
+        a button) name it by when GitHub lists no pull request for them (a fork's)."""
+        extra: dict[str, str] = {"details_url": details_url} if details_url else {}
+        if external_id:
+            extra["external_id"] = external_id
         run = self._call("create the check run", lambda: self._repo.create_check_run(
             name=name, head_sha=head_sha, status="in_progress", output=output.to_json(), **extra))
         self._check_runs[run.id] = run
@@ -204,14 +214,17 @@ class GitHubClient:
         return CheckRunRef(run.id, run.html_url or "")
 
     def update_check_run(self, check_run_id: int, output: CheckRunOutput, *,
-                         conclusion: str | None = None) -> None:
-        """Update the output (annotations are added to earlier ones); complete it with `conclusion`."""
+                         conclusion: str | None = None, actions: Sequence[dict] | None = None) -> None:
+        """Update the output (annotations are added to earlier ones); complete it with `conclusion`;
+        `actions`: the buttons it shows from now on (GitHub sends a click as a
+        `check_run.requested_action` event; [] takes them away, None leaves them)."""
         def update() -> None:
             run = self._check_runs.get(check_run_id) or self._repo.get_check_run(check_run_id)
+            extra: dict[str, Any] = {"actions": list(actions)} if actions is not None else {}
             if conclusion is None:
-                run.edit(output=output.to_json())
+                run.edit(output=output.to_json(), **extra)
             else:
-                run.edit(output=output.to_json(), status="completed", conclusion=conclusion)
+                run.edit(output=output.to_json(), status="completed", conclusion=conclusion, **extra)
 
         self._call("update the check run", update)
 

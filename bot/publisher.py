@@ -31,7 +31,6 @@ from .acceptance import (
     decode_state,
     encode_state,
     is_sealed,
-    seal_scope,
     with_state,
 )
 from .anchors import DiffAnchors
@@ -45,9 +44,11 @@ from .github_client import (
     NotFound,
     ReadOnlyToken,
     ReviewComment,
+    pull_key,
 )
 from .report_facts import behavioural, checked_lines, coverage_measured, groups, is_regression, unexplained
 from .summary import (
+    ACCEPT_ALL_BUTTON,
     ACCEPT_HINT,
     NO_LONGER_DIFFERS,
     REVIEW_MARKER,
@@ -94,6 +95,7 @@ class PublishSettings:
     # seals the summary's state block (`acceptance.StateSeal`); with it, only a sealed comment is ours
     state_secret: bytes | None = field(default=None, repr=False)
     comment: str = "on-difference"  # when the summary comment is posted (`COMMENT_MODES`)
+    accept_button: bool = False  # an "Accept all" button on the check run (the App answers its clicks)
 
 
 @dataclass
@@ -177,7 +179,7 @@ def summary_among(comments: Sequence[IssueComment], bot_login: str,
 def state_seal(settings: PublishSettings, pull: PullRequestContext) -> StateSeal | None:
     if not settings.state_secret:
         return None
-    return StateSeal(settings.state_secret, seal_scope(pull.repository, pull.number))
+    return StateSeal(settings.state_secret, pull_key(pull.repository, pull.number))
 
 
 class Publisher:
@@ -226,8 +228,9 @@ class Publisher:
                 self.check_run = self.client.find_check_run(self.settings.check_name, self.pull.head_sha,
                                                             self.settings.bot_login.removesuffix("[bot]"))
             if self.check_run is None:
-                self.check_run = self.client.create_check_run(self.settings.check_name, self.pull.head_sha,
-                                                              output)
+                self.check_run = self.client.create_check_run(
+                    self.settings.check_name, self.pull.head_sha, output,
+                    external_id=pull_key(self.pull.repository, self.pull.number))
         except ReadOnlyToken as exc:
             self._fall_back(exc)
         except GitHubError as exc:
@@ -297,7 +300,9 @@ class Publisher:
             if self.fallback is None and commenting:
                 published.comment_id = self._upsert_summary(with_state(summary, state, self.seal))
             published.comment_skipped = self.fallback is None and not commenting
-            published.completed = self._complete_check_run(report, conclusion, summary)
+            # a button needs a summary comment to record its acceptances in, as a command does
+            button = settings.accept_button and bool(hint) and published.comment_id is not None
+            published.completed = self._complete_check_run(report, conclusion, summary, button)
         if self.fallback is not None:
             self.workflow.annotate(self._workflow_annotations(report))
             self.workflow.log(f"difforacle: {self.fallback}; the results are in the job summary "
@@ -417,8 +422,9 @@ class Publisher:
             self._error(exc)
         return None
 
-    def _complete_check_run(self, report: dict, conclusion: str, summary: str) -> bool:
-        """Annotations go in batches of 50; the last request also completes the run."""
+    def _complete_check_run(self, report: dict, conclusion: str, summary: str, button: bool = False) -> bool:
+        """Annotations go in batches of 50; the last request also completes the run, with the
+        "Accept all" button if `button` (else without: a run taken over may have shown it)."""
         assert self.client is not None
         if self.check_run is None:
             return False
@@ -432,7 +438,7 @@ class Publisher:
                                                                                annotations=batch))
             self.client.update_check_run(self.check_run.id, CheckRunOutput(title, summary[:SUMMARY_LIMIT],
                                                                            annotations=batches[-1]),
-                                         conclusion=conclusion)
+                                         conclusion=conclusion, actions=[ACCEPT_ALL_BUTTON] if button else [])
         except GitHubError as exc:
             self._error(exc)
             return False

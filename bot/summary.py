@@ -30,6 +30,10 @@ NO_LONGER_DIFFERS = ("No longer differs: the differences an earlier push of this
                      "gone. This comment stays, with any acceptances, in case a later push shows them again.")
 ACCEPT_HINT = ("A difference the pull request meant can be accepted by someone with write access: comment "
                "`/difforacle accept D1` (or `accept all`); it then fails nothing, on later pushes too.")
+# the check run's button (the App's: a click is an event only the App that made the check run gets)
+ACCEPT_ALL_ACTION = "accept-all"
+ACCEPT_ALL_BUTTON = {"label": "Accept all", "identifier": ACCEPT_ALL_ACTION,
+                     "description": "Accept every difference this run shows"}
 COMMENT_LIMIT = 65_536  # GitHub's maximum body of an issue comment, in characters
 SUMMARY_LIMIT = COMMENT_LIMIT - 1_000  # room for the truncation note
 

@@ -14,12 +14,15 @@ from datetime import datetime
 from typing import Any
 
 from difforacle.bot.comment_commands import NotACommentCommand, comment_event, wants_answer
+from difforacle.bot.github_client import pull_key
+from difforacle.bot.summary import ACCEPT_ALL_ACTION
 
 from .model import PullRequestJob
 
 RUN_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 RECORDED_EVENTS = ("installation", "installation_repositories")
 RERUN_EVENTS = ("check_run", "check_suite")  # "Re-run" on our check run, "Re-run all checks" on its suite
+ACCEPT_ALL_COMMAND = "/difforacle accept all"  # what a click on the check run's "Accept all" stands for
 COMMENT_EVENT = "issue_comment"  # `/difforacle accept` and `rerun` (bot.comment_commands)
 MAX_COMMENT = 2_000  # characters of a command's comment kept in its job (the command is its first line)
 MAX_BODY = 20_000  # characters of a pull request's description kept in its job (the engine reads as many)
@@ -61,6 +64,8 @@ def route(event: str, payload: dict[str, Any], delivery: str,
         return Route("skip", "the pull request is closed")
     if event in RERUN_EVENTS and payload.get("action") == "rerequested":
         return _rerequested(event, payload, delivery, latest_job)
+    if event == "check_run" and payload.get("action") == "requested_action":
+        return _requested_action(payload, delivery, latest_job)
     if event == COMMENT_EVENT and payload.get("action") == "created":
         return _comment(payload, delivery)
     return Route("ignore", f"{event}.{payload.get('action', '')}".rstrip("."))
@@ -116,7 +121,7 @@ def _rerequested(item: str, payload: dict[str, Any], delivery: str,
         entries.setdefault(int(external.rpartition("#")[2]), {})
     heads: list[Head] = []
     for number, entry in sorted(entries.items()):
-        known = latest_job(f"{repository}#{number}")
+        known = latest_job(pull_key(repository, number))
         if known is not None and known.head_sha != head_sha:
             continue  # the check run is of an older head: nothing is published for it any more
         head, base = _object(entry.get("head")), _object(entry.get("base"))
@@ -136,6 +141,37 @@ def _rerequested(item: str, payload: dict[str, Any], delivery: str,
     return Route("run", "rerequested", tuple(heads))
 
 
+def _requested_action(payload: dict[str, Any], delivery: str,
+                      latest_job: Callable[[str], PullRequestJob | None]) -> Route:
+    """A click on our check run's "Accept all" button: the command `accept all`, by whoever
+    clicked, answered as if they had commented it (the same write-access check), on the report of
+    that check run's head. The pull request is the check run's `external_id` (ours name it; a
+    fork's pull request is listed nowhere else), else the one GitHub lists."""
+    identifier = _get(payload, "requested_action.identifier", str)
+    if identifier != ACCEPT_ALL_ACTION:
+        return Route("ignore", f"check_run.requested_action {identifier!r}")
+    repository = _get(payload, "repository.full_name", str)
+    head_sha = _sha(payload, "check_run.head_sha")
+    external = str(payload["check_run"].get("external_id") or "")
+    listed = payload["check_run"].get("pull_requests")
+    numbers = [pr["number"] for pr in (listed if isinstance(listed, list) else [])
+               if isinstance(pr, dict) and isinstance(pr.get("number"), int)]
+    if external.startswith(f"{repository}#") and external.rpartition("#")[2].isdigit():
+        numbers = [int(external.rpartition("#")[2])]
+    if len(numbers) != 1:
+        return Route("skip", f"the check run names {len(numbers)} pull requests, not one")
+    known = latest_job(pull_key(repository, numbers[0]))
+    if known is not None and known.head_sha != head_sha:
+        return Route("skip", f"the check run is of {head_sha[:12]}, an older head of the pull request")
+    sender = _object(payload.get("sender"))
+    job = PullRequestJob(delivery=delivery, installation_id=_installation(payload), repository=repository,
+                         repository_id=_get(payload, "repository.id", int), number=numbers[0], base_sha="",
+                         head_sha=head_sha, check_run_id=_get(payload, "check_run.id", int),
+                         commenter=_get(payload, "sender.login", str),
+                         commenter_type=str(sender.get("type") or "User"), comment=ACCEPT_ALL_COMMAND)
+    return Route("run", "requested_action", (Head(job),))
+
+
 def _comment(payload: dict[str, Any], delivery: str) -> Route:
     """A command on a pull request becomes a job the worker answers (permission, state, reply) and
     which then runs the analysis again on the head it reads from GitHub; anything else is skipped
@@ -146,7 +182,7 @@ def _comment(payload: dict[str, Any], delivery: str) -> Route:
         return Route("ignore", str(exc))
     except ValueError as exc:
         raise BadPayload(str(exc)) from None
-    seen = (f"{comment.repository}#{comment.number}", comment.comment_id)
+    seen = (pull_key(comment.repository, comment.number), comment.comment_id)
     if not wants_answer(comment):
         return Route("skip", "the comment is no /difforacle command of a person", comment=seen)
     job = PullRequestJob(delivery=delivery, installation_id=_installation(payload),

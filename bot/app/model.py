@@ -2,14 +2,17 @@
 
 A job is plain data so that it crosses the queue as JSON and can be logged; it never holds
 a token (tokens are minted by the worker when the job runs, and expire). A `/difforacle` command
-commented on the pull request is a job too (`comment_id` set): the event names no commits, so its
-base and head are empty until the worker reads them from GitHub (`runner.run_command`).
+commented on the pull request is a job too (`comment_id` set), and so is a click on our check run's
+"Accept all" button (`check_run_id` set, the command `accept all`): the event names no base, so it is
+empty until the worker reads it from GitHub (`runner.run_command`).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+
+from difforacle.bot.github_client import pull_key
 
 
 class AppError(Exception):
@@ -37,20 +40,23 @@ class PullRequestJob:
     commenter: str = ""  # its author's login
     commenter_type: str = ""  # "User" or "Bot"
     comment: str = ""  # its text (the command)
+    check_run_id: int = 0  # a click on a button of this check run of ours: the command it stands for
 
     @property
     def is_command(self) -> bool:
-        return self.comment_id > 0
+        return self.comment_id > 0 or self.check_run_id > 0
 
     @property
     def pull_key(self) -> str:
         """Names the pull request across head commits: coalescing and publishing locks use it."""
-        return f"{self.repository}#{self.number}"
+        return pull_key(self.repository, self.number)
 
     @property
     def job_id(self) -> str:
         """Names this pull request at this head commit: the same work, whatever delivery asked (a
         command: its comment)."""
+        if self.check_run_id:  # each click is one (a delivery that comes again is run once, as any)
+            return f"{self.pull_key}!check-run-{self.check_run_id}-{self.delivery}"
         if self.is_command:
             return f"{self.pull_key}!comment-{self.comment_id}"
         return f"{self.pull_key}@{self.head_sha}"

@@ -215,7 +215,7 @@ def _start_check_run(job: PullRequestJob, state: JobStateView, client: GitHubCli
     (killed, or failed on a queue error) gave a check run takes that one over without a request;
     only if the earlier run died while creating it are the head's check runs listed to find it."""
     remembered = state.check_run(job)
-    publish = PublishSettings(bot_login=bot_login, reuse_check_run=remembered == {})
+    publish = PublishSettings(bot_login=bot_login, reuse_check_run=remembered == {}, accept_button=True)
     publisher = Publisher(client, pull, publish, Workflow({}, _LogStream(job)))
     if remembered:  # {"id", "url"}: created by the earlier run
         publisher.start(known=CheckRunRef(int(remembered["id"]), remembered["url"]))
@@ -237,7 +237,7 @@ def run_command(job: PullRequestJob, settings: AppSettings, state: JobStateView,
         token = github.token_for(job)
         client = github.client(job, token)
         comment = CommentEvent(job.repository, job.number, job.comment_id, job.commenter, job.comment,
-                               job.commenter_type or "User")
+                               job.commenter_type or "User", head_sha=job.head_sha)
         with state.publish_lock(job.pull_key):  # the state is rewritten by publishing too
             state.forget_summary_comment(job.pull_key)  # the answer rewrites the summary's hidden state
             answered = answer(client, comment, github.bot_login())
@@ -252,7 +252,7 @@ def run_command(job: PullRequestJob, settings: AppSettings, state: JobStateView,
     analysis = replace(job, base_sha=pull.base_sha, head_sha=pull.head_sha, title=pull.title,
                        body=pull.body[:MAX_BODY], head_ref=pull.head_ref,
                        head_repository=pull.head_repository, comment_id=0, commenter="", commenter_type="",
-                       comment="")
+                       comment="", check_run_id=0)
     if not state.record_head(analysis):
         return JobOutcome("superseded", f"the head {pull.head_sha[:12]} was superseded already")
     return run_job(analysis, settings, state, sandbox=sandbox, github=github)

@@ -23,9 +23,9 @@ from difforacle.bot.acceptance import (
     refusal,
     reply,
     resolve,
-    seal_scope,
     with_state,
 )
+from difforacle.bot.github_client import pull_key
 from difforacle.bot.markdown import render_markdown
 from difforacle.bot.publisher import conclusion_of, wanted_failure
 from difforacle.bot.report_facts import behavioural, groups, is_regression
@@ -217,7 +217,7 @@ def test_acceptances_whose_difference_is_gone_are_kept_for_a_later_push() -> Non
     assert groups(apply_acceptances(_report(_difference(1)), later)).accepted == []
 
 
-SEAL = StateSeal(b"repository secret", seal_scope("octo/durations", 7))
+SEAL = StateSeal(b"repository secret", pull_key("octo/durations", 7))
 SEALED_STATE = State({"D1": "0123456789abcdef"},
                      {"0123456789abcdef": Acceptance("ann", "2026-01-02T03:04:05Z")}, (11,))
 
@@ -227,7 +227,7 @@ def test_a_sealed_state_reads_back_only_with_its_seal_and_for_its_pull_request()
     assert is_sealed(body, SEAL) and decode_state(body, SEAL) == (SEALED_STATE, None)
     assert decode_state(body) == (SEALED_STATE, None)  # no secret: read as before
     others = (StateSeal(b"another secret", SEAL.scope),
-              StateSeal(SEAL.secret, seal_scope("octo/durations", 8)))
+              StateSeal(SEAL.secret, pull_key("octo/durations", 8)))
     for other in others:
         state, problem = decode_state(body, other)  # another secret, or a copy from another pull request
         assert state == State() and problem and "not sealed" in problem and not is_sealed(body, other)

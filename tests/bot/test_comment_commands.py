@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,6 @@ from difforacle.bot.acceptance import (
     StateSeal,
     decode_state,
     fingerprint,
-    seal_scope,
     with_state,
 )
 from difforacle.bot.comment_commands import (
@@ -30,9 +30,9 @@ from difforacle.bot.comment_commands import (
     answer,
     comment_event,
 )
-from difforacle.bot.github_client import GitHubClient, Retries
+from difforacle.bot.github_client import GitHubClient, Retries, pull_key
 from difforacle.bot.publisher import ACTIONS_BOT, Published, Publisher, PublishSettings, PullRequestContext
-from difforacle.bot.summary import ACCEPT_HINT, SUMMARY_MARKER
+from difforacle.bot.summary import ACCEPT_ALL_BUTTON, ACCEPT_HINT, SUMMARY_MARKER
 from difforacle.bot.workflow import Workflow
 
 OWNER, REPO, NUMBER = "octo", "durations", 7
@@ -280,7 +280,7 @@ def test_with_a_state_secret_another_workflows_marker_comment_is_not_the_summary
     answered = answer(_client(fake), _comment(fake, "/difforacle accept D1", "ann"), ACTIONS_BOT, secret)
     assert answered.status == "accepted"
     [ours] = [c for c in fake.comments_on(OWNER, REPO, NUMBER) if c.id == first.comment_id]
-    state = decode_state(ours.body, StateSeal(secret, seal_scope(f"{OWNER}/{REPO}", NUMBER)))[0]
+    state = decode_state(ours.body, StateSeal(secret, pull_key(f"{OWNER}/{REPO}", NUMBER)))[0]
     assert set(state.accepted) == {fingerprints[0]}
     [forgery] = [c for c in fake.comments_on(OWNER, REPO, NUMBER) if c.id == impostor.id]
     assert decode_state(forgery.body)[0] == forged  # left as it was: never edited as if ours
@@ -328,3 +328,56 @@ def test_accept_all_means_the_report_the_command_was_written_under(fake: FakeGit
     answer(_client(fake), late, ACTIONS_BOT)
     assert set(decode_state(_summary(fake))[0].accepted) == set(first.values()) | {latest["D3"]}
     assert "newer report" not in _replies(fake)[-1]
+
+
+# ------------------------------------------------------------------ the check run's "Accept all" button
+
+BUTTON = PublishSettings(fail_on="difference", accept_button=True)
+
+
+def _click(login: str, head_sha: str = HEAD) -> CommentEvent:
+    """A click on the button, as the App's runner hands it over: no comment, the check run's head."""
+    return CommentEvent(f"{OWNER}/{REPO}", NUMBER, 0, login, "/difforacle accept all", head_sha=head_sha)
+
+
+def test_a_report_with_differences_to_accept_shows_the_button_on_its_check_run(fake: FakeGitHub,
+                                                                                tmp_path: Path) -> None:
+    _publish(fake, tmp_path, BUTTON)
+    [run] = fake.check_runs.values()
+    assert run.actions == [ACCEPT_ALL_BUTTON] and run.external_id == f"{OWNER}/{REPO}#{NUMBER}"
+    assert fake.violations == []  # label, identifier and description within GitHub's limits
+    _publish(fake, tmp_path)  # the Action's: no App to answer a click
+    assert list(fake.check_runs.values())[-1].actions == []
+    _publish(fake, tmp_path, replace(BUTTON, comment="never"))  # no summary to record an acceptance in
+    assert list(fake.check_runs.values())[-1].actions == []
+    clean = {**_report(), "differences": []}
+    _publish(fake, tmp_path, BUTTON, report=clean)  # nothing to accept
+    assert list(fake.check_runs.values())[-1].actions == []
+
+
+def test_a_writers_click_accepts_the_check_runs_report_and_a_readers_is_refused(fake: FakeGitHub,
+                                                                                tmp_path: Path) -> None:
+    _publish(fake, tmp_path, BUTTON)
+    ids = decode_state(_summary(fake))[0].ids
+    for _ in range(2):  # two clicks of a reader: each gets its answer (no comment id to find it by)
+        assert answer(_client(fake), _click("tom"), ACTIONS_BOT).status == "refused"
+    assert [r.split(" thank you")[0] for r in _replies(fake)] == ["@tom", "@tom"]
+    assert decode_state(_summary(fake))[0].accepted == {}
+
+    clicked = answer(_client(fake), _click("ann"), ACTIONS_BOT)
+
+    assert (clicked.status, clicked.rerun) == ("accepted", True)
+    state = decode_state(_summary(fake))[0]
+    assert set(state.accepted) == set(ids.values()) and state.handled == ()  # no comment to remember
+    assert _replies(fake)[-1].startswith("@ann accepted D1, D2")
+    assert _publish(fake, tmp_path, BUTTON).conclusion == "success"
+    assert list(fake.check_runs.values())[-1].actions == []  # nothing left to accept
+    assert fake.violations == []
+
+
+def test_a_click_on_an_older_heads_check_run_accepts_nothing(fake: FakeGitHub, tmp_path: Path) -> None:
+    _publish(fake, tmp_path, BUTTON)
+    older = answer(_client(fake), _click("ann", head_sha="c" * 40), ACTIONS_BOT)
+    assert (older.status, older.rerun) == ("outdated", False)
+    assert decode_state(_summary(fake))[0].accepted == {}
+    assert "has moved on to bbbbbbbbbbbb: nothing was accepted" in _replies(fake)[-1]

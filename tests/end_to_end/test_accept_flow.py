@@ -20,6 +20,7 @@ import pytest
 from support.action import action_env, comment_event_file, event_file, workflow_run_event_file
 from support.app_helpers import (
     SECRET,
+    button_click_payload,
     drain,
     headers,
     install_app,
@@ -38,7 +39,7 @@ from difforacle.bot.app.settings import AppSettings
 from difforacle.bot.app.webhook import create_app
 from difforacle.bot.github_client import Retries
 from difforacle.bot.publisher import ACTIONS_BOT
-from difforacle.bot.summary import SUMMARY_MARKER
+from difforacle.bot.summary import ACCEPT_ALL_ACTION, ACCEPT_ALL_BUTTON, SUMMARY_MARKER
 
 OWNER, NAME, NUMBER = "Codertocat", "Hello-World", 2
 FAST = Retries(total=2, backoff_factor=0, secondary_rate_wait=0, seconds_between_requests=0,
@@ -227,4 +228,25 @@ def test_the_app_answers_commands_and_keeps_acceptances_across_pushes(tmp_path: 
         runs, [summary], replies = ours()
         assert runs == [(head, "success"), (pushed, "success")] and len(replies) == 2
         assert "accepted by @ann" in summary.body and pushed[:7] in summary.body
+
+        # 5. a push with another difference (it raises now): its check run fails and shows the "Accept all" button;
+        # a stranger's click is refused, a maintainer's accepts it and the check turns green
+        builder.switch("feature")
+        changed = builder.commit({"clock/units.py": UNITS.format(expression="divmod(hours, 0)[0]")}, "divide")
+        builder.switch("main")
+        fake.set_pull_head(OWNER, NAME, NUMBER, changed, files=git_files(builder.root, base, changed))
+        synchronize = pull_request_payload(fake, installed.installation_id, full_name, NUMBER, "synchronize",
+                                           before=pushed)
+        assert deliver("pull_request", synchronize, "pushed-again") == 202
+        runs, _, _ = ours()
+        [run] = [r for r in fake.check_runs.values() if r.head_sha == changed]
+        assert runs[-1] == (changed, "failure") and run.actions == [ACCEPT_ALL_BUTTON]
+        for login, delivery in (("eve", "eve-clicks"), ("ann", "ann-clicks")):
+            click = button_click_payload(fake, installed.installation_id, run, login, ACCEPT_ALL_ACTION)
+            assert deliver("check_run", click, delivery) == 202
+        runs, [summary], replies = ours()
+        assert replies[-2].startswith("@eve thank you, but only people with write access")
+        assert replies[-1].startswith("@ann accepted D2: they no longer fail the check")
+        assert runs[-1] == (changed, "success") and len(runs) == 3  # the same check run, green
+        assert fake.check_runs[run.id].actions == []  # nothing left to accept
         assert fake.violations == []

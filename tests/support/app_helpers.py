@@ -330,6 +330,21 @@ def issue_comment_payload(fake: FakeGitHub, installation_id: int, full_name: str
     return payload
 
 
+def button_click_payload(fake: FakeGitHub, installation_id: int, run: CheckRun, login: str,
+                         identifier: str) -> dict[str, Any]:
+    """A click by `login` on the button `identifier` of the fake's check run `run`, as its real
+    check_run.requested_action webhook payload describes it."""
+    repo = run.repo
+    payload = copy.deepcopy(fixture("check_run.requested_action"))
+    payload["installation"]["id"] = installation_id
+    payload["repository"].update(id=repo.id, name=repo.name, full_name=repo.full_name, private=repo.private)
+    payload["check_run"].update(id=run.id, name=run.name, head_sha=run.head_sha, external_id=run.external_id,
+                                status=run.status, conclusion=run.conclusion, pull_requests=[])
+    payload["requested_action"]["identifier"] = identifier
+    payload["sender"].update(login=login, type="Bot" if login.endswith("[bot]") else "User")
+    return payload
+
+
 @dataclass(frozen=True)
 class Published:
     check_runs: list[CheckRun]

@@ -34,6 +34,7 @@ from difforacle.bot.app.queue import JobQueue
 from difforacle.bot.app.settings import AppSettings, load_settings
 from difforacle.bot.app.state import CLAIM_GRACE, JobState
 from difforacle.bot.app.webhook import create_app, signature, verify_signature
+from difforacle.bot.summary import ACCEPT_ALL_ACTION
 
 OPENED = fixture("pull_request.opened")
 OPENED_HEAD = OPENED["pull_request"]["head"]["sha"]
@@ -148,6 +149,7 @@ def test_an_oversized_body_is_413_before_anything_else(client: Any, queue: JobQu
     ("pull_request.converted_to_draft", "pull_request", 204, None),  # nothing changes: nothing to do
     ("pull_request.closed", "pull_request", 200, "skipped"),
     ("check_run.rerequested", "check_run", 200, "skipped"),  # names no pull request we know
+    ("check_run.requested_action", "check_run", 204, None),  # another App's button
     ("installation.created", "installation", 200, "recorded"),
     ("installation_repositories.added", "installation_repositories", 200, "recorded"),
     ("ping", "ping", 200, "pong"),
@@ -295,6 +297,41 @@ def test_a_rerequested_check_suite_runs_its_pull_request_again(client: Any, queu
     assert answer.status_code == 200 and answer.json["status"] == "skipped"
     requested = {**payload, "action": "requested"}  # every push: the pull_request event runs it
     assert post(client, "check_suite", requested, delivery="d-4").status_code == 204
+
+
+def _click(head_sha: str, identifier: str = ACCEPT_ALL_ACTION, external_id: str = PULL_KEY) -> dict:
+    """The real check_run.requested_action payload, moved onto the opened fixture's pull request."""
+    payload = copy.deepcopy(fixture("check_run.requested_action"))
+    payload["repository"], payload["installation"] = OPENED["repository"], OPENED["installation"]
+    payload["check_run"].update(head_sha=head_sha, external_id=external_id, pull_requests=[])
+    payload["requested_action"]["identifier"] = identifier
+    return payload
+
+
+def test_a_click_on_the_accept_all_button_is_a_command_of_whoever_clicked(client: Any, queue: JobQueue,
+                                                                          recorder: Recorder) -> None:
+    assert post(client, "pull_request", OPENED, delivery="d-1").status_code == 202
+    clicked = _click(OPENED_HEAD)
+    answer = post(client, "check_run", clicked, delivery="d-2")
+    assert answer.status_code == 202, answer.json
+    drain(queue)
+    _, job = recorder.calls
+    assert job.is_command and job.check_run_id == clicked["check_run"]["id"] and job.head_sha == OPENED_HEAD
+    assert (job.commenter, job.commenter_type) == (clicked["sender"]["login"], clicked["sender"]["type"])
+    assert job.comment == "/difforacle accept all" and job.comment_id == 0
+    assert queue.state.latest_head(PULL_KEY) == OPENED_HEAD  # a click records no head
+
+    by_another = copy.deepcopy(clicked)
+    by_another["sender"]["login"] = "hubot"
+    again = post(client, "check_run", by_another, delivery="d-3")  # another click: answered too
+    assert again.status_code == 202 and again.json["jobs"] != answer.json["jobs"]
+    older = post(client, "check_run", _click(sha(5)), delivery="d-4")  # an older push's check run
+    assert (older.status_code, older.json["status"]) == (200, "skipped")
+    assert "older head" in older.json["reason"]
+    other = post(client, "check_run", _click(OPENED_HEAD, identifier="fix-it"), delivery="d-5")
+    assert other.status_code == 204  # no button of ours
+    nowhere = post(client, "check_run", _click(OPENED_HEAD, external_id=""), delivery="d-6")
+    assert (nowhere.status_code, nowhere.json["status"]) == (200, "skipped")  # names no pull request
 
 
 # ------------------------------------------------------------------ deliveries
