@@ -15,7 +15,7 @@ ignored with a note, never trusted in part.
 
 Where difforacle has a secret (the App's webhook secret; the Action's `state-secret` input), the
 block is **sealed**: `... {json} sig:<hex> -->`, an HMAC-SHA256 of the JSON and of the pull
-request it belongs to (`github_client.pull_key`). The login alone does not tell the bot's comments from
+request it belongs to (`pull_key`). The login alone does not tell the bot's comments from
 others' (`github-actions[bot]` is every workflow of the repository): with a secret, only a
 comment whose block is sealed by it is the summary, and a copy from another pull request is not.
 
@@ -230,6 +230,12 @@ class StateSeal:
 
     def of(self, text: str) -> str:
         return hmac.new(self.secret, f"{self.scope}\n{text}".encode(), hashlib.sha256).hexdigest()
+
+
+def pull_key(repository: str, number: int) -> str:
+    """"owner/name#number", GitHub's own name of a pull request: it names one across its heads (the
+    App's jobs, its state, the seal of the summary's state block, our check runs' `external_id`)."""
+    return f"{repository}#{number}"
 
 
 def encode_state(state: State, seal: StateSeal | None = None) -> str:

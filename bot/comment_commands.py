@@ -35,13 +35,14 @@ from .acceptance import (
     may_accept,
     now_utc,
     parse_command,
+    pull_key,
     refusal,
     reply,
     resolve,
     unaccept_reply,
     with_state,
 )
-from .github_client import GitHubClient, PullDetails, pull_key
+from .github_client import GitHubClient, PullDetails
 from .publisher import summary_among
 
 ANSWER_MARK = "<!-- difforacle:answer {} -->"  # at the end of a reply that changed no state

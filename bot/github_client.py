@@ -28,12 +28,6 @@ RATE_LIMIT_RESERVE = 0.2  # of the hour's requests: below this, progress updates
 T = TypeVar("T")
 
 
-def pull_key(repository: str, number: int) -> str:
-    """"owner/name#number", GitHub's own name of a pull request: it names one across its heads (the
-    App's jobs, its state, the seal of the summary's state block, our check runs' `external_id`)."""
-    return f"{repository}#{number}"
-
-
 class _Retry(GithubRetry):
     """GithubRetry, except that a POST is not repeated after a server error: GitHub may have
     applied it (a comment or a review would then appear twice). Rate limits, which GitHub

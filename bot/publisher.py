@@ -31,6 +31,7 @@ from .acceptance import (
     decode_state,
     encode_state,
     is_sealed,
+    pull_key,
     with_state,
 )
 from .anchors import DiffAnchors
@@ -44,7 +45,6 @@ from .github_client import (
     NotFound,
     ReadOnlyToken,
     ReviewComment,
-    pull_key,
 )
 from .report_facts import behavioural, checked_lines, coverage_measured, groups, is_regression, unexplained
 from .summary import (

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from difforacle.bot.acceptance import pull_key
 from difforacle.bot.comment_commands import NotACommentCommand, comment_event, wants_answer
-from difforacle.bot.github_client import pull_key
 from difforacle.bot.summary import ACCEPT_ALL_ACTION
 
 from .model import PullRequestJob

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from difforacle.bot.github_client import pull_key
+from difforacle.bot.acceptance import pull_key
 
 
 class AppError(Exception):

@@ -20,12 +20,12 @@ from difforacle.bot.acceptance import (
     fingerprint,
     is_sealed,
     parse_command,
+    pull_key,
     refusal,
     reply,
     resolve,
     with_state,
 )
-from difforacle.bot.github_client import pull_key
 from difforacle.bot.markdown import render_markdown
 from difforacle.bot.publisher import conclusion_of, wanted_failure
 from difforacle.bot.report_facts import behavioural, groups, is_regression

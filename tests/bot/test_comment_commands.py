@@ -22,6 +22,7 @@ from difforacle.bot.acceptance import (
     StateSeal,
     decode_state,
     fingerprint,
+    pull_key,
     with_state,
 )
 from difforacle.bot.comment_commands import (
@@ -30,7 +31,7 @@ from difforacle.bot.comment_commands import (
     answer,
     comment_event,
 )
-from difforacle.bot.github_client import GitHubClient, Retries, pull_key
+from difforacle.bot.github_client import GitHubClient, Retries
 from difforacle.bot.publisher import ACTIONS_BOT, Published, Publisher, PublishSettings, PullRequestContext
 from difforacle.bot.summary import ACCEPT_ALL_BUTTON, ACCEPT_HINT, SUMMARY_MARKER
 from difforacle.bot.workflow import Workflow

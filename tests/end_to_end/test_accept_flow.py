@@ -229,8 +229,8 @@ def test_the_app_answers_commands_and_keeps_acceptances_across_pushes(tmp_path: 
         assert runs == [(head, "success"), (pushed, "success")] and len(replies) == 2
         assert "accepted by @ann" in summary.body and pushed[:7] in summary.body
 
-        # 5. a push with another difference (it raises now): its check run fails and shows the "Accept all" button;
-        # a stranger's click is refused, a maintainer's accepts it and the check turns green
+        # 5. a push with another difference (it raises now): its check run fails and shows the "Accept
+        # all" button; a stranger's click is refused, a maintainer's accepts it and the check turns green
         builder.switch("feature")
         changed = builder.commit({"clock/units.py": UNITS.format(expression="divmod(hours, 0)[0]")}, "divide")
         builder.switch("main")
