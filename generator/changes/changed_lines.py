@@ -26,11 +26,13 @@ from ..report.model import Coverage, SideCoverage
 from ..worker.protocol import ExecutedLines
 from .executable_lines import executable_lines
 from .model import ChangeSet, Checkout
+from .syntax import first_line, nodes_on, parsed, spans_line
 
 if TYPE_CHECKING:
     from coverage.parser import PythonParser
 
 SIDES = ("base", "head")
+LARGE_SOURCE = 64_000  # characters of a module from which coverage.py's parser runs only for branches
 Target = tuple  # ("line", side, path, line) or ("branch", side, path, from, to)
 Edge = tuple[str, str, int, int]  # a branch out of a changed line: (side, path, from, to)
 
@@ -206,6 +208,21 @@ class ChangedLines:
         return coverage
 
 
+def _branching_headers(tree: ast.Module | None, lines: set[int]) -> bool:
+    """Whether one of `lines` is in the header of a compound statement or clause (the lines from
+    its keyword to its body: where a branch may leave), or the source does not parse (then: maybe)."""
+    if tree is None:
+        return True
+    wanted = sorted(lines)
+    for node in nodes_on(tree, wanted):
+        body = getattr(node, "body", None)
+        compound = isinstance(body, list) and body and isinstance(body[0], ast.stmt)
+        if compound and not isinstance(node, ast.Module) and spans_line(wanted, first_line(node),
+                                                                          body[0].lineno - 1):
+            return True
+    return False
+
+
 def _measured_file(side: str, path: str, absolute: Path, changed: set[int], primary: bool) -> _File:
     from coverage.exceptions import CoverageException  # on first use: it takes a while, `--help` needs none
     from coverage.parser import PythonParser
@@ -214,9 +231,13 @@ def _measured_file(side: str, path: str, absolute: Path, changed: set[int], prim
         source = absolute.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return _File(side, path, primary, [], {}, None)
-    executable = executable_lines(source, str(absolute)).all
+    executable = executable_lines(source, str(absolute), changed).all
     stands_on = _inside_statements(source, changed - executable, executable)
     wanted = sorted((changed & executable) | set(stands_on))
+    if len(source) >= LARGE_SOURCE and not _branching_headers(parsed(source), changed):
+        # coverage.py's parser tokenizes the whole file (seconds for a generated table module); its
+        # arcs matter only for a changed line that heads a compound statement, which has none here
+        return _File(side, path, primary, wanted, {}, None, stands_on=stands_on)
     parser = PythonParser(text=source, filename=str(absolute))
     try:
         parser.parse_source()
@@ -246,11 +267,8 @@ def _own_lines(node: ast.stmt) -> tuple[int, int]:
 def _inside_statements(source: str, lines: set[int], executable: frozenset[int]) -> dict[int, int]:
     """For each of `lines` (changed, without code of their own) that carries something and lies
     inside a statement spanning several lines, the first executable line of that statement."""
-    if not lines:
-        return {}
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(source) if lines else None
+    if tree is None:
         return {}
     text = source.splitlines()
     spans = sorted((span for node in ast.walk(tree) if isinstance(node, ast.stmt)

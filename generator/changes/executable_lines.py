@@ -6,10 +6,14 @@ they run before any sequence does. Compiling source text executes nothing.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
+from collections.abc import Collection
 from dataclasses import dataclass
 from types import CodeType
+
+from .syntax import first_line, parse, spans_line
 
 CO_OPTIMIZED = 0x1
 COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
@@ -25,16 +29,39 @@ class ExecutableLines:
         return self.in_functions | self.at_import
 
 
-def executable_lines(source: str, filename: str = "<source>") -> ExecutableLines:
+def executable_lines(source: str, filename: str = "<source>",
+                     lines: Collection[int] | None = None) -> ExecutableLines:
+    """The module's executable lines; with `lines`, those of the top-level statements that span one
+    of them only (compiled alone, with the module's `__future__` flags: their code is the same),
+    which is what a change's lines need and spares compiling the rest of a large module."""
     try:
-        module = compile(source, filename, "exec", dont_inherit=True)
-        docstrings = _docstring_lines(ast.parse(source))
+        tree = parse(source)
+        if lines is None:
+            module, statements = compile(source, filename, "exec", dont_inherit=True), tree.body
+        else:
+            wanted = sorted(lines)
+            statements = [node for node in tree.body
+                          if spans_line(wanted, first_line(node), node.end_lineno or node.lineno)]
+            module = compile(ast.Module(body=statements, type_ignores=[]), filename, "exec",
+                             flags=_future_flags(tree), dont_inherit=True)
+        docstrings = _docstring_lines(tree, statements)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ExecutableLines(frozenset(), frozenset())
     functions: set[int] = set()
     at_import: set[int] = set()
     _walk(module, at_import, functions, at_import_level=True)
     return ExecutableLines(frozenset(functions - docstrings), frozenset(at_import - functions - docstrings))
+
+
+def _future_flags(tree: ast.Module) -> int:
+    """The compiler flags of the module's `from __future__ import ...` statements."""
+    flags = 0
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            for alias in node.names:
+                feature = getattr(__future__, alias.name, None)
+                flags |= getattr(feature, "compiler_flag", 0)
+    return flags
 
 
 def _walk(code: CodeType, at_import: set[int], functions: set[int], at_import_level: bool) -> None:
@@ -48,9 +75,11 @@ def _walk(code: CodeType, at_import: set[int], functions: set[int], at_import_le
             _walk(const, at_import, functions, at_import_level and runs_now)
 
 
-def _docstring_lines(tree: ast.Module) -> set[int]:
+def _docstring_lines(tree: ast.Module, statements: list[ast.stmt]) -> set[int]:
+    """The lines of the module's docstring and of the docstrings within `statements`."""
     lines: set[int] = set()
-    for node in ast.walk(tree):
+    nodes = [tree, *(node for statement in statements for node in ast.walk(statement))]
+    for node in nodes:
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \

@@ -10,7 +10,6 @@ differ, the merge-base side is parsed from git's blobs, not from the base worktr
 from __future__ import annotations
 
 import ast
-import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -22,6 +21,7 @@ from unidiff.constants import DEV_NULL
 from ..errors import SetupError
 from .checkout import module_name
 from .model import ChangeSet, ChangeStatus, Checkout, FileChange, Unit, UnitKind
+from .syntax import parsed, same_tree
 
 if TYPE_CHECKING:
     import git
@@ -230,11 +230,8 @@ def is_test_file_name(name: str) -> bool:
 def is_test_code(source: bytes | None) -> bool:
     """A module that imports pytest or defines a `unittest.TestCase` subclass is test code, whatever
     its name: its functions are tests and fixtures, not the library's behaviour."""
-    if source is None:
-        return False
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(source)
+    if tree is None:
         return False
     for node in _statements_at_top(tree):
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "pytest" for a in node.names):
@@ -271,12 +268,8 @@ def _same_syntax_tree(base: bytes | None, head: bytes | None) -> bool:
 
     Code that reads its own source or line numbers (inspect, warnings) is the exception we accept.
     """
-    if base is None or head is None:
-        return False
-    try:
-        return ast.dump(ast.parse(base)) == ast.dump(ast.parse(head))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+    base_tree, head_tree = parsed(base), parsed(head)
+    return base_tree is not None and head_tree is not None and same_tree(base_tree, head_tree)
 
 
 def _side(path: str | None, lines: frozenset[int], source: bytes | None) -> _Side | None:
@@ -287,11 +280,8 @@ def _side(path: str | None, lines: frozenset[int], source: bytes | None) -> _Sid
 
 def parse_spans(source: bytes) -> tuple[Span, ...] | None:
     """All unit spans of a module, or None when it does not parse."""
-    try:
-        with warnings.catch_warnings():  # e.g. SyntaxWarning for invalid escapes: not our business
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # null bytes, undecodable, too deep
+    tree = parsed(source)
+    if tree is None:  # null bytes, undecodable, too deep
         return None
     statements = tuple(
         Span(MODULE, "module", node.lineno, node.end_lineno or node.lineno)

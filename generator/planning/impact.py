@@ -23,6 +23,7 @@ from pathlib import Path
 from ..changes.changed_lines import SIDES
 from ..changes.importers import imported_names
 from ..changes.model import ChangeSet, Checkout
+from ..changes.syntax import parsed
 from ..changes.units import MODULE, Span, parse_spans
 from ..runtime.catalog import Operation
 from ..worker.protocol import OperationKind
@@ -513,6 +514,8 @@ def table_entries(tree: ast.Module) -> list[TableEntry]:
     defined = {node.name for node in tree.body
                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     found: list[TableEntry] = []
+    if not defined:  # a module of data alone (a generated table) holds none of its own
+        return found
     for statement in tree.body:
         if isinstance(statement, ast.Assign):
             tables, value = [t.id for t in statement.targets if isinstance(t, ast.Name)], statement.value
@@ -521,7 +524,9 @@ def table_entries(tree: ast.Module) -> list[TableEntry]:
             value = statement.value
         else:
             continue
-        if not tables:
+        held = [node for node in ast.walk(value)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defined]
+        if not tables or not held:
             continue
         called = {id(node.func) for node in ast.walk(value) if isinstance(node, ast.Call)}  # run, not held
         keys: dict[int, tuple[str, int]] = {}  # id of a node under a dict entry -> its key and line
@@ -530,9 +535,8 @@ def table_entries(tree: ast.Module) -> list[TableEntry]:
                 for key, item in zip(node.keys, node.values, strict=True):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str):
                         keys.update((id(n), (key.value, key.lineno)) for n in ast.walk(item))
-        for node in ast.walk(value):
-            if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defined
-                    and id(node) not in called):
+        for node in held:
+            if id(node) not in called:
                 key, line = keys.get(id(node), (None, node.lineno))
                 found += [TableEntry(table, node.id, key, line) for table in tables]
     return found
@@ -632,10 +636,7 @@ def _operation(module: str, qualname: str, kind: str, owner: str | None) -> Oper
 
 
 def _parse(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    return parsed(source)
 
 
 def _spans(path: Path) -> tuple[Span, ...]:

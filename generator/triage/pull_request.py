@@ -17,11 +17,13 @@ from __future__ import annotations
 import ast
 import doctest
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..changes.model import ChangeSet, Checkout
+from ..changes.syntax import first_line, parsed, spans_line
 from ..oracle.entries import telling
 
 if TYPE_CHECKING:  # GitPython, slow to import, loads when a run reads the pull request
@@ -87,22 +89,32 @@ def added_values(changes: ChangeSet, base: Checkout, head: Checkout,
     for f in files:
         if not f.head_path or not f.head_lines:
             continue
-        for value, line in _literals(_tree(head.root / f.head_path, trees)):
+        for value, line in _literals(_tree(head.root / f.head_path, trees), f.head_lines):
             if line in f.head_lines and value not in known and _telling(value):
                 added.setdefault(value, f"{f.head_path}:{line}")
     return added
 
 
-def _literals(tree: ast.Module | None) -> list[tuple[str | bytes, int]]:
-    """The string and bytes constants of a module with their lines, docstrings left out."""
+def _literals(tree: ast.Module | None, lines: Collection[int] | None = None) -> list[tuple[str | bytes, int]]:
+    """The string and bytes constants of a module with their lines, docstrings left out; with
+    `lines`, only those of the top-level statements that span one of them (a changed entry of a
+    generated table is one statement of the module: not a walk of every other one)."""
     if tree is None:
         return []
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+    roots = tree.body if lines is None else _spanning(tree.body, sorted(lines))
+    nodes = [tree, *(node for root in roots for node in ast.walk(root))]
+    docstrings = {id(node.body[0].value) for node in nodes
                   if isinstance(node, (ast.Module, *DEFINITIONS)) and node.body
                   and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
-    return [(node.value, node.lineno) for node in ast.walk(tree)
+    return [(node.value, node.lineno) for node in nodes
             if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
             and id(node) not in docstrings]
+
+
+def _spanning(statements: list[ast.stmt], lines: list[int]) -> list[ast.stmt]:
+    """The statements whose lines (their decorators' too) hold one of `lines` (sorted)."""
+    return [statement for statement in statements
+            if spans_line(lines, first_line(statement), statement.end_lineno or statement.lineno)]
 
 
 def _telling(value: str | bytes) -> bool:
@@ -181,8 +193,8 @@ def _words(text: str) -> list[str]:
 def _tree(path: Path, trees: dict[Path, ast.Module | None]) -> ast.Module | None:
     if path not in trees:
         try:
-            trees[path] = ast.parse(path.read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError):
+            trees[path] = parsed(path.read_bytes())
+        except OSError:
             trees[path] = None
     return trees[path]
 

@@ -114,3 +114,31 @@ def test_what_one_execution_ran_is_read_without_crediting_it(tmp_path: Path) -> 
                                               ("branch", "head", "pkg/mod.py", 7, 8)}
     assert lines.run_by("base", executed) == set()  # another side's file
     assert lines.report().changed_lines_covered == 0  # nothing credited
+
+
+def test_a_large_module_has_its_branches_only_where_a_changed_line_heads_one(tmp_path: Path) -> None:
+    """coverage.py's parser reads a whole module; for a large one it runs only when a changed line
+    is in the header of a compound statement, where a branch may leave (here: `if`, not a table)."""
+    table = "TABLE = {\n" + "".join(f"    'k{i}': {i},\n" for i in range(6000)) + "}\n"
+    source = table + "\n\ndef f(x):\n    if x in TABLE:\n        return 1\n    return 0\n"
+    first_if = source.splitlines().index("    if x in TABLE:") + 1
+    for side in ("base", "head"):
+        (tmp_path / side / "pkg").mkdir(parents=True)
+        (tmp_path / side / "pkg" / "mod.py").write_text(source)
+    base = Checkout("base", "a" * 40, tmp_path / "base", (tmp_path / "base",))
+    head = Checkout("head", "b" * 40, tmp_path / "head", (tmp_path / "head",))
+    head_file = str(tmp_path / "head" / "pkg/mod.py")
+
+    def measured(lines: set[int]) -> ChangedLines:
+        change = FileChange("pkg/mod.py", "pkg/mod.py", "pkg.mod", frozenset(lines), frozenset(lines))
+        return ChangedLines(ChangeSet("c" * 40, (change,), ()), base, head)
+
+    entry = measured({3001})  # one entry of the table
+    assert entry.report().changed_lines == 1 and entry.report().changed_branches == 0
+    assert entry._files["head"][head_file].parser is None  # the whole file was not tokenized
+    entry.add("head", [ExecutedLines(arcs=[(head_file, -1, 1), (head_file, 1, 3001)])])
+    assert entry.report().changed_lines_covered == 1 and not entry.pending("head")
+    condition = measured({first_if})
+    assert condition.report().changed_branches == 2  # measured as in any module
+    assert condition.report().sides["head"].uncovered_branches == {"pkg/mod.py": [[first_if, first_if + 1],
+                                                                                 [first_if, first_if + 2]]}

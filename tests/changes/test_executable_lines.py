@@ -121,3 +121,34 @@ def test_compiling_executes_nothing(tmp_path) -> None:
     source = f"open({str(marker)!r}, 'w').close()\n"
     assert executable_lines(source).at_import == frozenset({1})
     assert not marker.exists()
+
+
+def _statement_lines(source: str, line: int) -> set[int]:
+    """The lines of the top-level statement (its decorators too) that holds `line`."""
+    import ast
+
+    for node in ast.parse(source).body:
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        if start <= line <= node.end_lineno:
+            return set(range(start, node.end_lineno + 1))
+    return set()
+
+
+def test_the_lines_of_the_changed_statements_are_those_of_the_whole_module() -> None:
+    """Compiled alone, a changed statement has the lines it has in its module: all a change needs."""
+    for text in ("LIMIT = 3", "words = text.split()", '"a": 1,', "return helper()", "LIMIT = 4",
+                 "Function docstring", "spanning two lines"):
+        line = line_of(text)
+        alone = executable_lines(SOURCE, lines={line})
+        within = _statement_lines(SOURCE, line)
+        assert alone.at_import == RESULT.at_import & within, text
+        assert alone.in_functions == RESULT.in_functions & within, text
+
+
+def test_changed_statements_compile_with_the_modules_future_flags() -> None:
+    """Under `from __future__ import annotations` an annotation is not evaluated, so its lines hold
+    no code of their own: compiled alone, the changed definition must say the same."""
+    body = "def f(\n    a: (\n        int\n    ),\n) -> (\n    str\n):\n    return a\n"
+    future = "from __future__ import annotations\n" + body
+    assert executable_lines(body, lines={3}).all == {1, 3, 6, 8}  # evaluated at import
+    assert executable_lines(future, lines={4}).all == executable_lines(future).all - {1} == {2, 9}

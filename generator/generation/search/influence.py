@@ -21,6 +21,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ...changes.syntax import parsed
 from ...planning.impact import name_of
 from ...runtime.catalog import Catalog, Operation
 from ...worker.protocol import OperationKind
@@ -219,9 +220,8 @@ def influence_map(sources: dict[str, str], catalog: Catalog) -> InfluenceMap:
 
 def class_facts(module: str, source: str) -> dict[str, ClassFacts]:
     """type name -> the facts of every class the module defines (nested ones too)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(source)
+    if tree is None:
         return {}
     found: dict[str, ClassFacts] = {}
 

@@ -32,6 +32,7 @@ from re import _constants as sre
 from re import _parser as sre_parse
 
 from ...changes.model import ChangeSet, Checkout
+from ...changes.syntax import parsed
 from ...planning.impact import table_entries
 
 MAX_CONSTANT_LENGTH = 80
@@ -97,9 +98,8 @@ def _selector_lines(path: Path, changes: ChangeSet, module: str) -> set[int]:
     names = {u.qualname for u in changes.units if u.module == module and u.kind == "function"}
     if not names:
         return set()
-    try:
-        tree = ast.parse(_read(path))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(_read(path))
+    if tree is None:
         return set()
     return {entry.line for entry in table_entries(tree) if entry.name in names and entry.key is not None}
 
@@ -299,9 +299,8 @@ _SAFE_TYPES = (int, float, str, bytes)
 
 def _occurrences(source: str) -> list[_Occurrence]:
     """Every literal use in `source`, ordered by position."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(source)
+    if tree is None:
         return []
     return _Miner(tree).run()
 
