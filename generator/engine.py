@@ -38,6 +38,7 @@ from .changes.checkout import checkouts, open_repo, resolve
 from .changes.extensions import Extensions, build_extensions, declared_extensions, extension_note
 from .changes.importers import importers
 from .changes.model import ChangeSet, Checkout
+from .changes.tables import changed_entries
 from .changes.units import compute_changes
 from .errors import InternalError, SetupError
 from .findings.confirm import Confirmation, Locator, confirm
@@ -49,6 +50,7 @@ from .findings.reproduce import reproduce
 from .generation.explore import Exploration, ExploreSettings, explore
 from .generation.reach import assess_reach
 from .generation.replay import Replayer
+from .generation.search.divergence import changed_conditions
 from .generation.search.influence import influence_map
 from .generation.search.solver import Solver
 from .generation.seeds.carving import Carving, carve
@@ -242,9 +244,12 @@ def _test_change(run: _Run) -> None:
     What they find goes into `run` as soon as it is known."""
     run.progress("importing")
     worker_options = _worker_options(run.options, run.deadline)
+    if worker_options.divergence and not changed_conditions(run.changes, run.base, run.head):
+        worker_options = replace(worker_options, divergence=False)  # nothing to measure: no rewriting
     additions = Additions(tuple(run.impact.reached_directly()) if run.switches.direct else (),
                           tuple(run.impact.subclassed()) if run.switches.subclasses else (),
-                          tuple(run.impact.class_values()) if run.switches.values else ())
+                          tuple(run.impact.class_values()) if run.switches.values else (),
+                          changed_entries(run.changes, run.base, run.head))
     with WorkerPool(run.changes, additions) as pool:
         base, head, replay, *more = pool.start((run.base, "base", 0, worker_options),
                                                (run.head, "head", 1, worker_options),

@@ -18,9 +18,9 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,8 @@ class Additions:
     direct: tuple[str, ...] = ()  # changed private functions and methods, operations of their own
     subclassed: tuple[str, ...] = ()  # classes whose subclass with nothing of its own is built too
     class_values: tuple[str, ...] = ()  # class-level values a changed class body binds, read as tables
+    # module table -> literals of the keys or indices of its entries the change is in (`changes.tables`)
+    changed_entries: Mapping[str, list[list]] = field(default_factory=dict)
 
 
 class Worker:
@@ -110,6 +112,7 @@ class Worker:
                 "modules": [*changes.modules, *changes.importers], "units": units, "lines": lines,
                 "direct": list(additions.direct), "subclassed": list(additions.subclassed),
                 "class_values": list(additions.class_values),
+                "changed_entries": {table: list(keys) for table, keys in additions.changed_entries.items()},
                 "asynchronous": options.asynchronous, "duck": options.duck,
                 "divergence": options.divergence,
                 "coverage_path": _coverage_only_path(self._tmp),

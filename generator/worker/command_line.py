@@ -37,6 +37,7 @@ FLAG_ACTIONS = frozenset({"store_true", "store_false", "store_const", "count", "
 COMMAND_DECORATORS = frozenset({"command", "group"})  # click's (and typer's) `@cli.command()`
 COMMAND_LIBRARIES = frozenset({"click", "typer"})
 OPTION_PATTERN = re.compile(r"--?[A-Za-z][\w-]*\Z")
+TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]", re.MULTILINE)  # a top-level function begins a line
 PROJECT_FILES_UP = 6  # folders walked up from a module for its project's pyproject.toml or setup.cfg
 
 
@@ -103,13 +104,18 @@ def check_arguments(args: list, kwargs: dict) -> str | None:
 
 def commands_of(module: types.ModuleType) -> list[dict]:
     """The catalog operations of `module`'s command-line entry points (see the module docstring)."""
+    path = getattr(module, "__file__", None)
+    scripts = _scripts_in(module.__name__, path)
     try:
         source = inspect.getsource(module)
-        tree = ast.parse(source)
+        # what reads the command line is a top-level function (`def` at the line's start): a module
+        # without one (a generated table) is not parsed
+        tree = ast.parse(source) if scripts or TOP_LEVEL_DEF.search(source) else None
     except (OSError, TypeError, SyntaxError, ValueError):
         return []
-    path = getattr(module, "__file__", None)
-    targets = _argv_readers(tree) | _scripts_in(module.__name__, path)
+    targets = (_argv_readers(tree) if tree is not None else set()) | scripts
+    if tree is None or not targets:  # most modules: their option strings (a walk of the tree) are not needed
+        return []
     options = [list(option) for option in option_strings(tree)]
     definitions = {node.name: node for node in tree.body
                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}

@@ -25,6 +25,7 @@ containers for truth): nothing of the project's runs to measure them. A site is
 from __future__ import annotations
 
 import ast
+import bisect
 import importlib.abc
 import importlib.machinery
 import math
@@ -105,10 +106,44 @@ RECORDER = Recorder()
 
 
 class _Rewriter(ast.NodeTransformer):
-    """Wraps the comparisons and truth tests of the changed lines in calls to the recorder."""
+    """Wraps the comparisons and truth tests of the changed lines in calls to the recorder. It goes
+    only into the nodes whose lines hold a changed line: one changed entry of a generated table of
+    thousands is one walk down, not a visit of every entry."""
 
     def __init__(self, path: str, lines: frozenset[int]) -> None:
         self.path, self.lines = path, lines
+        self._sorted = sorted(lines)
+
+    def _holds_change(self, node: ast.AST) -> bool:
+        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        if start is None or end is None:  # no position of its own (a context, an operator): go in
+            return True
+        start = min([start, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        at = bisect.bisect_left(self._sorted, start)
+        return at < len(self._sorted) and self._sorted[at] <= end
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        """NodeTransformer's, over the children that hold a changed line only."""
+        for field, old in ast.iter_fields(node):
+            if isinstance(old, list):
+                new: list[Any] = []
+                for item in old:
+                    if isinstance(item, ast.AST) and self._holds_change(item):
+                        item = self.visit(item)
+                        if item is None:
+                            continue
+                        if not isinstance(item, ast.AST):
+                            new.extend(item)
+                            continue
+                    new.append(item)
+                old[:] = new
+            elif isinstance(old, ast.AST) and self._holds_change(old):
+                replaced = self.visit(old)
+                if replaced is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, replaced)
+        return node
 
     def _changed(self, node: ast.expr) -> bool:
         return node.lineno in self.lines and node.end_lineno == node.lineno
@@ -118,7 +153,7 @@ class _Rewriter(ast.NodeTransformer):
 
     def _call(self, method: str, args: list[ast.expr], at: ast.expr) -> ast.Call:
         function = ast.Attribute(ast.Name(NAME, ast.Load()), method, ast.Load())
-        return ast.copy_location(ast.Call(function, args, []), at)
+        return ast.fix_missing_locations(ast.copy_location(ast.Call(function, args, []), at))
 
     def visit_Compare(self, node: ast.Compare) -> ast.expr:
         self.generic_visit(node)
@@ -166,8 +201,7 @@ class _Rewriter(ast.NodeTransformer):
 
 def rewrite(source: str | bytes, path: str, lines: frozenset[int]) -> Any:
     """`source`'s code with the changed `lines`' conditions measured (see the module docstring)."""
-    tree = ast.parse(source, path)
-    tree = ast.fix_missing_locations(_Rewriter(path, lines).visit(tree))
+    tree = _Rewriter(path, lines).visit(ast.parse(source, path))  # each new node has its location
     return compile(tree, path, "exec", dont_inherit=True)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import literals
@@ -64,6 +64,8 @@ class SequenceRunner:
         self.random_seed = random_seed
         self.on_statement: Callable[[int], None] = lambda index: None
         self.distances = False  # record each sequence's branch distances on changed lines (`distance`)
+        # a module table's entries the change is in (keys, indices), walked beyond MODULE_VALUE_ITEMS
+        self.changed_entries: dict[str, list] = {}
         # Operations that hung earlier in this request: later sequences calling them are
         # skipped, so that one endless loop costs one timeout, not one per sequence.
         self.hanging_ops: set[str] = set()
@@ -163,9 +165,11 @@ class SequenceRunner:
                     self._observe_touched(index, statement, values, result)
                 return Status.EXCEPTION
             values.append(value)
+            table = op.kind == OperationKind.VALUE
+            items, also = (MODULE_VALUE_ITEMS, self.changed_entries.get(statement["op"], ())) if table \
+                else (MAX_ITEMS, ())
             with literals.clocks_rewound():
-                self._observe(index, statement, value, values, result,
-                              MODULE_VALUE_ITEMS if op.kind == OperationKind.VALUE else MAX_ITEMS)
+                self._observe(index, statement, value, values, result, items, also)
         except StatementTimeout:
             obs[exception_key(index)] = [Tag.RAISED, "Timeout", f"statement exceeded {self.call_timeout:g}s"]
             return Status.TIMEOUT
@@ -174,11 +178,12 @@ class SequenceRunner:
         return Status.OK
 
     def _observe(self, index: int, statement: dict, value: Any, values: list, result: dict,
-                 items: int = MAX_ITEMS) -> None:
+                 items: int = MAX_ITEMS, also: Sequence[Any] = ()) -> None:
+        """`also`: keys or indices of `value` walked besides its first `items` (a table's changed entries)."""
         obs = result["obs"]
         digests = result["digests"]
         digests[digest_key(index, index)] = self.observer.snapshot(obs, value_key(index, index), value,
-                                                                   items=items)
+                                                                   items=items, also=also)
         leaf = primitive_leaf(value)
         huge = leaf is not None and leaf[0] in (Tag.INT, Tag.BIG_INT, Tag.LONG_STR, Tag.LONG_BYTES) and (
             leaf[0] != Tag.INT or abs(value) > HUGE)

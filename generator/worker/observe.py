@@ -216,21 +216,24 @@ class Observer:
         self._unstable: set[tuple[type, str]] = set()
         self.disabled: set[str] = set()  # type names whose observers must not run
         self.items = MAX_ITEMS  # items of a container walked (a module's table gets more)
+        self.also: tuple[Any, ...] = ()  # keys or indices of the outermost container walked besides
 
     def snapshot(self, out: dict, key: str, value: Any, depth: int = MAX_DEPTH,
-                 with_observers: bool = True, items: int = MAX_ITEMS) -> str:
-        """Record `value` under `key` in `out`; return a digest of its state.
+                 with_observers: bool = True, items: int = MAX_ITEMS, also: Sequence[Any] = ()) -> str:
+        """Record `value` under `key` in `out`; return a digest of its state. `also`: the keys (of a
+        dict) or indices (of a list or tuple) walked besides its first `items` (a table's entries
+        that the change is in), when it has them.
 
         The digest (the generator's redundancy filter, never an oracle) also covers the
         shape of private attributes: a cache whose items live in `self.__data` must not look
         unchanged after an insertion just because no public observer shows its size.
         """
         recorded: dict = {}
-        self.items = items
+        self.items, self.also = items, tuple(also)
         try:
             self._snap(recorded, key, value, depth, with_observers, set())
         finally:
-            self.items = MAX_ITEMS
+            self.items, self.also = MAX_ITEMS, ()
         out.update(recorded)
         size = len(key)
         state = [[(k[size:], v) for k, v in recorded.items()], _private_shape(value)]
@@ -276,14 +279,18 @@ class Observer:
     def _snap_composite(self, out: dict, key: str, value: Any, kind: str, depth: int,
                         with_observers: bool, seen: set) -> None:
         t = type(value)
+        also, self.also = self.also, ()  # the outermost container's only
         if kind == "sequence":
             out[key] = [t.__name__ if t in (list, tuple) else type_name(t), len(value)]
             for i, item in enumerate(value[:self.items]):
                 self._snap(out, key + item_step(i), item, depth - 1, False, seen)
+            for i in (i for i in also if type(i) is int and self.items <= i < len(value)):
+                self._snap(out, key + item_step(i), value[i], depth - 1, False, seen)
         elif kind == "dict":
             keys = list(islice(value.keys(), self.items))
             out[key] = [Tag.DICT if t is dict else type_name(t), len(value), [_key_item(k) for k in keys]]
-            for k in keys:
+            listed = set(keys) if also else set()
+            for k in [*keys, *(k for k in also if _usable_in_key(k) and k not in listed and k in value)]:
                 if _usable_in_key(k):
                     self._snap(out, key + item_step(k), value[k], depth - 1, False, seen)
         elif kind == "set":

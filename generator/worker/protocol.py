@@ -148,6 +148,9 @@ class InitRequest(TypedDict):
     subclassed: NotRequired[list[str]]
     # class-level values a changed class body binds (`pkg.mod:Locale.timeframes`), read as tables
     class_values: NotRequired[list[str]]
+    # module table (`pkg.mod:NAME`) -> literals of the keys or indices of the entries the change is in:
+    # walked besides its first MODULE_VALUE_ITEMS
+    changed_entries: NotRequired[dict[str, list[list]]]
     asynchronous: NotRequired[bool]  # await coroutines and drain asynchronous generators (default true)
     duck: NotRequired[bool]  # type parameters by the attributes their functions use (default true)
     # measure the conditions of the changed lines (rewritten at import; see `distance`)

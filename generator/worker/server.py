@@ -14,7 +14,7 @@ import sys
 import traceback
 from typing import Any
 
-from . import distance, observe
+from . import distance, literals, observe
 from .execute import SequenceRunner
 from .introspect import build_catalog
 from .observe import Observer
@@ -94,6 +94,8 @@ class Worker:
             probe.statement(index)
 
         self.runner.on_statement = on_statement
+        self.runner.changed_entries = {table: [literals.decode(key) for key in keys]
+                                       for table, keys in request.get("changed_entries", {}).items()}
         self.runner.prepare(op["id"] for op in catalog["operations"])
         probe.ready_for_children()
         return {"ok": True, "protocol": PROTOCOL, "catalog": catalog, "unwrapped": unwrapped,

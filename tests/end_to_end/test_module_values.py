@@ -9,6 +9,7 @@ import pytest
 from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
+from difforacle.generator.worker.execute import MODULE_VALUE_ITEMS
 from difforacle.generator.worker.introspect import build_catalog
 
 UNITS = "".join(f'    "u{i}": {i * 7},\n' for i in range(200))
@@ -41,6 +42,20 @@ def test_an_entry_deep_in_a_table_built_at_import(builder: RepoBuilder) -> None:
     assert table, differences
     assert 'units = UNITS\n    assert units["u150"] == 1050' in table[0].test
     assert (table[0].path, table[0].line) == ("timing/tables.py", 156)  # the changed entry's line
+
+
+@pytest.mark.slow
+def test_a_changed_entry_past_the_walked_part_of_a_generated_table(builder: RepoBuilder) -> None:
+    """A table of more entries than the worker walks (MODULE_VALUE_ITEMS): the entry the diff
+    changed is walked too, wherever it is, and so compared."""
+    rows = "".join(f"    'name{i:05d}': ({i * 3}, 'letter'),\n" for i in range(MODULE_VALUE_ITEMS * 3))
+    generated = f"NAMES = {{\n{rows}}}\n"
+    make_pr(builder, {"names/__init__.py": "", "names/generated.py": generated},
+            {"names/generated.py": generated.replace("'name02500': (7500,", "'name02500': (7501,")})
+    differences = run_analyze(builder, max_sequences=50).differences
+    [table] = [d for d in differences if d.target == "names.generated:NAMES"]
+    assert 'names = NAMES\n    assert names["name02500"][0] == 7500' in table.test
+    assert (table.path, table.line) == ("names/generated.py", 2502)
 
 
 @pytest.mark.slow

@@ -61,6 +61,20 @@ def test_only_the_changed_lines_are_measured() -> None:
     assert recorder.record() == {"/project/pkg/fees.py:4:11": 0.0}  # the truth test's size, least
 
 
+def test_a_changed_decorator_line_is_measured_and_the_comparisons_elsewhere_are_not() -> None:
+    """The rewriting goes only into the nodes that hold a changed line, and a decorator above a
+    definition is in it; the comparisons of a table of thousands of entries elsewhere record nothing."""
+    source = ("import functools\n\n\n@functools.lru_cache(maxsize=None if 1 > 2 else 8)\n"
+              "def f(x):\n    return x < 3\n\n\nTABLE = {" + ", ".join(f"{i}: {i} > 5" for i in range(3000))
+              + "}\n")
+    recorder = Recorder()
+    namespace: dict = {NAME: recorder}
+    recorder.on = True
+    exec(rewrite(source, "/project/pkg/deco.py", frozenset({4})), namespace)
+    assert namespace["f"](1) is True and namespace["TABLE"][7] is True
+    assert recorder.record() == {"/project/pkg/deco.py:4:37": 1.0}  # `1 > 2`: 1 away, at import
+
+
 def test_text_comparisons_count_the_characters_that_differ() -> None:
     namespace, recorder = _load({6})
     assert namespace["tier"](1, "vop") == "vop"

@@ -91,6 +91,25 @@ def test_tuple_items_get_index_keys() -> None:
     assert out == {"0/0": ["tuple", 2], "0/0[0]": ["i", 1], "0/0[1]": ["i", 2]}
 
 
+def test_a_tables_changed_entries_are_walked_beyond_its_first_items() -> None:
+    """`also`: the keys and indices of the entries a change is in, wherever they are; only the
+    outermost container's, only those it has, each once."""
+    table = {f"k{i}": {"code": i} for i in range(10)}
+    out: dict = {}
+    Observer().snapshot(out, "0/0", table, items=3, also=["k8", "k1", "nowhere", 4, ["k", "9"]])
+    walked = sorted({key.split("[")[1] for key in out if "[" in key})
+    assert walked == ["'k0']", "'k1']", "'k2']", "'k8']"] and out["0/0['k8']['code']"] == ["i", 8]
+    assert out["0/0"][1] == 10 and len(out["0/0"][2]) == 3  # the header lists the first three keys
+    rows = [[i] for i in range(10)]
+    out = {}
+    Observer().snapshot(out, "0/0", rows, items=2, also=[7, 1, 12, -1, "7"])
+    assert sorted(k for k in out if k.count("[") == 1) == ["0/0[0]", "0/0[1]", "0/0[7]"]
+    nested = {"inner": {f"k{i}": i for i in range(30)}}
+    out = {}
+    Observer().snapshot(out, "0/0", nested, items=5, also=["k25"])
+    assert not any("k25" in key for key in out)  # an inner table is walked as ever
+
+
 def test_dict_items_get_repr_keys() -> None:
     out, _ = snap({"k": 1, 2: "two", True: None})
     assert out["0/0"][:2] == ["dict", 3]

@@ -25,12 +25,15 @@ differential fuzzing; this is the solver-free, search-based form of the same aim
 
 from __future__ import annotations
 
+import ast
 import copy
 import math
 import re
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
+from ...changes.model import ChangeSet, Checkout
+from ...changes.syntax import nodes_on, parsed, spans_line
 from ...runtime.catalog import Operation
 from ...runtime.sequence import CallSequence, argument_at, sequence_key
 from ...worker.protocol import SequenceResult, Status
@@ -81,6 +84,35 @@ class Variable:
         moved = copy.deepcopy(statements)
         argument_at(moved[self.index], self.place)["lit"] = literal
         return moved
+
+
+def changed_conditions(changes: ChangeSet, base: Checkout, head: Checkout) -> bool:
+    """Whether a changed line holds a condition the workers would measure (a comparison, or the
+    test of an `if`, `while`, `assert`, conditional expression, `and`, `or`, `not`), on either side.
+    None does (a changed table entry, a changed message): the workers import the changed modules
+    as they are, without rewriting them, which costs a parse and a compile of each."""
+    for change in changes.files:
+        for checkout, path, lines in ((base, change.base_path, change.base_lines),
+                                      (head, change.head_path, change.head_lines)):
+            if not change.module or not path or not lines:
+                continue
+            try:
+                tree = parsed((checkout.root / path).read_bytes())
+            except OSError:
+                return True
+            wanted = sorted(lines)
+            if tree is None or any(_condition(node, wanted) for node in nodes_on(tree, wanted)):
+                return True
+    return False
+
+
+def _condition(node: ast.AST, lines: list[int]) -> bool:
+    if isinstance(node, (ast.Compare, ast.BoolOp, ast.IfExp)):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.Not)
+    test = getattr(node, "test", None) if isinstance(node, (ast.If, ast.While, ast.Assert)) else None
+    return test is not None and spans_line(lines, test.lineno, test.end_lineno or test.lineno)
 
 
 def _moved(literal: list, axis: str, by: float) -> list | None:

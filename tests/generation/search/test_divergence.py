@@ -10,12 +10,17 @@ import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
+from difforacle.generator.changes.model import ChangeSet, Checkout, FileChange
 from difforacle.generator.generation.search.divergence import (
     DivergencePlugin,
     Variable,
     alternating_variables,
+    changed_conditions,
     variables,
 )
 from difforacle.generator.worker.protocol import SequenceResult, Status
@@ -221,3 +226,28 @@ def test_a_search_ends_after_its_steps_with_its_last_generation_cut_short(monkey
     plugin.distances([(start, {SITE: _fee_distance(start)})])
     proposed = _replay_proposals(plugin, lambda s: {SITE: _fee_distance(s)})
     assert plugin.stats.searches == 3 and len(proposed) == 30 and not plugin.under_way  # 10 each
+
+
+BASE_MODULE = "TABLE = {\n    'a': 1,\n    'b': 2,\n}\n\n\ndef f(n):\n    return n\n"
+
+
+@pytest.mark.parametrize(("old", "new", "measured"), [
+    ("    'b': 2,", "    'b': 3,", False),  # a table's entry
+    ("    return n", "    return 'x' + str(n)", False),  # a computation
+    ("    return n", "    return n == 2 and 'x'", True),
+    ("    return n", "    return 1 if n else 2", True),
+    ("    return n", "    if n > 2:\n        return n", True),
+    ("    return n", "    while not n:\n        n += 1", True),
+])
+def test_the_workers_rewrite_only_when_a_changed_line_holds_a_condition(tmp_path: Path, old: str, new: str,
+                                                                      measured: bool) -> None:
+    head_text = BASE_MODULE.replace(old, new)
+    first = head_text.splitlines().index(new.splitlines()[0]) + 1
+    sides = []
+    for side, text in (("base", BASE_MODULE), ("head", head_text)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "mod.py").write_text(text, encoding="utf-8")
+        sides.append(Checkout(side, side[0] * 40, tmp_path / side, (tmp_path / side,)))
+    lines = frozenset(range(first, first + new.count("\n") + 1))
+    change = FileChange("mod.py", "mod.py", "mod", frozenset(), lines)
+    assert changed_conditions(ChangeSet("m" * 40, (change,), ()), *sides) is measured
