@@ -24,6 +24,7 @@ from .report_facts import (
     is_minor,
     is_outside_declared_types,
     is_regression,
+    ran_lines,
 )
 
 VALUE_LIMIT = 200  # characters of a base/head value shown
@@ -56,7 +57,7 @@ def render_markdown(report: dict, *, marker: str = "", inline: Collection[str] =
         f"## difforacle: {commit_span(report)}",
         _partial_markdown(report.get("error")),
         verdict(len(found.unexplained) + len(found.explained), *checked_lines(report),
-                measured=coverage_measured(report), minor=len(found.minor),
+                measured=coverage_measured(report), ran=ran_lines(report), minor=len(found.minor),
                 regressions=sum(is_regression(d) for d in found.unexplained), outside=len(found.outside),
                 explained=len(found.explained), accepted=len(found.accepted)),
         _table_markdown(report.get("differences", []), inline),
@@ -117,16 +118,18 @@ def _partial_markdown(error: dict | None) -> str:
 
 def verdict(differences: int, changed: int, run: int, *, measured: bool = True, emphasis: bool = True,
             minor: int = 0, regressions: int = 0, outside: int = 0, explained: int = 0,
-            accepted: int = 0) -> str:
+            accepted: int = 0, ran: int = 0) -> str:
     """The headline: what was found, and how much of the change the finding speaks for. A clean run
     whose changed lines never ran says "nothing could be checked", never "no difference".
     `regressions`: of the differences, those where head now fails; `minor`: differences only in the
     message of an exception from outside the project, counted apart; `outside`: differences only an
     input outside the declared types shows, counted apart too; `explained`: of the differences, those
     the pull request explains (the others lead, as possible regressions); `accepted`: differences a
-    maintainer accepted on the pull request, counted apart."""
+    maintainer accepted on the pull request, counted apart. `run` counts the changed lines checked
+    (run by a compared call), `ran` those that ran at all (an import too): lines that ran only at
+    import were not checked, and the headline says so rather than that they did not run."""
     text = _verdict(differences, changed, run, measured=measured, emphasis=emphasis, regressions=regressions,
-                    explained=explained)
+                    explained=explained, ran=ran)
     if minor:
         noun = "difference" if minor == 1 else "differences"
         text += f" {minor} minor {noun} in exception messages from outside the project."
@@ -140,7 +143,7 @@ def verdict(differences: int, changed: int, run: int, *, measured: bool = True, 
 
 
 def _verdict(differences: int, changed: int, run: int, *, measured: bool, emphasis: bool,
-             regressions: int, explained: int = 0) -> str:
+             regressions: int, explained: int = 0, ran: int = 0) -> str:
     unrun = changed - run
     if differences:
         noun = "difference" if differences == 1 else "differences"
@@ -157,6 +160,12 @@ def _verdict(differences: int, changed: int, run: int, *, measured: bool, emphas
                 "the change was checked is unknown.")
     if not changed:
         return "No behavioural difference: no changed line of importable code to run."
+    if not run and ran:  # they ran at import: no call compared what they do
+        if ran >= changed:
+            return (f"Nothing could be checked: the {_count_lines(changed)} ran only at import, and no call "
+                    f"compared what {'it does' if changed == 1 else 'they do'}.")
+        return (f"Nothing could be checked: {ran} of the {_count_lines(changed)} ran, only at import, and no "
+                "call compared what they do; the others did not run.")
     if not run:
         return f"Nothing could be checked: none of the {_count_lines(changed)} ran."
     if unrun:

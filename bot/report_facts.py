@@ -25,6 +25,11 @@ def checked_lines(report: dict) -> tuple[int, int]:
     return coverage.get("changed_lines", 0), coverage.get("changed_lines_covered", 0)
 
 
+def ran_lines(report: dict) -> int:
+    """The changed lines that ran at all, compared or not (coverage's count: an import counts)."""
+    return report.get("coverage", {}).get("changed_lines_covered", 0)
+
+
 def coverage_measured(report: dict) -> bool:
     """Whether changed-line coverage was measured: without it, how much was checked is unknown."""
     return report.get("coverage", {}).get("measured_by") != NOT_MEASURED

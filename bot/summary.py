@@ -21,7 +21,7 @@ from .markdown import (
     render_markdown,
     verdict,
 )
-from .report_facts import checked_lines, coverage_measured, groups, is_regression
+from .report_facts import checked_lines, coverage_measured, groups, is_regression, ran_lines
 
 SUMMARY_MARKER = "<!-- difforacle:summary -->"
 REVIEW_MARKER = "<!-- difforacle:review -->"
@@ -47,7 +47,7 @@ def headline(report: dict) -> str:
     span = commit_span(report)
     if count == 0:
         text = verdict(0, *checked_lines(report), measured=coverage_measured(report), emphasis=False,
-                       minor=minor, outside=outside, accepted=accepted)
+                       minor=minor, outside=outside, accepted=accepted, ran=ran_lines(report))
         return f"difforacle: {text[:1].lower()}{text[1:].rstrip('.')} ({span})"
     regressions = sum(is_regression(d) for d in report.get("differences", []))
     noun = "difference" if count == 1 else "differences"

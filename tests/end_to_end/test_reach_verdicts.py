@@ -117,8 +117,11 @@ def test_a_table_that_only_ran_at_import_was_not_checked(builder: RepoBuilder) -
     [unit] = report.reach
     assert (unit.unit, unit.lines, unit.run) == ("pkg.table:<module>", 1, 0)
     assert unit.reason.startswith("it ran only while its module was imported")
-    headline = render_markdown(report_to_json(report)).splitlines()[2]
-    assert headline == "Nothing could be checked: none of the 1 changed line ran."
+    markdown = render_markdown(report_to_json(report))
+    headline = markdown.splitlines()[2]  # never "did not run" beside coverage saying that it ran
+    assert headline == ("Nothing could be checked: the 1 changed line ran only at import, and no call "
+                        "compared what it does.")
+    assert "covered 1 of 1 changed lines" in markdown and "none of the" not in markdown
 
 
 @pytest.mark.parametrize(("differences", "changed", "run", "measured", "expected"), [
@@ -137,6 +140,21 @@ def test_the_headline_speaks_for_the_lines_that_ran(differences: int, changed: i
                                                      expected: str) -> None:
     assert verdict(differences, changed, run, measured=measured) == expected
     assert verdict(differences, changed, run, measured=measured, emphasis=False) == expected.replace("**", "")
+
+
+@pytest.mark.parametrize(("changed", "ran", "expected"), [
+    (1, 1, "Nothing could be checked: the 1 changed line ran only at import, and no call compared what it "
+           "does."),
+    (3, 3, "Nothing could be checked: the 3 changed lines ran only at import, and no call compared what they "
+           "do."),
+    (3, 1, "Nothing could be checked: 1 of the 3 changed lines ran, only at import, and no call compared "
+           "what they do; the others did not run."),
+    (3, 0, "Nothing could be checked: none of the 3 changed lines ran."),
+])
+def test_lines_that_ran_only_at_import_are_unchecked_not_unrun(changed: int, ran: int, expected: str) -> None:
+    assert verdict(0, changed, 0, ran=ran) == expected
+    assert verdict(0, changed, changed, ran=ran) == (f"No behavioural difference in the {changed} changed "
+                                                     f"line{'s' if changed > 1 else ''}, all of which ran.")
 
 
 
