@@ -56,7 +56,7 @@ from .workflow import Workflow
 
 if TYPE_CHECKING:
     from .github_client import GitHubClient, Retries
-    from .publisher import PullRequestContext
+    from .publisher import PublishSettings, PullRequestContext
 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 COMMENT_EVENT = "issue_comment"  # a `/difforacle` command on a pull request (bot.comment_commands)
@@ -73,7 +73,7 @@ HISTORY_CACHE_HIT, HISTORY_CACHE_KEY = "DIFFORACLE_HISTORY_CACHE_HIT", "DIFFORAC
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `difforacle action` (its parser: `launcher.command_parser`)."""
+    """The options of `difforacle action` (its parser: `commands.command_parser`)."""
     parser.add_argument("--event", type=Path, metavar="FILE",
                         help="the webhook event (default: $GITHUB_EVENT_PATH)")
     parser.add_argument("--repo", type=Path, metavar="PATH",
@@ -86,6 +86,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: $DIFFORACLE_PYTHON, else this one)")
 
 
+def publish_settings(config: Config, env: Mapping[str, str]) -> PublishSettings:
+    """How the Action publishes, from the run's settings and its inputs: the same for the job that
+    ran the engine and for the workflow_run job that publishes its report."""
+    from .publisher import PublishSettings
+
+    return PublishSettings(config.fail_on, config.min_reach, config.max_comments,
+                           state_secret=state_secret(env), comment=config.comment)
+
+
 def state_secret(env: Mapping[str, str]) -> bytes | None:
     """The `state-secret` input: what seals the summary's state (`acceptance.StateSeal`), or None."""
     secret = env.get("DIFFORACLE_STATE_SECRET") or ""
@@ -96,7 +105,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         retries: Retries | None = None) -> int:
     """The `action` subcommand (errors are `SetupError`s, reported by `bot.cli.main`)."""
     from .github_client import DEFAULT_API_URL, GitHubClient, Retries
-    from .publisher import Publisher, PublishSettings, report_outputs
+    from .publisher import Publisher, report_outputs
 
     env = dict(os.environ if environ is None else environ)
     event_path = args.event or (Path(env["GITHUB_EVENT_PATH"]) if env.get("GITHUB_EVENT_PATH") else None)
@@ -126,8 +135,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None,
         config = merge(base_config, inputs_from_env(env))
     except ConfigError as exc:
         raise SetupError(str(exc)) from None
-    settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments,
-                               state_secret=state_secret(env), comment=config.comment)
+    settings = publish_settings(config, env)
     publish = env.get("DIFFORACLE_PUBLISH") or "here"
     if publish not in PUBLISH_MODES:
         raise SetupError(f"publish must be one of {', '.join(PUBLISH_MODES)}, not {publish!r}")
@@ -241,7 +249,7 @@ def publish_artifact(event: dict, env: Mapping[str, str], client_for: Callable[[
     from jsonschema import ValidationError
 
     from .github_client import GitHubError
-    from .publisher import Publisher, PublishSettings, PullRequestContext
+    from .publisher import Publisher, PullRequestContext
 
     run = event.get("workflow_run")
     if not isinstance(run, dict) or not isinstance(run.get("head_sha"), str):
@@ -290,9 +298,7 @@ def publish_artifact(event: dict, env: Mapping[str, str], client_for: Callable[[
         config = merge(Config(), inputs_from_env(env))  # never the pull request's own settings
     except ConfigError as exc:
         raise SetupError(str(exc)) from None
-    settings = PublishSettings(config.fail_on, config.min_reach, config.max_comments,
-                               state_secret=state_secret(env), comment=config.comment)
-    publisher = Publisher(client, pull, settings, workflow)
+    publisher = Publisher(client, pull, publish_settings(config, env), workflow)
     publisher.start()
     published = publisher.finish(report, str(folder / ARTIFACT_REPORT))
     workflow.log(f"difforacle: published {repository}#{number} {head[:12]}: {len(report['differences'])} "

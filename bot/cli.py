@@ -53,7 +53,7 @@ DEMO_BUDGET = 20.0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The launcher's parser (`launcher.command_parser`), each command's options added."""
+    """The command line's parser (`commands.command_parser`), each command's options added."""
     parser, commands = command_parser()
     diff = commands["diff"]
     diff.add_argument("--repo", default=".", help="the git repository (default: the current directory)")

@@ -51,7 +51,7 @@ ENVIRONMENT = """configuration (environment variables):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The subcommands and options of `difforacle app` (its parser: `launcher.command_parser`)."""
+    """The subcommands and options of `difforacle app` (its parser: `commands.command_parser`)."""
     parser.description, parser.epilog = "Run the difforacle GitHub App.", ENVIRONMENT
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     sub = parser.add_subparsers(dest="app_command", required=True, parser_class=type(parser))

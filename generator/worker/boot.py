@@ -11,7 +11,7 @@ far), and the host turns that line into its message (`runtime/workers.py`).
 import sys
 
 OLDEST = (3, 9)  # the oldest interpreter the worker runs under (compat.py: what it stands in for)
-TOO_OLD = "difforacle-worker: needs Python 3.9 or later, not"
+TOO_OLD = "difforacle-worker: needs Python %d.%d or later, not" % OLDEST  # noqa: UP031 - Python 2 reads this file
 TOO_OLD_STATUS = 3
 
 if __name__ == "__main__" and sys.version_info[:2] < OLDEST:

@@ -34,8 +34,8 @@ def test_the_repository_changes_one_entry_of_a_table_of_the_size_asked(tmp_path:
 def _report(differences: list[dict], covered: int) -> dict:
     return {"schema": "difforacle.report/1", "base": "a" * 40, "head": "b" * 40, "differences": differences,
             "coverage": {"changed_lines": 1, "changed_lines_covered": covered, "uncovered": {}},
-            "reach": [{"unit": "tables.generated:<module>", "path": "tables/generated.py", "lines": 1, "run": 0,
-                       "reason": "it ran only while its module was imported"}],
+            "reach": [{"unit": "tables.generated:<module>", "path": "tables/generated.py", "lines": 1,
+                       "run": 0, "reason": "it ran only while its module was imported"}],
             "stats": {"sequences": 0, "seconds": 1.0}, "notes": []}
 
 
