@@ -768,7 +768,9 @@ _forge_the_report()
 @pytest.mark.slow
 def test_the_projects_code_cannot_forge_the_engines_report(tmp_path: Path, fake: FakeGitHub,
                                                            any_sandbox: object) -> None:
-    world = _world(tmp_path, fake, any_sandbox, after={"shop/prices.py": PRICES.format(divisor=10) + FORGER})
+    # the attack needs a report with a difference to rewrite: time enough to find it on a loaded machine
+    world = _world(tmp_path, fake, any_sandbox, after={"shop/prices.py": PRICES.format(divisor=10) + FORGER},
+                   budget=15.0)
     forger_log: list[str] = []
 
     def read_the_forgers_log(request: SandboxRequest, result: SandboxResult) -> None:
