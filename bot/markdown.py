@@ -228,11 +228,12 @@ def _coverage_markdown(report: dict) -> str:
 
 
 def _unreached_markdown(reach: list[dict]) -> str:
-    """The changed units whose changed lines did not all run, each with why; empty when all ran."""
+    """The changed units whose changed lines were not all checked (run by a compared call), each
+    with why; empty when all were. Not "did not run": a line run only at import ran, unchecked."""
     rows = [f"- {inline_code(unit['unit'])} ({inline_code(unit['path'])}): {unit['run']} of "
-            f"{_count_lines(unit['lines'])} ran; {unit['reason']}"
+            f"{_count_lines(unit['lines'])} checked; {unit['reason']}"
             for unit in reach if unit["run"] < unit["lines"]]
-    return "### Changed code that did not run\n\n" + "\n".join(rows) if rows else ""
+    return "### Changed code that was not checked\n\n" + "\n".join(rows) if rows else ""
 
 
 def _difference_markdown(difference: dict, inline: bool, folded: bool = False) -> str:

@@ -86,9 +86,10 @@ def test_each_changed_unit_says_whether_it_ran_and_why_not(builder: RepoBuilder)
     validate_report(data)
     assert {unit["unit"] for unit in data["reach"]} == set(reach)
     markdown = render_markdown(data)
-    assert "### Changed code that did not run" in markdown
-    assert "- `lib:_helper` (`lib.py`): 0 of 1 changed line ran; no public operation reaches it" in markdown
-    section = markdown.split("### Changed code that did not run")[1].split("\n###")[0]
+    assert "### Changed code that was not checked" in markdown
+    assert "- `lib:_helper` (`lib.py`): 0 of 1 changed line checked; no public operation reaches it" \
+        in markdown
+    section = markdown.split("### Changed code that was not checked")[1].split("\n###")[0]
     assert "`lib:Handle.send`" in section and "`lib:public`" not in section
 
 
@@ -122,6 +123,7 @@ def test_a_table_that_only_ran_at_import_was_not_checked(builder: RepoBuilder) -
     assert headline == ("Nothing could be checked: the 1 changed line ran only at import, and no call "
                         "compared what it does.")
     assert "covered 1 of 1 changed lines" in markdown and "none of the" not in markdown
+    assert "0 of 1 changed line checked; it ran only while its module was imported" in markdown
 
 
 @pytest.mark.parametrize(("differences", "changed", "run", "measured", "expected"), [
