@@ -29,6 +29,7 @@ partial report: what was found by then, and where the run stopped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -79,6 +80,8 @@ from .runtime.sequence import CallSequence
 from .runtime.workers import Additions, Worker, WorkerOptions, WorkerPool, usable_cores
 from .triage.pull_request import PullRequestText, read_pull_request
 from .triage.verdicts import triage
+from .worker.execute import MODULE_VALUE_ITEMS
+from .worker.protocol import OperationKind
 
 __all__ = ["Options", "Progress", "analyze"]
 
@@ -258,6 +261,7 @@ def _test_change(run: _Run) -> None:
         explorers = _Explorers(base, head, replay, tuple(more))
         run.report.stats.explore_workers = 1 + len(more)
         catalog = _catalog(run, explorers)
+        run.report.notes.extend(_tables_walked_in_part(catalog, run.changes, additions.changed_entries))
         if catalog.importable_on_both(run.changes.modules):
             _explore_and_confirm(run, explorers, pool, catalog, worker_options)
         else:
@@ -476,6 +480,24 @@ def _confirm_and_minimize(run: _Run, exploration: Exploration, pool: WorkerPool,
     finally:
         check.close()
     return confirmation, minimization.notes
+
+
+def _tables_walked_in_part(catalog: Catalog, changes: ChangeSet, walked: Mapping[str, list]) -> list[str]:
+    """Notes on the changed module tables larger than the worker walks whose changed entries the
+    diff does not name (a table built by code, not written out as a display): only their first
+    MODULE_VALUE_ITEMS entries are compared, and a change past them goes unseen."""
+    lines = {f.module: f.base_lines | f.head_lines for f in changes.files if f.module}
+    notes = []
+    for op in catalog.operations:
+        if (op.kind != OperationKind.VALUE or op.size is None or op.size <= MODULE_VALUE_ITEMS
+                or op.id in walked or op.line is None):
+            continue
+        end = op.end or op.line
+        if any(op.line <= line <= end for line in lines.get(op.module, ())):
+            notes.append(f"`{op.id}` holds {op.size:,} entries and its changed lines name none of them "
+                         "(it is not written out as a dict, list or tuple): its first "
+                         f"{MODULE_VALUE_ITEMS:,} were compared, and a change past them is not seen.")
+    return notes
 
 
 def _check_imports(catalog: Catalog, changes: ChangeSet, python: str) -> list[str]:

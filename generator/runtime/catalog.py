@@ -62,6 +62,7 @@ class Operation:
     end: int | None = None  # the last line of its definition (a module value's assignment)
     direct: bool = False  # a changed private function or method no public code calls, called directly
     awaits: str = ""  # "coroutine" (an async def) or "asyncgen": its calls are awaited or drained
+    size: int | None = None  # a module value that is a table (dict, list, tuple, set): its entries at import
 
     @property
     def module(self) -> str:
@@ -81,7 +82,7 @@ class Operation:
                          tuple(Parameter.from_json(p) for p in data["params"]),
                          tuple(data.get("returns", ())), data.get("file"), data.get("line"),
                          tuple(data.get("dispatches", ())), data.get("end"), bool(data.get("direct")),
-                         data.get("awaits") or "")
+                         data.get("awaits") or "", data.get("size"))
 
 
 @dataclass

@@ -220,6 +220,8 @@ def _add_values(module: types.ModuleType, tree: ast.Module, operations: dict) ->
             "id": f"{module.__name__}:{name}", "kind": OperationKind.VALUE, "owner": None, "params": [],
             "returns": [type_name(type(value))], "file": getattr(module, "__file__", None), "line": line,
             "end": end}
+        if type(value) in (dict, list, tuple, set, frozenset):  # a table: how many entries it holds
+            operations[f"{module.__name__}:{name}"]["size"] = len(value)
 
 
 _MISSING = object()

@@ -208,3 +208,30 @@ def test_class_values_are_listed_only_as_asked(tmp_path: Path, monkeypatch: pyte
     assert (values["locales:Dutch.timeframes"]["line"], values["locales:Dutch.timeframes"]["end"]) == (10, 13)
     assert values["locales:Dutch.timeframes"]["file"].endswith("locales.py")
     assert "locales:Locale.timeframes" not in operations  # only what was asked
+
+
+@pytest.mark.slow
+def test_a_large_table_built_by_code_says_only_its_first_entries_were_compared(builder: RepoBuilder) -> None:
+    """A table the diff names no entry of (built by a comprehension) is walked to MODULE_VALUE_ITEMS
+    only: the report says so, rather than passing over a change past them in silence."""
+    size = MODULE_VALUE_ITEMS * 2
+    built = f"CODES = {{f'name{{i:05d}}': i * 3 for i in range({size})}}\n"
+    make_pr(builder, {"names/__init__.py": "", "names/built.py": built},
+            {"names/built.py": built.replace("i * 3", "i * 3 + (i == 1500)")})
+    report = run_analyze(builder, max_sequences=30)
+    assert not [d for d in report.differences if d.target == "names.built:CODES"]  # entry 1500: not walked
+    [note] = [n for n in report.notes if "names.built:CODES" in n]
+    assert note == (f"`names.built:CODES` holds {size:,} entries and its changed lines name none of them (it "
+                    f"is not written out as a dict, list or tuple): its first {MODULE_VALUE_ITEMS:,} were "
+                    "compared, and a change past them is not seen.")
+
+
+@pytest.mark.slow
+def test_a_large_table_written_out_needs_no_such_note(builder: RepoBuilder) -> None:
+    size = MODULE_VALUE_ITEMS * 2
+    written = "CODES = {\n" + "".join(f"    'name{i:05d}': {i * 3},\n" for i in range(size)) + "}\n"
+    make_pr(builder, {"names/__init__.py": "", "names/built.py": written},
+            {"names/built.py": written.replace("'name01500': 4500,", "'name01500': 4501,")})
+    report = run_analyze(builder, max_sequences=30)
+    assert [(d.target, d.base, d.head) for d in report.differences] == [("names.built:CODES", "4500", "4501")]
+    assert not [n for n in report.notes if "CODES" in n]
