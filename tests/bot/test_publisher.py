@@ -382,7 +382,7 @@ def test_a_secondary_rate_limit_is_waited_out_even_for_a_post(fake: FakeGitHub, 
 
 def test_a_clean_run_passes_only_when_the_changed_code_ran(fake: FakeGitHub, tmp_path: Path) -> None:
     """success needs min-reach of the changed lines run; below it the check is neutral and lists
-    the units that did not run with why; fail-on unverified fails it."""
+    the units not checked, with why; fail-on unverified fails it."""
     partly = _report([])
     partly["coverage"] = {"changed_lines": 4, "changed_lines_covered": 1, "measured_by": "coverage.py 7.6",
                           "uncovered": {"pkg/parse.py": [3, 4, 5]}}
@@ -399,7 +399,7 @@ def test_a_clean_run_passes_only_when_the_changed_code_ran(fake: FakeGitHub, tmp
     [run] = fake.check_runs.values()
     assert run.output["title"] == ("no behavioural difference in the 1 changed line that ran; nothing could "
                                    f"be checked for 3 changed lines ({BASE[:7]}..{HEAD[:7]})")
-    assert ("- `pkg.parse:_fold` (`pkg/parse.py`): 0 of 3 changed lines ran; no public operation reaches it"
+    assert ("- `pkg.parse:_fold` (`pkg/parse.py`): 0 of 3 changed lines checked; no public operation reaches it"
             in comment.body)
     assert "`pkg.parse:parse` (" not in comment.body  # a unit that ran is not listed
     published, _ = _publish(fake, partly, tmp_path, settings=PublishSettings(fail_on="unverified"))
