@@ -399,8 +399,8 @@ def test_a_clean_run_passes_only_when_the_changed_code_ran(fake: FakeGitHub, tmp
     [run] = fake.check_runs.values()
     assert run.output["title"] == ("no behavioural difference in the 1 changed line that ran; nothing could "
                                    f"be checked for 3 changed lines ({BASE[:7]}..{HEAD[:7]})")
-    assert ("- `pkg.parse:_fold` (`pkg/parse.py`): 0 of 3 changed lines checked; no public operation reaches it"
-            in comment.body)
+    assert ("- `pkg.parse:_fold` (`pkg/parse.py`): 0 of 3 changed lines checked; no public operation "
+            "reaches it") in comment.body
     assert "`pkg.parse:parse` (" not in comment.body  # a unit that ran is not listed
     published, _ = _publish(fake, partly, tmp_path, settings=PublishSettings(fail_on="unverified"))
     assert (published.conclusion, published.failed) == ("failure", True)
