@@ -113,12 +113,10 @@ def _rerequested(item: str, payload: dict[str, Any], delivery: str,
     head_sha = _sha(payload, f"{item}.head_sha")
     repository = _get(payload, "repository.full_name", str)
     installation = _installation(payload)
-    listed = payload[item].get("pull_requests")
-    entries = {int(pr["number"]): pr for pr in (listed if isinstance(listed, list) else [])
-               if isinstance(pr, dict) and isinstance(pr.get("number"), int)}
-    external = str(payload[item].get("external_id") or "")
-    if external.startswith(f"{repository}#") and external.rpartition("#")[2].isdigit():
-        entries.setdefault(int(external.rpartition("#")[2]), {})
+    entries = _listed_pulls(payload[item])
+    external = _external_pull(payload[item], repository)
+    if external is not None:
+        entries.setdefault(external, {})
     heads: list[Head] = []
     for number, entry in sorted(entries.items()):
         known = latest_job(pull_key(repository, number))
@@ -152,12 +150,8 @@ def _requested_action(payload: dict[str, Any], delivery: str,
         return Route("ignore", f"check_run.requested_action {identifier!r}")
     repository = _get(payload, "repository.full_name", str)
     head_sha = _sha(payload, "check_run.head_sha")
-    external = str(payload["check_run"].get("external_id") or "")
-    listed = payload["check_run"].get("pull_requests")
-    numbers = [pr["number"] for pr in (listed if isinstance(listed, list) else [])
-               if isinstance(pr, dict) and isinstance(pr.get("number"), int)]
-    if external.startswith(f"{repository}#") and external.rpartition("#")[2].isdigit():
-        numbers = [int(external.rpartition("#")[2])]
+    external = _external_pull(payload["check_run"], repository)
+    numbers = [external] if external is not None else list(_listed_pulls(payload["check_run"]))
     if len(numbers) != 1:
         return Route("skip", f"the check run names {len(numbers)} pull requests, not one")
     known = latest_job(pull_key(repository, numbers[0]))
@@ -170,6 +164,22 @@ def _requested_action(payload: dict[str, Any], delivery: str,
                          commenter=_get(payload, "sender.login", str),
                          commenter_type=str(sender.get("type") or "User"), comment=ACCEPT_ALL_COMMAND)
     return Route("run", "requested_action", (Head(job),))
+
+
+def _listed_pulls(item: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """The pull requests a check run or suite lists, by number (only those whose head branch is in
+    the repository: GitHub lists no fork's)."""
+    listed = item.get("pull_requests")
+    return {int(pr["number"]): pr for pr in (listed if isinstance(listed, list) else [])
+            if isinstance(pr, dict) and isinstance(pr.get("number"), int)}
+
+
+def _external_pull(item: dict[str, Any], repository: str) -> int | None:
+    """The number of the pull request our check run's `external_id` (its `pull_key`) names, if it
+    names one of `repository`'s."""
+    external = str(item.get("external_id") or "")
+    number = external.rpartition("#")[2]
+    return int(number) if external.startswith(f"{repository}#") and number.isdigit() else None
 
 
 def _comment(payload: dict[str, Any], delivery: str) -> Route:

@@ -26,13 +26,12 @@ from ..report.model import Coverage, SideCoverage
 from ..worker.protocol import ExecutedLines
 from .executable_lines import executable_lines
 from .model import ChangeSet, Checkout
-from .syntax import first_line, nodes_on, parsed, spans_line
+from .syntax import LARGE_SOURCE, first_line, nodes_on, parsed, spans_line
 
 if TYPE_CHECKING:
     from coverage.parser import PythonParser
 
 SIDES = ("base", "head")
-LARGE_SOURCE = 64_000  # characters of a module from which coverage.py's parser runs only for branches
 Target = tuple  # ("line", side, path, line) or ("branch", side, path, from, to)
 Edge = tuple[str, str, int, int]  # a branch out of a changed line: (side, path, from, to)
 
@@ -235,8 +234,9 @@ def _measured_file(side: str, path: str, absolute: Path, changed: set[int], prim
     stands_on = _inside_statements(source, changed - executable, executable)
     wanted = sorted((changed & executable) | set(stands_on))
     if len(source) >= LARGE_SOURCE and not _branching_headers(parsed(source), changed):
-        # coverage.py's parser tokenizes the whole file (seconds for a generated table module); its
-        # arcs matter only for a changed line that heads a compound statement, which has none here
+        # coverage.py's parser tokenizes the whole file (seconds for a generated table module, and
+        # more than a look-up for any large one); its arcs matter only for a changed line that
+        # heads a compound statement, which has none here
         return _File(side, path, primary, wanted, {}, None, stands_on=stands_on)
     parser = PythonParser(text=source, filename=str(absolute))
     try:

@@ -19,8 +19,10 @@ import itertools
 import warnings
 from collections.abc import Iterator
 
+from .model import ChangeSet, Checkout, FileChange
+
 TREES_KEPT = 8  # the base and head sides of the few largest files
-KEPT_FROM = 64_000  # characters (or bytes) of source from which a tree is kept
+LARGE_SOURCE = 64_000  # characters (or bytes) of a large source: its tree is kept
 
 UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)  # null bytes, too deep, too big
 
@@ -29,7 +31,7 @@ def parse(source: str | bytes) -> ast.Module:
     """The module's tree (shared: read it, never change it); raises one of UNPARSABLE. Bytes are
     decoded as the import system decodes a file (its coding cookie, universal newlines), so a
     file read as bytes and as text is one tree."""
-    if len(source) < KEPT_FROM:
+    if len(source) < LARGE_SOURCE:
         return _parse(source)
     return _kept(importlib.util.decode_source(source) if isinstance(source, bytes) else source)
 
@@ -42,6 +44,22 @@ def parsed(source: str | bytes | None) -> ast.Module | None:
         return parse(source)
     except UNPARSABLE:
         return None
+
+
+def changed_trees(changes: ChangeSet, base: Checkout,
+                  head: Checkout) -> Iterator[tuple[FileChange, ast.Module | None, list[int]]]:
+    """Each side of each changed module that has changed lines: the file's change, its tree on that
+    side (None: unreadable or unparsable) and its changed lines there, sorted."""
+    for change in changes.files:
+        for checkout, path, lines in ((base, change.base_path, change.base_lines),
+                                      (head, change.head_path, change.head_lines)):
+            if not change.module or not path or not lines:
+                continue
+            try:
+                tree = parsed((checkout.root / path).read_bytes())
+            except OSError:
+                tree = None
+            yield change, tree, sorted(lines)
 
 
 def spans_line(lines: list[int], start: int, end: int) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from ..worker.literals import encode
 from .model import ChangeSet, Checkout
-from .syntax import first_line, parsed, spans_line
+from .syntax import changed_trees, first_line, spans_line
 
 MAX_CHANGED_ENTRIES = 50  # entries of one table walked for the change: more is a rewrite, not an edit
 
@@ -24,20 +24,10 @@ def changed_entries(changes: ChangeSet, base: Checkout, head: Checkout) -> dict[
     """Per table (`module:NAME`), the literals of the keys (a dict's) or indices (a list's or a
     tuple's) of its entries that a changed line is in, on base or on head: both sides walk them all."""
     found: dict[str, list[list]] = {}
-    for change in changes.files:
-        if not change.module:
-            continue
-        for checkout, path, lines in ((base, change.base_path, change.base_lines),
-                                      (head, change.head_path, change.head_lines)):
-            if not path or not lines:
-                continue
-            try:
-                tree = parsed((checkout.root / path).read_bytes())
-            except OSError:
-                continue
-            for name, keys in _entries_on(tree, sorted(lines)):
-                table = found.setdefault(f"{change.module}:{name}", [])
-                table += [key for key in keys if key not in table][:MAX_CHANGED_ENTRIES - len(table)]
+    for change, tree, lines in changed_trees(changes, base, head):
+        for name, keys in _entries_on(tree, lines):
+            table = found.setdefault(f"{change.module}:{name}", [])
+            table += [key for key in keys if key not in table][:MAX_CHANGED_ENTRIES - len(table)]
     return found
 
 

@@ -7,13 +7,13 @@ import ast
 
 import pytest
 
-from difforacle.generator.changes.syntax import KEPT_FROM, first_line, nodes_on, parse, parsed, same_tree
+from difforacle.generator.changes.syntax import LARGE_SOURCE, first_line, nodes_on, parse, parsed, same_tree
 
 TABLE = "TABLE = {\n" + "".join(f"    'k{i}': {i},\n" for i in range(8000)) + "}\n"
 
 
 def test_a_large_source_is_parsed_once_as_text_or_as_bytes() -> None:
-    assert len(TABLE) >= KEPT_FROM
+    assert len(TABLE) >= LARGE_SOURCE
     tree = parse(TABLE)
     assert parse(TABLE) is tree and parse(TABLE.encode()) is tree  # one file, read either way
     assert parse("x = 1\n") is not parse("x = 1\n")  # a small one costs less than keeping it

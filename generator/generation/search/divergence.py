@@ -33,7 +33,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
 from ...changes.model import ChangeSet, Checkout
-from ...changes.syntax import nodes_on, parsed, spans_line
+from ...changes.syntax import changed_trees, nodes_on, spans_line
 from ...runtime.catalog import Operation
 from ...runtime.sequence import CallSequence, argument_at, sequence_key
 from ...worker.protocol import SequenceResult, Status
@@ -91,19 +91,8 @@ def changed_conditions(changes: ChangeSet, base: Checkout, head: Checkout) -> bo
     test of an `if`, `while`, `assert`, conditional expression, `and`, `or`, `not`), on either side.
     None does (a changed table entry, a changed message): the workers import the changed modules
     as they are, without rewriting them, which costs a parse and a compile of each."""
-    for change in changes.files:
-        for checkout, path, lines in ((base, change.base_path, change.base_lines),
-                                      (head, change.head_path, change.head_lines)):
-            if not change.module or not path or not lines:
-                continue
-            try:
-                tree = parsed((checkout.root / path).read_bytes())
-            except OSError:
-                return True
-            wanted = sorted(lines)
-            if tree is None or any(_condition(node, wanted) for node in nodes_on(tree, wanted)):
-                return True
-    return False
+    return any(tree is None or any(_condition(node, lines) for node in nodes_on(tree, lines))
+               for _, tree, lines in changed_trees(changes, base, head))
 
 
 def _condition(node: ast.AST, lines: list[int]) -> bool:
