@@ -423,7 +423,7 @@ def _carving(run: _Run) -> Carving:
     """Run the project's tests to carve, within carving's share of the budget; touches nothing of the
     run (it may run alongside exploring)."""
     return carve(run.changes, run.base, run.head, run.options.python,
-                 run.deadline.carving_seconds(run.options.carve_share))
+                 run.deadline.carving_seconds(run.options.carve_share), examples=run.switches.examples)
 
 
 def _seeds(carving: Carving | Future[Carving]) -> list[CallSequence] | Future[list[CallSequence]]:
@@ -447,6 +447,7 @@ def _take_carving(run: _Run, carving: Carving) -> None:
     report = run.report
     report.notes.extend(carving.notes)
     report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
+    report.stats.carved_examples = carving.examples
     run.broken, run.asserting, run.carved = carving.broken, carving.asserting, carving.sources
     run.updated = carving.updated
     run.stated = names_used_by(run.head.root, carving.asserting)

@@ -68,6 +68,10 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique("carving",
               "seed sequences recorded from the calls of the project's tests and the PR's tests (Elbaum et "
               "al.'s test carving; Pynguin's seeding from tests)"),
+    Technique("examples",
+              "the project's examples carved like its tests: the doctests of the changed modules and the "
+              "Python code of the README and the documentation (fenced or directive blocks, `>>>` sessions), "
+              "run on base in carving's sandbox"),
     Technique("divergence",
               "divergence-directed search: the changed lines' comparisons and truth tests measured on both "
               "commits (branch distance), and the literal arguments of sequences that come closest moved "

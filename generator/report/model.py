@@ -184,6 +184,7 @@ class Stats:
     history_seconds: float = 0.0  # reading the git history for the defect scores
     carve_seconds: float = 0.0  # running the project's tests to carve seed sequences from them
     carved: int = 0  # seed sequences carved from the project's tests
+    carved_examples: int = 0  # the project's examples run for carving (doctests, README and docs code)
     explored_while_carving: int = 0  # sequences explored before the carved seeds came (carving alongside)
     # Candidate Sequence Search (JTestCraft): candidates run, judged by the dynamic influence check,
     # redundant (a call influenced nothing), and pruned (a call's writes were all dead: not

@@ -6,7 +6,8 @@ worker's sandbox (the worker's `pytest_boot` with the recorder of its `carving`)
 a share of the budget and a per-test timeout; every call they make into the catalog whose
 arguments can be rebuilt from code becomes a statement. The tests the pull request adds or
 changes run on head first (those tests, not the rest of their files: `changed_tests`): that is
-where the new behaviour is exercised. The sequences then
+where the new behaviour is exercised. The project's examples (its doctests and the code of its
+README and documentation: `examples`) run on base next, as one more test file. The sequences then
 enter exploration as its first batches (run, pooled, replayed on both commits, compared,
 minimized and rendered like generated ones), with the prefixes that end in an object a later
 call uses, so that those objects enter the pools. A project without tests, or whose tests do
@@ -45,7 +46,9 @@ from ...runtime.packages import FALLBACK_VARIABLE, PYTEST_BOOT, link_pytest
 from ...runtime.sequence import CallSequence, prefix_keys, references, sequence_key
 from ...runtime.workers import worker_environment
 from .changed_tests import WHOLE_FILE, ChangedTests, changed_tests
+from .examples import example_tests, project_examples
 
+EXAMPLES_RUN = 2  # the index of the examples' run in `carve`'s runs
 MAX_TEST_FILES = 200  # per side: the nearest tests of a huge suite are enough
 OUTCOME_ORDER = ("skipped", "passed", "failed")  # a test's outcome is its phases' last in this order
 BATCH_FILES = 4  # test files per pytest run after the first file's own run
@@ -74,11 +77,21 @@ class Carving:
     updated: dict[str, frozenset[str]] = field(default_factory=dict)
     # `sequence_key` of each carved sequence (and prefix) -> the tests whose recording it is
     sources: dict[str, frozenset[str]] = field(default_factory=dict)
+    examples: int = 0  # the project's examples run (doctests, the README's and documentation's code)
 
 
 def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, seconds: float,
-          test_timeout: float = CARVE_TEST_TIMEOUT) -> Carving:
-    """Record the calls of the pull request's tests (on head) and of base's tests of the changed modules."""
+          test_timeout: float = CARVE_TEST_TIMEOUT, examples: bool = True) -> Carving:
+    """Record the calls of the pull request's tests (on head), of the project's examples (the changed
+    modules' doctests, the README's and documentation's code, on base; `examples`) and of base's
+    tests of the changed modules."""
+    with tempfile.TemporaryDirectory(prefix="difforacle-examples-") as folder:
+        written = example_tests(project_examples(changes, base.root), Path(folder)) if examples else None
+        return _carve(changes, base, head, python, seconds, test_timeout, written)
+
+
+def _carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, seconds: float,
+           test_timeout: float, examples: tuple[Path, dict[str, str]] | None) -> Carving:
     started = time.monotonic()
     carving = Carving()
     # the catalog's modules: the changed ones and those built on them (the package's root, where
@@ -91,12 +104,15 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
     on_head, on_base = _changed_on(changes, "head", head), _changed_on(changes, "base", base)
     # (side, checkout, files or test ids, whether new to carving (counted and noted), whether in one
     # pytest run). First the tests the pull request adds or changes, on head, then base's copy of them,
-    # each followed by its run on the other commit for evidence; then base's whole suite, which may
-    # take all the time left, and runs base's copy again with the rest of its file; last, base's tests
-    # the pull request leaves run again on head for their outcomes.
+    # each followed by its run on the other commit for evidence; then the project's examples on base
+    # (a third of the time left at most); then base's whole suite, which may take all the time left,
+    # and runs base's copy again with the rest of its file; last, base's tests the pull request leaves
+    # run again on head for their outcomes.
     added = sorted(path for path in test_paths if (head.root / path).is_file())
+    example_file, example_names = examples or (None, {})
     runs = [("head", head, on_head.selection(added), True, True),
             ("base", base, on_base.selection(changed), False, True),
+            ("base", base, [str(example_file)] if example_names else [], False, True),
             ("base", base, existing, True, False), ("head", head, unchanged, False, False)]
     outcomes: dict[str, dict[str, str]] = {"base": {}, "head": {}}
     called: dict[str, set[str]] = {}
@@ -105,8 +121,13 @@ def carve(changes: ChangeSet, base: Checkout, head: Checkout, python: str, secon
         left = seconds - (time.monotonic() - started)
         if not files or left <= 1.0:
             continue
+        if number == EXAMPLES_RUN:
+            left /= 3
         recorded = _record(side, checkout, files, modules, python, left, test_timeout,
                            batch=len(files) if together else None)
+        if number == EXAMPLES_RUN:
+            recorded = recorded.named(example_names)
+            carving.examples = recorded.tests
         if recorded.problem is not None:
             carving.notes.append(recorded.problem)
             continue
@@ -294,6 +315,18 @@ class _Recorded:
     called: dict[str, set[str]] = field(default_factory=dict)  # node id -> the operations it called
     sources: dict[str, set[str]] = field(default_factory=dict)  # sequence_key -> the tests that made it
     finished: bool = False  # every batch ran (none was cut by the time limit)
+
+    def named(self, names: dict[str, str]) -> _Recorded:
+        """The same recording with each test of the examples' file (`::test_example_3`) named by
+        its example's place (`README.md:12`): what the carved sequences say they come from. Their
+        outcomes are dropped: an example is no test of the project's, passing or failing."""
+        def name(test: str) -> str:
+            return names.get(test.rsplit("::", 1)[-1], test)
+
+        self.sources = {key: {name(test) for test in tests} for key, tests in self.sources.items()}
+        self.called = {name(test): operations for test, operations in self.called.items()}
+        self.outcomes = {}
+        return self
 
     def failed(self, test: str) -> bool:
         """Whether the test failed here. One missing from the outcomes failed only if its file did not
