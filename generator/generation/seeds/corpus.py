@@ -11,10 +11,12 @@ with one or two of its
 literal arguments mutated in place, its other calls and arguments (the options, the receiver's
 construction) kept as the test had them. The mutations keep an input's shape, as a fuzzer's
 do on a seed corpus (AFL's havoc stage, libFuzzer's mutators): flip the case of a letter, put a
-Unicode variant for a space, a digit or a letter, step a digit, drop or duplicate a line, a
-token, a character or the final newline, double or drop a pair of brackets, put a few tokens in
-brackets, empty a quoted string, splice two of the corpus's texts; step a number by one;
-drop, duplicate or mutate one item of a container. A mutant that enters changed code joins the
+Unicode variant for a space (one of each whitespace class), a digit or a letter, step a digit, drop
+or duplicate a line, a token, a character or the final newline, write a line break another way,
+double or drop a pair of brackets, put a few tokens in brackets, empty a quoted string, append
+junk, run a path of keys one step further, insert the comment syntax or an escape of the format
+the text is in (`format_syntax`), splice two of the corpus's texts; step a number by one; drop,
+duplicate or mutate one item of a container. A mutant that enters changed code joins the
 corpus in turn (up to MAX_DEPTH mutations from its seed), as coverage-guided fuzzers keep theirs.
 """
 
@@ -30,6 +32,7 @@ from ...runtime.catalog import Operation
 from ...runtime.sequence import CallSequence, argument_at, arguments
 from ...worker.protocol import SequenceResult, Status
 from ..plugin import Plugin, PluginContext
+from ..values.format_syntax import format_edit
 from ..values.fuzz import fuzz_literal
 from ..values.structured import unicode_variant
 
@@ -38,7 +41,14 @@ SECOND_MUTATION = 0.3  # a mutant gets a second mutation this often (stacked, as
 MAX_DEPTH = 3  # mutations between a seed and a mutant the corpus keeps
 CORPUS_LIMIT = 400  # sequences; past this a new one replaces one at random
 TEXTS_LIMIT = 200  # texts kept for splicing
-UNICODE_SPACES = "\u00a0\u2009\u202f\u3000\t"  # no-break, thin, narrow no-break, ideographic; a tab
+# a space's stand-ins, one or more of each Unicode whitespace class: the space separators (no-break,
+# thin, narrow no-break, ideographic, Ogham, medium mathematical), the control characters str.split
+# takes for space (tab, vertical tab, form feed, the information separators, next line) and the line
+# and paragraph separators
+UNICODE_SPACES = ("\u00a0\u2009\u202f\u3000\u1680\u205f" "\t\x0b\x0c\x1c\x1f\x85" "\u2028\u2029")
+LINE_BREAKS = ("\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+# what follows a well-formed value by mistake: a space, a separator, a stray character, a NUL
+JUNK = (" ", "\t", ";", ",", ".", "x", "0", "#", "\\", "\x00", " x")
 TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 BRACKETS = {"(": ")", "[": "]", "{": "}"}
 CLOSING = {closing: opening for opening, closing in BRACKETS.items()}
@@ -74,6 +84,31 @@ def _unicode(text: str, rng: random.Random) -> str | None:
         i = rng.choice(spaces)
         return text[:i] + rng.choice(UNICODE_SPACES) + text[i + 1:]
     return unicode_variant(text, rng) if text else None
+
+
+def _line_break(text: str, rng: random.Random) -> str | None:
+    """One line break written another way (CRLF, CR, a Unicode line or paragraph separator, the
+    characters `str.splitlines` also breaks at)."""
+    breaks = [i for i, char in enumerate(text) if char == "\n"]
+    if not breaks:
+        return None
+    i = rng.choice(breaks)
+    return text[:i] + rng.choice(LINE_BREAKS) + text[i + 1:]
+
+
+def _junk(text: str, rng: random.Random) -> str | None:
+    """Trailing junk after the value (`1h` -> `1h;`): what a parser should refuse or ignore."""
+    return text + rng.choice(JUNK) if text else None
+
+
+def _one_step_further(text: str, rng: random.Random) -> str | None:
+    """A path of keys run one step past its end (`a.b` -> `a.b.b`, `/x/y` -> `/x/y/y`): a dotted,
+    slashed or colon-separated name asked for a part below what exists."""
+    match = re.search(r"[\w-]+(?:([./:])[\w-]+)+$", text)
+    if match is None:
+        return None
+    separator, last = match.group(1), re.split(r"[./:]", match.group(0))[-1]
+    return text + separator + rng.choice((last, "x", "0"))
 
 
 def _step_digit(text: str, rng: random.Random) -> str | None:
@@ -173,7 +208,7 @@ def _bracket_pairs(text: str) -> list[tuple[int, int]]:
 
 TEXT_MUTATIONS: tuple[Callable[[str, random.Random], str | None], ...] = (
     _flip_case, _unicode, _step_digit, _line, _token, _character, _final_newline, _brackets, _wrap,
-    _empty_quotes)
+    _empty_quotes, _line_break, _junk, _one_step_further, format_edit)
 
 
 def mutate_text(text: str, rng: random.Random, texts: list[str]) -> str:

@@ -40,6 +40,10 @@ BRACKET_KINDS = (("(", ")"), ("[", "]"), ("{", "}"))
     (corpus._wrap, "[a] b", {form.format(o, c) for o, c in BRACKET_KINDS
                              for form in ("{}[a]{} b", "[{}a{}] b", "[a] {}b{}")}),
     (corpus._empty_quotes, "['a'] = \"b\"", {"[''] = \"b\"", "['a'] = \"\""}),
+    (corpus._line_break, "a\nb", {f"a{mark}b" for mark in corpus.LINE_BREAKS}),
+    (corpus._junk, "1h", {f"1h{junk}" for junk in corpus.JUNK}),
+    (corpus._one_step_further, "user.name", {"user.name.name", "user.name.x", "user.name.0"}),
+    (corpus._one_step_further, "/a/b", {"/a/b/b", "/a/b/x", "/a/b/0"}),
 ])
 def test_each_text_mutation_keeps_the_shape(mutation, text: str, possible: set[str]) -> None:
     made = {mutation(text, random.Random(seed)) for seed in RNG_SEEDS}
@@ -54,11 +58,14 @@ def test_a_mutation_that_does_not_apply_says_so() -> None:
     assert corpus._token("word", rng) is None
     assert corpus._brackets("a) (b", rng) is None  # no balanced pair
     assert corpus._empty_quotes("'' and \"\"", rng) is None  # nothing to empty
+    assert corpus._line_break("one line", rng) is None
+    assert corpus._junk("", rng) is None  # no value to follow
+    assert corpus._one_step_further("name", rng) is None  # no path of keys
 
 
 def test_a_space_becomes_a_unicode_space_or_a_character_a_variant() -> None:
     made = {corpus._unicode("1 h", random.Random(seed)) for seed in RNG_SEEDS}
-    assert {"1\u00a0h", "1\u3000h", "1\th"} <= made
+    assert {"1\u00a0h", "1\u3000h", "1\th", "1\x85h", "1\u2028h"} <= made  # each whitespace class
     assert all(len(text) in (3, 4) and text != "1 h" for text in made)
 
 
