@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from ..worker.literals import SUBCLASS_TAGS
+
 ITEM_LIMIT = 16  # containers and texts longer than this only get halved, not item by item
 # Characters from simplest to least simple (as Hypothesis orders them): digits, then letters.
 CHARACTERS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -42,6 +44,8 @@ def weight(lit: Literal) -> int:
         return 3 + sum(1 + weight(item) for item in lit[1])
     if tag == "dict":
         return 3 + sum(1 + weight(k) + weight(v) for k, v in lit[1])
+    if tag in SUBCLASS_TAGS:  # a little more than the plain container, which it shrinks to
+        return 2 + weight([SUBCLASS_TAGS[tag][0], lit[1]])
     if tag in ("fn", "counter"):
         inner = lit[1] if tag == "fn" else ["int", lit[1]]
         return 4 + weight(inner)
@@ -92,6 +96,10 @@ def _candidates(lit: Literal) -> Iterator[Literal]:
         yield from (["bytes", b.hex()] for b in _shorter_sequences(data))
     elif tag in ("list", "tuple", "set", "frozenset", "dict"):
         yield from ([tag, items] for items in _simpler_items(lit[1], tag == "dict"))
+    elif tag in SUBCLASS_TAGS:
+        base = SUBCLASS_TAGS[tag][0]
+        yield [base, lit[1]]
+        yield from ([tag, items] for items in _simpler_items(lit[1], base == "dict"))
     elif tag == "fn":
         yield from (["fn", inner] for inner in simpler(lit[1]))
     elif tag == "counter":

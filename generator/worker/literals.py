@@ -14,7 +14,8 @@ Values of common standard-library types that parameters ask for (GRT's detective
 needed type on demand; these it cannot build from the package): ["datetime", iso],
 ["date", iso], ["timedelta", seconds-repr], ["fraction", "n/d"], ["decimal", text],
 ["textio", text] (an `io.StringIO`), ["bytesio", hex] (an `io.BytesIO`), ["element", xml]
-(an `xml.etree.ElementTree.Element`, parsed from its XML text) and
+(an `xml.etree.ElementTree.Element`, parsed from its XML text), a container's items in a subclass
+of its type (`SUBCLASS_TAGS`: OrderedDict, defaultdict, Counter, a user's dict or list) and
 ["path", text]: a relative `pathlib.Path` to a file in
 the current directory holding `text`, named after a digest of it (`input-1a2b3c4d.txt`), so
 the name is the same in every process and in the rendered test, which writes the file first.
@@ -36,12 +37,18 @@ from typing import Any
 
 PRIMITIVE_TAGS = ("int", "float", "str", "bytes", "bool", "none")
 CONTAINER_TAGS = ("list", "tuple", "set", "frozenset", "dict")
+# A container's items in a subclass of its type, as users pass them: ["ordereddict", pairs],
+# ["defaultdict", pairs] (no default factory: it differs from a dict only in its type),
+# ["tally", pairs] (a `collections.Counter`), ["subdict", pairs] and ["sublist", items] (a user's
+# subclass with nothing of its own). Tag -> (the container's tag, the subclass's name)
+SUBCLASS_TAGS = {"ordereddict": ("dict", "OrderedDict"), "defaultdict": ("dict", "defaultdict"),
+                 "tally": ("dict", "Counter"), "subdict": ("dict", "MyDict"), "sublist": ("list", "MyList")}
 # the name of the type of value each tag makes (its functions, `fn`, `counter` and `raises`, have none
 # a reader would name; "None" in prose names the value, often one returned, not a type)
 TYPE_NAMES = {**{tag: tag for tag in (*PRIMITIVE_TAGS[:-1], *CONTAINER_TAGS)}, "none": "NoneType",
               "datetime": "datetime", "date": "date", "timedelta": "timedelta", "fraction": "Fraction",
               "decimal": "Decimal", "textio": "StringIO", "bytesio": "BytesIO", "element": "Element",
-              "path": "Path"}
+              "path": "Path", **{tag: name for tag, (_, name) in SUBCLASS_TAGS.items()}}
 INPUT_FILE_PREFIX = "input-"
 # A NaN given directly as an argument is one object per sequence: `b[nan] = 1; b[nan] = 2` passes
 # the same key twice, as user code passing one variable does, and containers, `in` and tuple
@@ -74,6 +81,8 @@ def decode(lit: list) -> Any:
         return frozenset(decode(item) for item in lit[1])
     if tag == "dict":
         return {decode(k): decode(v) for k, v in lit[1]}
+    if tag in SUBCLASS_TAGS:
+        return _subclassed(tag, decode([SUBCLASS_TAGS[tag][0], lit[1]]))
     if tag == "fn":
         return _constant_function(decode(lit[1]))
     if tag == "counter":
@@ -101,6 +110,19 @@ def decode(lit: list) -> Any:
 
         return ElementTree.fromstring(lit[1])
     raise ValueError(f"unknown literal tag {tag!r}")
+
+
+def _subclassed(tag: str, items: Any) -> Any:
+    """The plain container `items` as the subclass `tag` names (see SUBCLASS_TAGS)."""
+    import collections  # imported on first use, as few runs pass one
+
+    if tag == "ordereddict":
+        return collections.OrderedDict(items)
+    if tag == "defaultdict":
+        return collections.defaultdict(None, items)
+    if tag == "tally":
+        return collections.Counter(items)
+    return type(SUBCLASS_TAGS[tag][1], (type(items),), {})(items)
 
 
 def input_file_name(text: str) -> str:
@@ -240,6 +262,16 @@ def source(lit: list) -> str:
         return "frozenset(" + (source(["set", lit[1]]) if lit[1] else "") + ")"
     if tag == "dict":
         return "{" + ", ".join(f"{source(k)}: {source(v)}" for k, v in lit[1]) + "}"
+    if tag in SUBCLASS_TAGS:
+        base, name = SUBCLASS_TAGS[tag]
+        items = source([base, lit[1]])
+        if tag == "ordereddict":  # a dict display keeps its pairs' order
+            return f"collections.OrderedDict({items})"
+        if tag == "defaultdict":
+            return f"collections.defaultdict(None, {items})"
+        if tag == "tally":
+            return f"collections.Counter({items})"
+        return f"type({name!r}, ({base},), {{}})({items})"
     if tag == "fn":
         if lit[1][0] in CONTAINER_TAGS:  # a default is made once: every call hands out the same object
             return f"lambda *args, _value={source(lit[1])}, **kwargs: _value"
@@ -272,9 +304,10 @@ def parts(lit: list) -> Iterator[list]:
     and the value an ["fn", lit] returns."""
     yield lit
     tag = lit[0]
-    if tag in CONTAINER_TAGS:
+    base = SUBCLASS_TAGS[tag][0] if tag in SUBCLASS_TAGS else tag
+    if base in CONTAINER_TAGS:
         for item in lit[1]:
-            yield from (part for x in item for part in parts(x)) if tag == "dict" else parts(item)
+            yield from (part for x in item for part in parts(x)) if base == "dict" else parts(item)
     elif tag == "fn":
         yield from parts(lit[1])
 
@@ -286,7 +319,8 @@ def modules_used(lit: list) -> set[str]:
 
 _MODULES = {"counter": ("itertools",), "datetime": ("datetime",), "date": ("datetime",),
             "timedelta": ("datetime",), "textio": ("io",), "bytesio": ("io",), "path": ("pathlib",),
-            "fraction": ("fractions",), "decimal": ("decimal",), "element": ("xml.etree.ElementTree",)}
+            "fraction": ("fractions",), "decimal": ("decimal",), "element": ("xml.etree.ElementTree",),
+            "ordereddict": ("collections",), "defaultdict": ("collections",), "tally": ("collections",)}
 
 
 def input_files(lit: list) -> dict[str, str]:

@@ -117,3 +117,13 @@ def test_streams_files_and_times_shrink_to_simple_ones() -> None:
             decode(candidate)
             lit, steps = candidate, steps + 1
         assert steps < 100
+
+
+def test_a_container_subclass_shrinks_to_the_plain_container_first() -> None:
+    """Whether the difference needs the subclass at all is the first thing the minimizer asks."""
+    pairs = [[["str", "a"], ["int", 1]], [["str", "b"], ["int", 2]]]
+    candidates = list(simpler(["ordereddict", pairs]))
+    assert candidates[0] == ["dict", pairs]
+    assert ["ordereddict", pairs[:1]] in candidates  # its items shrink as a dict's, the subclass kept
+    assert weight(["dict", pairs]) < weight(["ordereddict", pairs])
+    assert next(iter(simpler(["sublist", [["int", 0]]]))) == ["list", [["int", 0]]]

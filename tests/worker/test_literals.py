@@ -309,3 +309,32 @@ def test_modules_and_input_files_of_nested_literals() -> None:
     assert literals.modules_used(nested) == {"pathlib", "itertools", "datetime"}
     assert literals.input_files(nested) == {literals.input_file_name("x"): "x"}
     assert literals.input_files(["str", "x"]) == {} and literals.modules_used(["int", 1]) == set()
+
+
+@pytest.mark.parametrize(("lit", "type_name"), [
+    (["ordereddict", [[["str", "b"], ["int", 2]], [["str", "a"], ["int", 1]]]], "OrderedDict"),
+    (["defaultdict", [[["str", "a"], ["list", []]]]], "defaultdict"),
+    (["tally", [[["str", "a"], ["int", 3]]]], "Counter"),
+    (["subdict", [[["int", 1], ["str", "x"]]]], "MyDict"),
+    (["sublist", [["int", 1], ["sublist", [["str", "y"]]]]], "MyList"),
+])
+def test_a_container_subclass_decodes_and_renders_with_its_items_in_order(lit: list, type_name: str) -> None:
+    import collections
+
+    value = decode(lit)
+    rendered = eval(source(lit), {"collections": collections})
+    plain = decode([literals.SUBCLASS_TAGS[lit[0]][0], lit[1]])
+    assert type(value).__name__ == type(rendered).__name__ == literals.TYPE_NAMES[lit[0]] == type_name
+    assert type(value) is not type(plain) and isinstance(value, type(plain))  # a subclass, not the type
+    assert rendered == value == plain and list(rendered) == list(value) == list(plain)
+    assert decode(lit) is not value
+    standard = source(lit).startswith("collections.")
+    assert literals.modules_used(lit) == ({"collections"} if standard else set())
+    found = [part[0] for part in literals.parts(lit)]
+    assert found[0] == lit[0] and len(found) > 1  # its items are parts of it
+
+
+def test_a_defaultdict_literal_has_no_default_factory() -> None:
+    """It differs from the dict only in its type: a missing key still raises."""
+    with pytest.raises(KeyError):
+        decode(["defaultdict", []])["missing"]

@@ -16,7 +16,8 @@ or duplicate a line, a token, a character or the final newline, write a line bre
 double or drop a pair of brackets, put a few tokens in brackets, empty a quoted string, append
 junk, run a path of keys one step further, insert the comment syntax or an escape of the format
 the text is in (`format_syntax`), splice two of the corpus's texts; step a number by one; drop,
-duplicate or mutate one item of a container. A mutant that enters changed code joins the
+duplicate or mutate one item of a container, or pass its items in a subclass of its type (an
+OrderedDict, a defaultdict, a Counter, a user's dict or list). A mutant that enters changed code joins the
 corpus in turn (up to MAX_DEPTH mutations from its seed), as coverage-guided fuzzers keep theirs.
 """
 
@@ -30,12 +31,15 @@ from dataclasses import dataclass
 
 from ...runtime.catalog import Operation
 from ...runtime.sequence import CallSequence, argument_at, arguments
+from ...worker.literals import SUBCLASS_TAGS
 from ...worker.protocol import SequenceResult, Status
 from ..plugin import Plugin, PluginContext
 from ..values.format_syntax import format_edit
 from ..values.fuzz import fuzz_literal
 from ..values.structured import unicode_variant
 
+FORMAT_RATIO = 0.25  # of a text's edits: one its format's grammar allows, where it is in one
+SUBCLASS_RATIO = 0.2  # of a dict's or list's edits: the same items in a subclass of its type
 PROPOSE_RATIO = 0.4  # of the picks of an operation some corpus sequence calls: a mutant of one
 SECOND_MUTATION = 0.3  # a mutant gets a second mutation this often (stacked, as havoc does)
 MAX_DEPTH = 3  # mutations between a seed and a mutant the corpus keeps
@@ -213,10 +217,13 @@ TEXT_MUTATIONS: tuple[Callable[[str, random.Random], str | None], ...] = (
 
 def mutate_text(text: str, rng: random.Random, texts: list[str]) -> str:
     """One shape-keeping edit of `text` (or a splice with one of `texts`); `text` itself when no
-    edit applies."""
+    edit applies. A text in a format its syntax gives away gets one of its format's edits more often
+    (FORMAT_RATIO): what its grammar allows is what real inputs in it differ by."""
     if texts and rng.random() < 1 / (len(TEXT_MUTATIONS) + 1):
         other = rng.choice(texts)
         return text[:rng.randint(0, len(text))] + other[rng.randint(0, len(other)):]
+    if rng.random() < FORMAT_RATIO and (edited := format_edit(text, rng)) is not None:
+        return edited
     for mutation in rng.sample(TEXT_MUTATIONS, len(TEXT_MUTATIONS)):
         mutated = mutation(text, rng)
         if mutated is not None and mutated != text:
@@ -254,11 +261,23 @@ def _mutate_once(literal: list, rng: random.Random, texts: list[str]) -> list:
         return ["float", repr(rng.choice((value + 1, value - 1, -value, 0.0, value / 2)))]
     if tag == "bool":
         return ["bool", not literal[1]]
-    if tag in ("list", "tuple", "set", "frozenset"):
-        return [tag, _mutate_items(literal[1], rng, texts, duplicates=tag in ("list", "tuple"))]
-    if tag == "dict":
-        return ["dict", _mutate_pairs(literal[1], rng, texts)]
+    if tag in ("dict", "list") and rng.random() < SUBCLASS_RATIO:
+        return [_subclass_tag(tag, literal[1], rng), literal[1]]
+    base = SUBCLASS_TAGS[tag][0] if tag in SUBCLASS_TAGS else tag  # a subclass's items, edited as its base's
+    if base in ("list", "tuple", "set", "frozenset"):
+        return [tag, _mutate_items(literal[1], rng, texts, duplicates=base in ("list", "tuple"))]
+    if base == "dict":
+        return [tag, _mutate_pairs(literal[1], rng, texts)]
     return fuzz_literal(literal, rng)  # dates, durations and the like: a step away
+
+
+def _subclass_tag(tag: str, items: list, rng: random.Random) -> str:
+    """A subclass of the container `tag` names, for the same items: an OrderedDict, a defaultdict, a
+    Counter (of counts only) or a user's dict; a user's list."""
+    if tag == "list":
+        return "sublist"
+    counts = all(value[0] == "int" for _, value in items)
+    return rng.choice(("ordereddict", "defaultdict", "subdict", *(("tally",) if counts else ())))
 
 
 def _mutate_items(items: list, rng: random.Random, texts: list[str], duplicates: bool) -> list:

@@ -87,7 +87,7 @@ FORMATS: tuple[Format, ...] = (
         _replace(r"(?<==)\"([^\"]*)\"", lambda match, rng: f"'{match.group(1)}'"),  # quotes of a value
     )),
     Format("ini", re.compile(r"(?m)^[ \t]*(?:\[[^\]\n]+\][ \t]*$|[\w.\"'-]+[ \t]*=)"), (
-        _insert_at(r"(?m)$", (" # comment", " ; comment", "  #")),  # a comment at a line's end
+        _insert_at(r"(?m)(?<=\S)$", (" # comment", " ; comment", "  #")),  # a comment at a line's end
         _insert_at(r"(?m)^", ("# comment\n", "; comment\n", "\n"), after=False),  # a comment line
         _insert_at(r"(?m)^[ \t]*[\w.-]+(?=[ \t]*=)", (" ", "\t")),  # space before the =
         _replace(r"(?m)(?<==)[ \t]*([^\s\"'#;][^\n#;]*?)[ \t]*$",

@@ -17,6 +17,7 @@ from difforacle.generator.generation.seeds.corpus import (
     mutate_text,
 )
 from difforacle.generator.runtime.catalog import Operation
+from difforacle.generator.worker.literals import SUBCLASS_TAGS
 from difforacle.generator.worker.protocol import SequenceResult, Status
 
 RNG_SEEDS = range(200)
@@ -83,9 +84,25 @@ def test_mutate_text_always_edits_and_sometimes_splices() -> None:
     (["date", "2024-01-05"], "date"),  # a step away (GRT's fuzzing of dates)
 ])
 def test_a_literal_keeps_its_kind(literal: list, tag: str) -> None:
+    """Its tag, or for a container a subclass of its type."""
     for seed in range(30):
         mutated = mutate_literal(literal, random.Random(seed), [])
-        assert mutated[0] == tag and mutated != literal
+        assert SUBCLASS_TAGS.get(mutated[0], (mutated[0],))[0] == tag and mutated != literal
+
+
+def test_a_containers_items_are_sometimes_passed_in_a_subclass_of_its_type() -> None:
+    counts = [[["str", "a"], ["int", 1]]]
+    made = {mutate_literal(["dict", counts], random.Random(seed), [])[0] for seed in RNG_SEEDS}
+    assert {"dict", "ordereddict", "defaultdict", "tally", "subdict"} == made
+    # a Counter holds counts only
+    names = [[["str", "a"], ["str", "b"]]]
+    assert "tally" not in {mutate_literal(["dict", names], random.Random(seed), [])[0] for seed in RNG_SEEDS}
+    lists = {mutate_literal(["list", [["int", 1]]], random.Random(seed), [])[0] for seed in RNG_SEEDS}
+    assert "sublist" in lists
+    # a subclass's items are edited as its base's, the subclass kept
+    edited = {str(mutate_literal(["sublist", [["int", 1], ["int", 2]]], random.Random(seed), []))
+              for seed in RNG_SEEDS}
+    assert "['sublist', [['int', 2]]]" in edited and all(text.startswith("['sublist'") for text in edited)
 
 
 def test_numbers_step_to_their_neighbours() -> None:
