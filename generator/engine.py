@@ -81,7 +81,7 @@ from .runtime.workers import Additions, Worker, WorkerOptions, WorkerPool, usabl
 from .triage.pull_request import PullRequestText, read_pull_request
 from .triage.verdicts import triage
 from .worker.execute import MODULE_VALUE_ITEMS
-from .worker.protocol import OperationKind
+from .worker.protocol import WORKER_TECHNIQUES, OperationKind
 
 __all__ = ["Options", "Progress", "analyze"]
 
@@ -247,8 +247,9 @@ def _test_change(run: _Run) -> None:
     What they find goes into `run` as soon as it is known."""
     run.progress("importing")
     worker_options = _worker_options(run.options, run.deadline)
-    if worker_options.divergence and not changed_conditions(run.changes, run.base, run.head):
-        worker_options = replace(worker_options, divergence=False)  # nothing to measure: no rewriting
+    if "divergence" in worker_options.techniques and not changed_conditions(run.changes, run.base, run.head):
+        # nothing to measure: no rewriting
+        worker_options = replace(worker_options, techniques=worker_options.techniques - {"divergence"})
     additions = Additions(tuple(run.impact.reached_directly()) if run.switches.direct else (),
                           tuple(run.impact.subclassed()) if run.switches.subclasses else (),
                           tuple(run.impact.class_values()) if run.switches.values else (),
@@ -295,7 +296,8 @@ def _catalog(run: _Run, explorers: _Explorers) -> Catalog:
     catalog = catalog.without(protocols=not switches.protocols, values=not switches.values,
                               commands=not switches.cli)
     stats = run.report.stats
-    stats.catalog_direct, stats.catalog_awaited, stats.catalog_duck_parameters = catalog.counts()
+    (stats.catalog_direct, stats.catalog_awaited, stats.catalog_duck_parameters,
+     stats.catalog_settable) = catalog.counts()
     run.report.notes.extend(_check_imports(catalog, run.changes, run.options.python))
     if run.extensions is not None:
         run.report.notes.append(extension_note(run.extensions, catalog.compiled, bool(run.options.build)))
@@ -549,16 +551,15 @@ def _worker_options(options: Options, deadline: Deadline) -> WorkerOptions:
     return WorkerOptions(options.python, call_timeout=call, sequence_timeout=sequence_timeout(call),
                          start_timeout=deadline.bounded(WORKER_START_TIMEOUT),
                          request_timeout=WORKER_REQUEST_TIMEOUT, quit_timeout=WORKER_QUIT_TIMEOUT,
-                         asynchronous=options.components.switches.asynchronous,
-                         duck=options.components.switches.duck,
-                         divergence=options.components.switches.divergence)
+                         techniques=options.components.switches.on & set(WORKER_TECHNIQUES))
 
 
 def _confirm_options(options: WorkerOptions, deadline: Deadline) -> WorkerOptions:
     """Confirmation's fresh workers are patient (see `confirm_timeouts`), and start within the budget."""
     call, sequence = confirm_timeouts(options.call_timeout)
     return replace(options, call_timeout=call, sequence_timeout=sequence,
-                   start_timeout=deadline.bounded(WORKER_START_TIMEOUT), divergence=False)
+                   start_timeout=deadline.bounded(WORKER_START_TIMEOUT),
+                   techniques=options.techniques - {"divergence"})
 
 
 class _Progress:

@@ -46,7 +46,15 @@ from ..worker.command_line import command_target, run_command_line
 from ..worker.literals import SHARED_NAN, input_files, modules_used
 from ..worker.literals import source as literal_source
 from ..worker.protocol import ApiChange, ObservationKey, OperationKind, Step, Tag, value_key
-from ..worker.resolve import ARITHMETIC, CALL, COMPARISONS, export_target, subclass_name, subclass_target
+from ..worker.resolve import (
+    ARITHMETIC,
+    CALL,
+    COMPARISONS,
+    export_target,
+    setter_target,
+    subclass_name,
+    subclass_target,
+)
 from .cases import Finding
 from .declared_types import outside_declared_types
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
@@ -271,7 +279,9 @@ def _body(statements: CallSequence, operations: dict[str, Operation], mismatch: 
     as_value = ObservationKey.parse(mismatch.key).observes_result
     body: list[str] = []
     for index, statement in enumerate(statements):
-        call = _call_source(statement, operations, names, imports, as_value and index == last)
+        # an assignment's value is what it returns (None) where the test uses it
+        value = (as_value and index == last) or index in names
+        call = _call_source(statement, operations, names, imports, value)
         if index == last:
             body.extend(_final(call, names, mismatch, pin, imports))
         elif index in names:
@@ -339,6 +349,12 @@ def _plain_call_source(statement: Statement, operations: dict[str, Operation], n
     if op_id == CALL:  # a callable an earlier statement returned, called
         return f"{args[0]}({', '.join([*args[1:], *kwargs])})"
     kind = op.kind if op else (OperationKind.METHOD if "." in qualname else OperationKind.FUNCTION)
+    settable = setter_target(op_id)
+    if settable is not None and len(args) == 2 and not kwargs:  # an attribute set, as a user sets it
+        attribute = settable[1]
+        if as_value:
+            return f"setattr({args[0]}, {attribute!r}, {args[1]})"
+        return f"{args[0]}.{attribute} = {args[1]}"
     if kind == OperationKind.METHOD:
         receiver, rest = args[0], args[1:]
         method = qualname.rsplit(".", 1)[-1]

@@ -20,6 +20,7 @@ from ..runtime.catalog import Catalog, Operation, Parameter
 from ..worker.command_line import ARGV, STDIN
 from ..worker.protocol import Arg, OperationKind
 from ..worker.purity import MUTATOR_NAMES, MUTATOR_PREFIXES
+from ..worker.resolve import setter_target
 from .pools import PoolEntry, Pools, SequenceBuilder
 from .type_learning import FACTORY_KINDS, TypeLearning
 from .values.fuzz import fuzz_literal
@@ -42,6 +43,9 @@ ARITY_RATIO = 0.6  # of calls with a `*args` whose code reads how many values it
 URL_RATIO = 0.5  # of text arguments of an operation or parameter named for URLs: a URL
 FUZZ_RATIO = 0.1  # a primitive argument is perturbed (GRT impurity)
 IMPURE_RATIO = 0.1  # a pooled object gets an impure call before reuse (GRT impurity)
+CONFIGURE_RATIO = 0.2  # a pooled object with settable attributes gets some set before reuse (configured)
+CONFIGURE_SETTINGS = (2, 4)  # how many attributes a configured object gets set, at least and at most
+CONFIGURE_MUTATOR_RATIO = 0.5  # a configured object then gets one of its mutators called
 DETECTIVE_DEPTH = 3  # levels of objects built on demand for one value: Order(Customer(Address()))
 
 
@@ -55,6 +59,7 @@ class CallBuilder:
         for type_name in catalog.classes:
             self._short_names.setdefault("?" + type_name.rsplit(".", 1)[-1], []).append(type_name)
         self._impure: dict[str, list[Operation]] = {}  # type name -> its mutators
+        self._settable: dict[str, list[Operation]] = {}  # type name -> its attributes' setters
         self._builders: dict[str, list[Operation]] = {}  # type name -> what makes one (declared)
         self.unbuilt: str | None = None  # the parameter the last failed `call` found no value for
 
@@ -122,6 +127,8 @@ class CallBuilder:
         when none exists, its own object arguments built the same way one level less deep."""
         entry = self.pools.pick([type_name], self.rng)
         if entry is not None and self.rng.random() < 0.9:
+            if self.switches.configured and self.rng.random() < CONFIGURE_RATIO and self._setters(type_name):
+                return self._configured(entry, type_name)
             if self.switches.impurity and self.rng.random() < IMPURE_RATIO:
                 return self._mutated(entry, type_name)
             return entry
@@ -259,6 +266,33 @@ class CallBuilder:
             return entry
         builder.statements.append(call)
         return PoolEntry(tuple(builder.statements), entry.index, entry.cost)
+
+    def _configured(self, entry: PoolEntry, type_name: str) -> PoolEntry:
+        """The pooled object configured the way users configure one before using it: two to four
+        of its settable attributes assigned (`renderer.width = 40`), then, often, one of its
+        mutators called."""
+        setters = self._setters(type_name)
+        builder = SequenceBuilder()
+        receiver = builder.include(entry)
+        count = min(len(setters), self.rng.randint(*CONFIGURE_SETTINGS))
+        chosen = self.rng.sample(setters, count)
+        mutators = self._impure_methods(type_name)
+        if mutators and self.rng.random() < CONFIGURE_MUTATOR_RATIO:
+            chosen.append(self.rng.choice(mutators))
+        for op in chosen:
+            call = self.call(op, builder, receiver)
+            if call is None or len(builder.statements) >= MAX_LENGTH:
+                break
+            builder.statements.append(call)
+        return PoolEntry(tuple(builder.statements), entry.index, entry.cost)
+
+    def _setters(self, type_name: str) -> list[Operation]:
+        """The operations assigning a settable attribute of `type_name` (its classes' in its MRO)."""
+        if type_name not in self._settable:
+            owners = set(self.catalog.classes.get(type_name, {}).get("mro", (type_name,)))
+            self._settable[type_name] = [op for op in self.operations
+                                         if op.owner in owners and setter_target(op.id) is not None]
+        return self._settable[type_name]
 
     def _impure_methods(self, type_name: str) -> list[Operation]:
         if type_name not in self._impure:

@@ -45,6 +45,12 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique("novelty",
               "sequences kept only when their object graphs add field-coverage triples",
               plugin=NoveltyPlugin),
+    Technique("configured",
+              "objects configured the way users configure them: the public settable attributes of the "
+              "project's classes (properties with a setter, dataclass fields, attributes their __init__ "
+              "assigns) as operations, and two to four of them assigned, with values of the types their "
+              "setters and __init__ parameters take, before a pooled object is reused, then often one of "
+              "its mutators called"),
     Technique("repetition", "an operation sometimes called several times in a row (Randoop)"),
     Technique("bloodhound",
               "operations weighted by their uncovered changed lines and branches (GRT bloodhound)"),

@@ -27,7 +27,7 @@ from ..changes.syntax import parsed
 from ..changes.units import MODULE, Span, parse_spans
 from ..runtime.catalog import Operation
 from ..worker.protocol import OperationKind
-from ..worker.resolve import OPERATION_DUNDERS
+from ..worker.resolve import OPERATION_DUNDERS, setter_target
 
 IMPACT_DEPTH = 3
 UnitKey = tuple[str, str]  # (module, qualname)
@@ -153,9 +153,12 @@ class Impact:
             owner = (op.module, op.qualname.rsplit(".", 1)[0]) if "." in op.qualname else None
             builds_changed = op.kind == OperationKind.CONSTRUCTOR and (key in changed_classes or any(
                 m == op.module and q.startswith(op.qualname + ".") for m, q in changed))
+            # setting an attribute of a class whose methods changed configures the object for them
+            configures_changed = owner is not None and setter_target(op.id) is not None and any(
+                m == op.module and q.startswith(owner[1] + ".") for m, q in changed)
             dispatched = {tuple(d.split(":", 1)) for d in op.dispatches}
             if (key in reached or owner in changed_classes or op.module in whole or builds_changed
-                    or dispatched & (reached | changed)):
+                    or configures_changed or dispatched & (reached | changed)):
                 found.add(op.id)
         return found
 

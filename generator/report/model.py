@@ -229,6 +229,7 @@ class Stats:
     catalog_direct: int = 0
     catalog_awaited: int = 0
     catalog_duck_parameters: int = 0
+    catalog_settable: int = 0  # attributes of the project's classes set one by one (configured objects)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..worker.protocol import OperationKind
+from ..worker.resolve import setter_target
 
 
 @dataclass(frozen=True)
@@ -122,11 +123,13 @@ class Catalog:
     def importable_on_both(self, modules: tuple[str, ...]) -> set[str]:
         return set(modules) - set(self.head_import_errors) - set(self.import_errors)
 
-    def counts(self) -> tuple[int, int, int]:
-        """Operations called directly, operations awaited or drained, and parameters typed by the
-        attributes their function uses (what `direct`, `asynchronous` and `duck` had to act on)."""
+    def counts(self) -> tuple[int, int, int, int]:
+        """Operations called directly, operations awaited or drained, parameters typed by the
+        attributes their function uses, and settable attributes (what `direct`, `asynchronous`,
+        `duck` and `configured` had to act on)."""
         return (sum(op.direct for op in self.operations), sum(bool(op.awaits) for op in self.operations),
-                sum(p.hints_from == "attributes" for op in self.operations for p in op.params))
+                sum(p.hints_from == "attributes" for op in self.operations for p in op.params),
+                sum(setter_target(op.id) is not None for op in self.operations))
 
     def constructors_of(self, type_name: str) -> list[Operation]:
         return [op for op in self.operations

@@ -34,6 +34,7 @@ from ..worker.protocol import (
     DUMP_SIGNAL,
     PROTOCOL,
     TEMPORARY,
+    WORKER_DEFAULTS,
     ExecutedLines,
     RunRequest,
     SequenceResult,
@@ -66,9 +67,9 @@ class WorkerOptions:
     request_timeout: float  # for a request, plus `sequence_timeout` per sequence in it
     quit_timeout: float  # for ending when asked, before it is killed
     memory_mb: int = 2048
-    asynchronous: bool = True  # coroutines are awaited and asynchronous generators drained
-    duck: bool = True  # parameters with no other evidence are typed by the attributes they use
-    divergence: bool = False  # the changed lines' conditions are measured (branch distances)
+    # the techniques with a part in the worker that are on (`protocol.WORKER_TECHNIQUES`): the worker
+    # is sent their names, and each reads its own
+    techniques: frozenset[str] = WORKER_DEFAULTS
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,7 @@ class Worker:
                 "direct": list(additions.direct), "subclassed": list(additions.subclassed),
                 "class_values": list(additions.class_values),
                 "changed_entries": {table: list(keys) for table, keys in additions.changed_entries.items()},
-                "asynchronous": options.asynchronous, "duck": options.duck,
-                "divergence": options.divergence,
+                "techniques": sorted(options.techniques),
                 "coverage_path": _coverage_only_path(self._tmp),
                 "placeholders": placeholders(checkout, self._tmp),
                 "call_timeout": options.call_timeout, "sequence_timeout": options.sequence_timeout,

@@ -39,9 +39,11 @@ from .resolve import (
     Resolver,
     code_name,
     export_id,
+    setter_id,
     subclass_id,
     subclass_of,
 )
+from .settable import settable_attributes
 from .tracer import unwrap_hits
 
 # Exception classes are listed only where a changed module defines them (their messages and
@@ -59,12 +61,13 @@ VALUE_TYPES = (int, float, complex, str, bytes, tuple, frozenset)
 CALLBACK = typeinfo.CALLBACK
 MAX_PROVIDERS = 3  # classes having every attribute a parameter's uses name: more, and they say nothing
 DUCK_TYPING = [True]  # the catalog being built types parameters by the attributes they use (`build_catalog`)
+CONFIGURED = [False]  # the catalog being built lists settable attributes (`build_catalog`)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: bool = True,
                   duck: bool = True, subclassed: Iterable[str] = (),
-                  class_values: Iterable[str] = ()) -> dict:
+                  class_values: Iterable[str] = (), configured: bool = False) -> dict:
     """Import `modules`; return {"operations", "classes", "import_errors"}. Listing runs the
     project's code too (`dir`, `__getattr__`, signatures): a member whose listing raises is left
     out, never the module or the run. `direct`: private functions and methods (`pkg.mod:_helper`,
@@ -73,8 +76,10 @@ def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: 
     parameter with no other evidence of its type is typed by the attributes its body uses.
     `subclassed`: classes (`pkg.mod:Version`) whose subclass with nothing of its own is built too
     (`pkg.mod:Version<subclass>`, a constructor of the class's type). `class_values`: class-level
-    values (`pkg.mod:Locale.timeframes`) listed as values read, like a module's."""
-    DUCK_TYPING[0] = duck
+    values (`pkg.mod:Locale.timeframes`) listed as values read, like a module's. `configured`: the
+    public settable attributes of the project's classes listed as operations that assign them
+    (`pkg.mod:Renderer.width<set>`; see `settable`)."""
+    DUCK_TYPING[0], CONFIGURED[0] = duck, configured
     errors: dict[str, str] = {}
     imported: dict[str, types.ModuleType] = {}
     for name in modules:  # all of them first: duck typing looks for classes in every loaded module
@@ -490,6 +495,28 @@ def _add_class(klass: type, operations: dict, classes: dict, wanted: set[type],
                            wanted)
         elif inspect.isfunction(static) or inspect.ismethoddescriptor(static):
             _add_operation(operations, f"{prefix}.{name}", OperationKind.METHOD, static, klass, wanted)
+    if CONFIGURED[0] and not issubclass(klass, BaseException):
+        _add_setters(klass, prefix, operations, wanted, roots)
+
+
+def _add_setters(klass: type, prefix: str, operations: dict, wanted: set[type], roots: set[str]) -> None:
+    """The class's settable attributes as operations of one parameter, its value, typed by the
+    setter's or `__init__`'s evidence (the catalog's kind is a method: a receiver, then the value)."""
+    def ours(function: Any) -> bool:
+        return str(getattr(function, "__module__", "") or "").split(".")[0] in roots
+
+    for settable in settable_attributes(klass, ours):
+        function = settable.function
+        path, lines, start = _source(function)
+        names = {settable.parameter.name}
+        evidence = _Evidence(function, function, klass, OperationKind.METHOD, names, lines)
+        op_id = setter_id(prefix, settable.name)
+        value = _parameter(settable.parameter, _hints(function), evidence, wanted)
+        value["has_default"] = False  # the value is what the call is: it is always given
+        operations[op_id] = {
+            "id": op_id, "kind": OperationKind.METHOD, "owner": type_name(klass), "params": [value],
+            "returns": [], "file": path, "line": start,
+            "end": start + len(lines) - 1 if start is not None else None}
 
 
 def _add_direct(op_id: str, operations: dict, classes: dict, wanted: set[type]) -> None:

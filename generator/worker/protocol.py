@@ -46,6 +46,13 @@ if TYPE_CHECKING:  # annotations only (3.11+): the worker runs under 3.9 too
     from typing import NotRequired  # novm
 
 PROTOCOL = "difforacle.worker/1"
+# The generation techniques with a part in the worker, by the names `--disable` takes: the init
+# request lists those on, and each part reads its own name. `asynchronous`: coroutines awaited and
+# asynchronous generators drained; `duck`: parameters typed by the attributes their functions use;
+# `divergence`: the changed lines' conditions measured (branch distances); `configured`: the public
+# settable attributes of the project's classes listed as operations (`Class.attr<set>`)
+WORKER_TECHNIQUES = ("asynchronous", "duck", "divergence", "configured")
+WORKER_DEFAULTS = frozenset({"asynchronous", "duck", "configured"})  # divergence: when there is a condition
 DUMP_SIGNAL = signal.SIGUSR1  # the worker writes every thread's stack to its stderr (faulthandler)
 
 Leaf = list  # a JSON list led by a tag (`Tag`): ["i", 3], ["s", "a"], ["E", type, message, module], ...
@@ -112,6 +119,9 @@ class OperationKind:
     EXPORT = "export"  # a public name of a module, looked up (head removing it is an API change)
     COMMAND = "command"  # a command-line entry point, run with an argv list and a stdin text
     CALL = "call"  # a callable an earlier statement returned, called: args[0](*args[1:])
+    # an attribute assigned: args[0].name = args[1]. The resolver's kind for `Class.attr<set>`, which
+    # the catalog lists as a method (a receiver, then the value: see `settable`)
+    SETTER = "setter"
 
 
 class ApiChange(StrEnum):
@@ -151,10 +161,7 @@ class InitRequest(TypedDict):
     # module table (`pkg.mod:NAME`) -> literals of the keys or indices of the entries the change is in:
     # walked besides its first MODULE_VALUE_ITEMS
     changed_entries: NotRequired[dict[str, list[list]]]
-    asynchronous: NotRequired[bool]  # await coroutines and drain asynchronous generators (default true)
-    duck: NotRequired[bool]  # type parameters by the attributes their functions use (default true)
-    # measure the conditions of the changed lines (rewritten at import; see `distance`)
-    divergence: NotRequired[bool]
+    techniques: NotRequired[list[str]]  # those of WORKER_TECHNIQUES that are on (default WORKER_DEFAULTS)
     lines: dict[str, list[int]]  # absolute file -> changed lines, for coverage
     coverage_path: str | None  # a folder holding only coverage.py, appended if the project has none
     # [folder, placeholder]: the run's own folders (the checkout, the worker's temporary folder), each

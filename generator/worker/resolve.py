@@ -115,6 +115,22 @@ def subclass_of(klass: type) -> type:
     return made
 
 
+SETTER_SUFFIX = "<set>"
+
+
+def setter_id(class_id: str, attribute: str) -> str:
+    """The operation assigning `attribute` of a `class_id` object: `pkg:Renderer.width<set>`."""
+    return f"{class_id}.{attribute}{SETTER_SUFFIX}"
+
+
+def setter_target(op_id: str) -> tuple[str, str] | None:
+    """(`pkg:Renderer`, `width`) for `pkg:Renderer.width<set>`; None for any other operation."""
+    if not op_id.endswith(SETTER_SUFFIX):
+        return None
+    class_id, _, attribute = op_id[: -len(SETTER_SUFFIX)].rpartition(".")
+    return class_id, attribute
+
+
 def export_id(module: str, name: str) -> str:
     return f"{module}:{name}{EXPORT_SUFFIX}"
 
@@ -158,6 +174,9 @@ class Operation:
             return run_command_line(self.obj, *args)
         if self.kind == OperationKind.CALL:
             return args[0](*args[1:], **kwargs)
+        if self.kind == OperationKind.SETTER:
+            setattr(args[0], self.name, args[1])
+            return None
         return self.obj(*args, **kwargs)
 
     def callee(self, args: list) -> str:
@@ -167,6 +186,10 @@ class Operation:
             return command_target(self.op_id) or self.op_id
         if self.kind == OperationKind.CALL and args:
             return code_name(args[0]) or self.op_id
+        if self.kind == OperationKind.SETTER and args:  # a property's setter runs: it is the callee
+            for klass in type(args[0]).__mro__:
+                if isinstance(klass.__dict__.get(self.name), property):
+                    return f"{klass.__module__}:{klass.__qualname__}.{self.name}"
         if self.kind == OperationKind.METHOD and args:
             for klass in type(args[0]).__mro__:
                 if self.name in klass.__dict__:
@@ -252,6 +275,10 @@ class Resolver:
             if problem:
                 raise Unbindable(problem)
             return
+        if op.kind == OperationKind.SETTER:
+            if len(args) != 2 or kwargs:
+                raise Unbindable(f"{op.op_id} takes an object and its new value")
+            return
         if op.kind == OperationKind.CALL:  # a returned callable: each sequence makes new ones, never cached
             if not args or not callable(args[0]):
                 raise Unbindable(f"{type(args[0]).__qualname__ if args else 'nothing'} is not callable")
@@ -327,6 +354,13 @@ def _resolve(op_id: str) -> Operation:
             return Operation(op_id, OperationKind.CONSTRUCTOR, subclass_of(klass.obj), klass.name)
         except Exception as exc:  # a class that refuses subclasses on this commit
             raise Missing(f"{subclassed} cannot be subclassed: {type(exc).__name__}: {exc}") from None
+    settable = setter_target(op_id)
+    if settable is not None:  # `pkg:Renderer.width<set>`: the attribute assigned on a Renderer
+        class_id, attribute = settable
+        klass = _resolve(class_id)
+        if klass.kind != OperationKind.CONSTRUCTOR:
+            raise Missing(f"{class_id} is not a class")
+        return Operation(op_id, OperationKind.SETTER, klass.obj, attribute)
     exported = export_target(op_id)
     if exported is not None:
         module_name, _, name = exported.partition(":")

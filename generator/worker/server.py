@@ -19,7 +19,7 @@ from .execute import SequenceRunner
 from .introspect import build_catalog
 from .observe import Observer
 from .probe import CoverageProbe
-from .protocol import DUMP_SIGNAL, PROTOCOL, InitReply, InitRequest, RunRequest
+from .protocol import DUMP_SIGNAL, PROTOCOL, WORKER_DEFAULTS, InitReply, InitRequest, RunRequest
 from .resolve import Resolver
 from .sandbox import ChildHooks, ForkRunner, run_folders
 from .tracer import ChangeTracer, install_hit_wrappers
@@ -74,14 +74,14 @@ class Worker:
                                            for form in (os.path.abspath(root), os.path.realpath(root))})
         observe.mask_folders(request.get("placeholders", []))
         probe = self.probe = CoverageProbe(request.get("lines", {}), request.get("coverage_path"))
-        if request.get("divergence"):  # before the changed modules are imported
+        techniques = set(request.get("techniques", WORKER_DEFAULTS))
+        if "divergence" in techniques:  # before the changed modules are imported
             distance.install(request.get("lines", {}))
         # Module and class bodies run only here: their changed lines are covered by the import.
-        direct, asynchronous = request.get("direct", []), request.get("asynchronous", True)
-        catalog, at_import = probe.measure(lambda: build_catalog(request["modules"], direct, asynchronous,
-                                                                 request.get("duck", True),
-                                                                 request.get("subclassed", []),
-                                                                 request.get("class_values", [])))
+        direct, asynchronous = request.get("direct", []), "asynchronous" in techniques
+        catalog, at_import = probe.measure(lambda: build_catalog(
+            request["modules"], direct, asynchronous, "duck" in techniques, request.get("subclassed", []),
+            request.get("class_values", []), configured="configured" in techniques))
         tracer = ChangeTracer()
         unwrapped = install_hit_wrappers(request.get("units", []), tracer)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0,
