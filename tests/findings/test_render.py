@@ -574,6 +574,21 @@ def test_operator_methods_render_as_operators() -> None:
     assert "    result = meter.__setitem__(1, 2)\n    assert result is None," in source
 
 
+def test_a_setter_renders_as_the_assignment_a_user_writes() -> None:
+    ctor = Operation(f"{MODULE}:Banner", "constructor", f"{MODULE}.Banner", (), (), None, None)
+    setter = Operation(f"{MODULE}:Banner.width<set>", "method", ctor.owner, (), (), None, None)
+    render = Operation(f"{MODULE}:Banner.render", "method", ctor.owner, (), (), None, None)
+    ops = {op.id: op for op in (ctor, setter, render)}
+    statements = [call("Banner"), call("Banner.width<set>", {"ref": 0}, lit("int", 40)),
+                  call("Banner.render", {"ref": 0})]
+    source = render_test(statements, ops, Mismatch("2/2", ["s", "a"], ["s", "b"]), "test_width")
+    assert "    banner = Banner()\n    banner.width = 40\n    result = banner.render()\n" in source
+    compile(source, "width.py", "exec")
+    # the assignment's own result (None) is what differs: it needs a value, so it is called
+    source = render_test(statements[:2], ops, Mismatch("1/1", ["n"], ["i", 1]), "test_set")
+    assert "    result = setattr(banner, 'width', 40)\n    assert result is None," in source.replace('"', "'")
+
+
 def test_variables_are_named_after_types_and_roles_and_never_shadow_imports() -> None:
     def operation(qualname: str, kind: str, returns: tuple[str, ...] = ()) -> Operation:
         owner = f"{MODULE}.{qualname.split('.')[0]}" if kind != "function" else None

@@ -285,3 +285,20 @@ def test_a_classs_subclass_is_built_as_the_class_is_and_made_once(module: str) -
 def test_a_class_that_refuses_subclasses_or_no_class_is_missing(module: str, qualname: str) -> None:
     with pytest.raises(Missing):
         Resolver().resolve(f"{module}:{qualname}<subclass>")
+
+
+def test_a_setter_assigns_the_attribute_and_checks_its_arity(module: str) -> None:
+    resolver = Resolver()
+    setter = resolver.resolve(f"{module}:Version.minor<set>")
+    assert (setter.kind, setter.name) == ("setter", "minor")
+    version = resolver.resolve(f"{module}:Version").call([1], {})
+    resolver.check_binding(setter, [version, 7], {})
+    assert setter.call([version, 7], {}) is None and version.minor == 7
+    assert setter.callee([version, 7]) == f"{module}:Version.minor<set>"  # a plain attribute: no code runs
+    for args, kwargs in (([version], {}), ([version, 1, 2], {}), ([version, 1], {"x": 1})):
+        with pytest.raises(Unbindable):
+            resolver.check_binding(setter, args, kwargs)
+    with pytest.raises(Missing):
+        resolver.resolve(f"{module}:Nothing.minor<set>")
+    with pytest.raises(Missing):
+        resolver.resolve(f"{module}:double.minor<set>")  # not a class
