@@ -162,7 +162,10 @@ class CallBuilder:
             param = Parameter(param.name, param.kind, param.has_default, ())  # nothing known about it
         if param.choices and rng.random() < 0.9:
             return {"lit": list(rng.choice(param.choices))}
-        if rng.random() < NULL_RATIO:
+        # a setting keeps to its attribute's type: users set a width to a number (and every value
+        # "works" for an assignment, so what worked there before says nothing)
+        setting = bool(param.hints) and setter_target(op_id) is not None
+        if rng.random() < NULL_RATIO and not setting:
             return {"lit": ["none"]}
         hints = self._expanded(param.hints)
         if (self.switches.structured and set(hints) <= {"builtins.str"}
@@ -176,7 +179,7 @@ class CallBuilder:
                 hints = list(learned)
             elif (guess := type_from_name(param.name)) and rng.random() < 0.8:
                 hints = [guess]
-        return self._perturbed(self._value(param, hints, builder, op_id, typed, depth))
+        return self._perturbed(self._value(param, hints, builder, op_id, typed and not setting, depth))
 
     def _perturbed(self, value: dict | None) -> dict | None:
         """Now and then a literal perturbed (GRT's impurity)."""

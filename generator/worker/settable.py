@@ -122,7 +122,8 @@ def _value_parameter(name: str, value: ast.expr, signature: dict[str, inspect.Pa
         return None
     if start is None:
         return None  # nothing says what it takes
-    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY, default=start)
+    # its type is what it takes (as an annotation: a default of `[]` alone says nothing of a parameter)
+    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY, default=start, annotation=type(start))
 
 
 def _signature(function: Any) -> dict[str, inspect.Parameter]:

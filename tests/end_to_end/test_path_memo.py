@@ -9,6 +9,8 @@ from support.analysis import run_analyze
 from support.engine_parts import WITH_PATHS
 from support.repos import RepoBuilder, make_pr
 
+from difforacle.generator.generation.techniques import Components
+
 LOCK = '''\
 class Lock:
     """A combination lock: 7, 3 and 5, in that order, open it."""
@@ -34,7 +36,9 @@ def test_a_rare_path_through_a_changed_branch_is_recorded_and_found(builder: Rep
     """Head opens the lock one digit later: only a lock given the whole code tells them apart."""
     make_pr(builder, {"pkg/__init__.py": "", "pkg/lock.py": LOCK},
             {"pkg/lock.py": LOCK.replace("self.entered >= len", "self.entered > len")})
-    report = run_analyze(builder, max_sequences=600, seed=2, budget=30, components=WITH_PATHS)
+    # a configured lock (`lock.entered = 3`) opens without its code: left out, the memo is what is measured
+    components = Components.without(["configured"], enabled=WITH_PATHS.enabled)
+    report = run_analyze(builder, max_sequences=600, seed=2, budget=30, components=components)
     [difference] = report.differences  # head reads past the code where base opens
     assert difference.target == "pkg.lock:Lock.press" and "IndexError" in difference.head
     stats = report.stats

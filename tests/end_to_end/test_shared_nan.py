@@ -32,7 +32,8 @@ BY_EQUALITY = KEYS.replace("if key in self.keys:", "if any(k == key for k in sel
 def test_the_same_nan_twice_finds_a_membership_test_by_equality(builder: RepoBuilder, tmp_path) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/keys.py": KEYS}, {"pkg/keys.py": BY_EQUALITY})
     report = run_analyze(builder, max_sequences=600)
-    found = [d for d in report.differences if d.target == "pkg.keys:Keys.add"]
+    # (not the minor ones: a configured `keys` that is no list fails with the interpreter's wording)
+    found = [d for d in report.differences if d.target == "pkg.keys:Keys.add" and d.severity != "minor"]
     assert found, [d.target for d in report.differences]
     difference = found[0]
     assert difference.reproduced
