@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 from support.analysis import run_analyze
+from support.parts_project import CODES_BROKEN, PARTS
 from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator import Options, analyze
@@ -17,19 +18,6 @@ from difforacle.generator.generation.seeds.carving import carve, importing_test_
 from difforacle.generator.generation.techniques import Components
 from difforacle.generator.runtime.sequence import sequence_key
 
-# Codes known only from a data file: neither random strings nor the source's literals reach them.
-CODES = """\
-import json
-from pathlib import Path
-
-
-
-def describe(code: str) -> str:
-    names = json.loads((Path(__file__).parent / "codes.json").read_text())
-    return f"{code}: {names[code]}"
-"""
-CODES_BROKEN = CODES.replace('f"{code}: {names[code]}"', 'f"{code} - {names[code]}"')
-CODES_DATA = '{"XK-4471": "left valve", "QZ-0982": "right valve"}\n'
 # The tests build their inputs (literals alone, which constants mining reads, do not spell them).
 CODES_TEST = """\
 from parts.codes import describe
@@ -90,7 +78,6 @@ def test_bad_entry(register):
 """
 SHOP = {"shop/__init__.py": "", "shop/register.py": REGISTER, "shop/prices.json": PRICES,
         "tests/test_register.py": REGISTER_TESTS}
-PARTS = {"parts/__init__.py": "", "parts/codes.py": CODES, "parts/codes.json": CODES_DATA}
 
 
 def _carve(builder: RepoBuilder) -> tuple[list[list[dict]], object]:

@@ -9,7 +9,7 @@ from support.analysis import run_analyze
 from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator.generation.techniques import Components
-from difforacle.generator.report.model import Verdict
+from difforacle.generator.report.model import Difference, Verdict
 
 DOCUMENT = '''\
 class Document:
@@ -24,6 +24,14 @@ class Document:
 # head reads a text's lines another way: the same but for texts that end in blank lines
 DOCUMENT_HEAD = DOCUMENT.replace("self.text.splitlines()",
                                  'self.text.rstrip("\\n").split("\\n") if self.text else []')
+def _within_declared_types(builder: RepoBuilder, max_sequences: int,
+                           components: Components | None = None) -> list[Difference]:
+    """The differences a run at budget 30 s shows on inputs its operations' declared types allow."""
+    extra = {} if components is None else {"components": components}
+    found = run_analyze(builder, budget=30.0, max_sequences=max_sequences, **extra)
+    return [d for d in found.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
+
+
 # a text argument holding a line break, as the rendered test writes it
 LINE_BREAK = re.compile(r'Document\("[^"]*\\(?:n|r|x0b|x0c|x1c|x1d|x1e|x85|u2028|u2029)')
 TESTS = '''\
@@ -39,8 +47,7 @@ def test_lines():
 def test_a_mutated_test_input_shows_a_difference_generated_inputs_miss(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/document.py": DOCUMENT, "tests/test_document.py": TESTS},
             {"pkg/document.py": DOCUMENT_HEAD})
-    found = run_analyze(builder, budget=30.0, max_sequences=600)  # a dozen text mutations: 600 to meet one
-    shown = [d for d in found.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
+    shown = _within_declared_types(builder, 600)  # a dozen text mutations: 600 to meet one
     assert shown and {(d.target, d.kind) for d in shown} == {("pkg.document:Document", "observer")}
     # each input is the test's text edited at a line: blank lines at its end (a line doubled, a
     # newline added), or a line break written another way (CR, a Unicode line separator)
@@ -73,8 +80,7 @@ LINES_AT_MODULE_HEAD = LINES_AT_MODULE.replace(
 def test_a_module_level_change_mutates_test_inputs_too(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/document.py": LINES_AT_MODULE,
                       "tests/test_document.py": TESTS}, {"pkg/document.py": LINES_AT_MODULE_HEAD})
-    found = run_analyze(builder, budget=30.0, max_sequences=600)
-    shown = [d for d in found.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
+    shown = _within_declared_types(builder, 600)
     assert shown and all(LINE_BREAK.search(d.test) for d in shown), [d.test for d in shown]
     without = run_analyze(builder, budget=30.0, max_sequences=600, components=Components.without(["corpus"]))
     assert [d.verdict for d in without.differences] == [Verdict.OUTSIDE_DECLARED_TYPES]
@@ -103,13 +109,11 @@ def test_a_test_inputs_items_in_a_subclass_of_its_container_show_what_the_plain_
         builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/options.py": OPTIONS,
                       "tests/test_options.py": OPTIONS_TESTS}, {"pkg/options.py": OPTIONS_HEAD})
-    found = run_analyze(builder, budget=30.0, max_sequences=400)
-    shown = [d for d in found.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
+    shown = _within_declared_types(builder, 400)
     assert shown and {d.target for d in shown} == {"pkg.options:render"}
     assert all(re.search(r"render\((collections\.(OrderedDict|defaultdict|Counter)|type\('MyDict')", d.test)
                for d in shown), [d.test for d in shown]
-    without = run_analyze(builder, budget=30.0, max_sequences=400, components=Components.without(["corpus"]))
-    assert [d for d in without.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES] == []
+    assert _within_declared_types(builder, 400, Components.without(["corpus"])) == []
 
 
 # head stops stripping a value's comment: the test's value has none
@@ -136,8 +140,7 @@ def test_setting():
 def test_a_comment_where_the_test_inputs_format_allows_one_shows_the_change(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/settings.py": SETTINGS,
                       "tests/test_settings.py": SETTINGS_TESTS}, {"pkg/settings.py": SETTINGS_HEAD})
-    found = run_analyze(builder, budget=30.0, max_sequences=400)
-    shown = [d for d in found.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
+    shown = _within_declared_types(builder, 400)
     assert shown and {d.target for d in shown} == {"pkg.settings:setting"}
     # the test's line given a comment at its end (perhaps beside another edit)
     assert all(re.search(r"port = [^\\]*#", d.test) for d in shown), [d.test for d in shown]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from support.analysis import run_analyze
+from support.parts_project import CODES, CODES_BROKEN, PARTS
 from support.repos import RepoBuilder, make_pr
 
 from difforacle.generator import Options
@@ -13,20 +14,7 @@ from difforacle.generator.changes.units import compute_changes
 from difforacle.generator.generation.seeds.carving import carve
 from difforacle.generator.generation.techniques import Components
 
-# Codes known only from a data file: neither random strings nor the source's literals reach them,
-# and the project has no test.
-CODES = """\
-import json
-from pathlib import Path
-
-
-def describe(code: str) -> str:
-    names = json.loads((Path(__file__).parent / "codes.json").read_text())
-    return f"{code}: {names[code]}"
-"""
-CODES_BROKEN = CODES.replace('f"{code}: {names[code]}"', 'f"{code} - {names[code]}"')
-CODES_DATA = '{"XK-4471": "left valve", "QZ-0982": "right valve"}\n'
-PARTS = {"parts/__init__.py": "", "parts/codes.json": CODES_DATA}
+# (the project has no test)
 # the README builds the code as a user would; its shell block and its other project's code are no examples
 README = """\
 # parts
@@ -59,7 +47,7 @@ CODES_DOCUMENTED = CODES.replace('-> str:\n', '-> str:\n' + DOCTEST)
 
 @pytest.mark.slow
 def test_the_readmes_example_reaches_what_random_inputs_do_not(builder: RepoBuilder) -> None:
-    make_pr(builder, {**PARTS, "parts/codes.py": CODES, "README.md": README},
+    make_pr(builder, {**PARTS, "README.md": README},
             {"parts/codes.py": CODES_BROKEN})
     report = run_analyze(builder, budget=20.0, max_sequences=200)
     [difference] = report.differences
@@ -84,5 +72,5 @@ def test_a_changed_modules_doctest_is_carved_from_its_modules_globals(builder: R
     assert carving.examples == 1
     call = {"op": "parts.codes:describe", "args": [{"lit": ["str", "QZ-0982"]}], "kwargs": {}}
     assert [call] in carving.sequences
-    assert set().union(*carving.sources.values()) == {"parts/codes.py:6 (describe)"}
+    assert set().union(*carving.sources.values()) == {"parts/codes.py:7 (describe)"}
     assert without.sequences == [] and without.examples == 0
