@@ -8,7 +8,9 @@ parameter is the value; the resolver assigns it), so generation builds configure
 it builds any call, and GRT's impurity step assigns a few before an object is reused. An attribute
 is settable when it is a public property with a setter, a dataclass field of a class that is not
 frozen, or a public instance attribute the class's own `__init__` assigns (`self.width = 80`,
-`self.width = width`). Its value's type comes from the setter's parameter, the `__init__`
+`self.width = width`), unless it is assigned from a parameter the `__init__` checks (`if window < 1:
+raise ...`): set directly, it would skip the check users cannot skip through the constructor.
+Its value's type comes from the setter's parameter, the `__init__`
 parameter it is assigned from, or the literal it starts as. Standard library only.
 """
 
@@ -95,6 +97,7 @@ def _initialized(klass: type, ours: Any) -> dict[str, tuple[Any, inspect.Paramet
     except (OSError, TypeError, SyntaxError, ValueError):
         return {}
     signature = _signature(init)
+    checked = _checked_names(tree)
     found: dict[str, tuple[Any, inspect.Parameter]] = {}
     for node in ast.walk(tree):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
@@ -104,9 +107,19 @@ def _initialized(klass: type, ours: Any) -> dict[str, tuple[Any, inspect.Paramet
                     and target.value.id == "self" and not target.attr.startswith("_")):
                 continue
             value = _value_parameter(target.attr, node.value, signature)  # type: ignore[union-attr]
+            if value is not None and value.name in checked and value.name in signature:
+                continue  # the constructor checks what it takes: set directly, the check is skipped
             if value is not None and target.attr not in found:
                 found[target.attr] = (init, value)
     return found
+
+
+def _checked_names(tree: ast.AST) -> set[str]:
+    """The names an `if`, `assert` or `while` condition of the `__init__` reads (`if window < 1:
+    raise ...`): parameters it validates."""
+    conditions = (ast.If, ast.Assert, ast.While, ast.IfExp)
+    tests = [node.test for node in ast.walk(tree) if isinstance(node, conditions)]
+    return {node.id for test in tests for node in ast.walk(test) if isinstance(node, ast.Name)}
 
 
 def _value_parameter(name: str, value: ast.expr, signature: dict[str, inspect.Parameter]

@@ -63,6 +63,14 @@ SOURCE = textwrap.dedent('''
             ''' + "\n            ".join(f"self.a{n:02} = {n}" for n in range(MAX_SETTABLE + 3)) + '''
 
 
+    class Window:
+        def __init__(self, size=10):
+            if size < 1:
+                raise ValueError("size must be positive")
+            self.size = size  # checked: not to be set past the check
+            self.title = ""
+
+
     class Locked(threading.Thread):  # a standard base's own attributes are not the project's
         pass
 ''')
@@ -102,6 +110,10 @@ def test_a_dataclasss_public_fields_and_none_of_a_frozen_one(module) -> None:
 
 def test_a_class_lists_at_most_the_first_by_name(module) -> None:
     assert list(_names(module.Wide)) == [f"a{n:02}" for n in range(MAX_SETTABLE)]
+
+
+def test_an_attribute_from_a_parameter_the_constructor_checks_is_not_set_past_the_check(module) -> None:
+    assert _names(module.Window) == {"title": "title"}
 
 
 def test_a_standard_bases_attributes_are_not_the_projects(module) -> None:
