@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from ..worker.literals import SUBCLASS_TAGS
+from ..worker.literals import SUBCLASS_TAGS, container_tag
 
 ITEM_LIMIT = 16  # containers and texts longer than this only get halved, not item by item
 # Characters from simplest to least simple (as Hypothesis orders them): digits, then letters.
@@ -45,7 +45,7 @@ def weight(lit: Literal) -> int:
     if tag == "dict":
         return 3 + sum(1 + weight(k) + weight(v) for k, v in lit[1])
     if tag in SUBCLASS_TAGS:  # a little more than the plain container, which it shrinks to
-        return 2 + weight([SUBCLASS_TAGS[tag][0], lit[1]])
+        return 2 + weight([container_tag(tag), lit[1]])
     if tag in ("fn", "counter"):
         inner = lit[1] if tag == "fn" else ["int", lit[1]]
         return 4 + weight(inner)
@@ -97,7 +97,7 @@ def _candidates(lit: Literal) -> Iterator[Literal]:
     elif tag in ("list", "tuple", "set", "frozenset", "dict"):
         yield from ([tag, items] for items in _simpler_items(lit[1], tag == "dict"))
     elif tag in SUBCLASS_TAGS:
-        base = SUBCLASS_TAGS[tag][0]
+        base = container_tag(tag)
         yield [base, lit[1]]
         yield from ([tag, items] for items in _simpler_items(lit[1], base == "dict"))
     elif tag == "fn":

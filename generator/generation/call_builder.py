@@ -13,7 +13,7 @@ object before it is reused.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ..runtime.catalog import Catalog, Operation, Parameter
@@ -292,17 +292,19 @@ class CallBuilder:
     def _setters(self, type_name: str) -> list[Operation]:
         """The operations assigning a settable attribute of `type_name` (its classes' in its MRO)."""
         if type_name not in self._settable:
-            owners = set(self.catalog.classes.get(type_name, {}).get("mro", (type_name,)))
-            self._settable[type_name] = [op for op in self.operations
-                                         if op.owner in owners and setter_target(op.id) is not None]
+            self._settable[type_name] = self._of_class(type_name, lambda op: setter_target(op.id) is not None)
         return self._settable[type_name]
 
     def _impure_methods(self, type_name: str) -> list[Operation]:
         if type_name not in self._impure:
-            owners = set(self.catalog.classes.get(type_name, {}).get("mro", (type_name,)))
-            self._impure[type_name] = [op for op in self.operations if op.kind == OperationKind.METHOD
-                                       and op.owner in owners and is_mutator(op.name)]
+            self._impure[type_name] = self._of_class(
+                type_name, lambda op: op.kind == OperationKind.METHOD and is_mutator(op.name))
         return self._impure[type_name]
+
+    def _of_class(self, type_name: str, keep: Callable[[Operation], bool]) -> list[Operation]:
+        """The operations of `type_name`'s classes (those of its MRO) that `keep` keeps."""
+        owners = set(self.catalog.classes.get(type_name, {}).get("mro", (type_name,)))
+        return [op for op in self.operations if op.owner in owners and keep(op)]
 
 
 def is_mutator(name: str) -> bool:

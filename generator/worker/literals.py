@@ -82,7 +82,7 @@ def decode(lit: list) -> Any:
     if tag == "dict":
         return {decode(k): decode(v) for k, v in lit[1]}
     if tag in SUBCLASS_TAGS:
-        return _subclassed(tag, decode([SUBCLASS_TAGS[tag][0], lit[1]]))
+        return _subclassed(tag, decode([container_tag(tag), lit[1]]))
     if tag == "fn":
         return _constant_function(decode(lit[1]))
     if tag == "counter":
@@ -110,6 +110,12 @@ def decode(lit: list) -> Any:
 
         return ElementTree.fromstring(lit[1])
     raise ValueError(f"unknown literal tag {tag!r}")
+
+
+def container_tag(tag: str) -> str:
+    """The container tag whose items a subclass tag holds (`ordereddict` -> `dict`); any other tag
+    itself."""
+    return SUBCLASS_TAGS[tag][0] if tag in SUBCLASS_TAGS else tag
 
 
 def _subclassed(tag: str, items: Any) -> Any:
@@ -304,7 +310,7 @@ def parts(lit: list) -> Iterator[list]:
     and the value an ["fn", lit] returns."""
     yield lit
     tag = lit[0]
-    base = SUBCLASS_TAGS[tag][0] if tag in SUBCLASS_TAGS else tag
+    base = container_tag(tag)
     if base in CONTAINER_TAGS:
         for item in lit[1]:
             yield from (part for x in item for part in parts(x)) if base == "dict" else parts(item)

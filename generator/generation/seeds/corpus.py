@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ...runtime.catalog import Operation
 from ...runtime.sequence import CallSequence, argument_at, arguments
-from ...worker.literals import SUBCLASS_TAGS
+from ...worker.literals import container_tag
 from ...worker.protocol import SequenceResult, Status
 from ..plugin import Plugin, PluginContext
 from ..values.format_syntax import format_edit
@@ -263,7 +263,7 @@ def _mutate_once(literal: list, rng: random.Random, texts: list[str]) -> list:
         return ["bool", not literal[1]]
     if tag in ("dict", "list") and rng.random() < SUBCLASS_RATIO:
         return [_subclass_tag(tag, literal[1], rng), literal[1]]
-    base = SUBCLASS_TAGS[tag][0] if tag in SUBCLASS_TAGS else tag  # a subclass's items, edited as its base's
+    base = container_tag(tag)  # a subclass's items, edited as its base's
     if base in ("list", "tuple", "set", "frozenset"):
         return [tag, _mutate_items(literal[1], rng, texts, duplicates=base in ("list", "tuple"))]
     if base == "dict":
