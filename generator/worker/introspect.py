@@ -98,7 +98,7 @@ def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: 
                 if isinstance(obj, type):
                     _add_class(obj, operations, classes, wanted, home=name)
                     listed.append(obj)
-                elif inspect.isfunction(obj) or inspect.isbuiltin(obj):
+                elif inspect.isfunction(obj) or inspect.isbuiltin(obj) or _decorated(obj):
                     op_id = f"{name}:{obj.__qualname__}"
                     _add_operation(operations, op_id, OperationKind.FUNCTION, obj, None, wanted)
             except BaseException:  # a metaclass's __dir__, a signature that raises: that member only
@@ -442,6 +442,15 @@ def _public_members(module: types.ModuleType) -> list[Any]:
         except BaseException:
             continue
     return members
+
+
+def _decorated(obj: Any) -> bool:
+    """A function that a decorator replaced by a callable object wrapping it (`functools.lru_cache`,
+    `functools.cache`, a decorator class of the project's that sets `__wrapped__`): called as the
+    function it wraps."""
+    if isinstance(obj, type) or inspect.isfunction(obj) or not callable(obj):
+        return False
+    return inspect.isfunction(inspect.unwrap(obj)) and isinstance(getattr(obj, "__qualname__", None), str)
 
 
 def _defined_in(obj: Any, module: types.ModuleType) -> bool:

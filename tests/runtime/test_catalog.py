@@ -102,3 +102,46 @@ def test_classes_and_functions_a_package_rehomes_are_still_their_modules(tmp_pat
     ids = {op.id for op in catalog.operations}
     assert {"rehomed_pkg._base:Base", "rehomed_pkg._base:Base.double", "rehomed_pkg._base:helper"} <= ids
     assert not any("OrderedDict" in op_id for op_id in ids)  # an import, not the module's own
+
+
+DECORATED_MODULE = '''
+import functools
+from os.path import join  # an import: not the module's own
+
+
+class counted:
+    """A decorator class: its object stands in for the function it wraps."""
+
+    def __init__(self, func):
+        functools.update_wrapper(self, func)
+        self.calls = 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.__wrapped__(*args)
+
+
+@functools.lru_cache(maxsize=64)
+def slug(text: str) -> str:
+    return text.lower()
+
+
+@counted
+def double(number: int) -> int:
+    return 2 * number
+
+
+cached_join = functools.lru_cache(join)  # wraps a function of another module: not its own
+'''
+
+
+def test_a_function_a_decorator_replaced_by_an_object_is_listed_as_the_function(tmp_path: Path) -> None:
+    """`functools.lru_cache` and decorator classes return objects, not functions: they were left
+    out of the catalog, and with them every cached function of a project."""
+    name = "dor_catalog_decorated"
+    catalog = real_catalog(tmp_path, name, DECORATED_MODULE)
+    by_id = {op.id: op for op in catalog.operations}
+    for function, parameter in (("slug", "text"), ("double", "number")):
+        op = by_id[f"{name}:{function}"]
+        assert op.kind == "function" and [p.name for p in op.params] == [parameter], op
+    assert f"{name}:cached_join" not in by_id and f"{name}:join" not in by_id
