@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..runtime.catalog import Operation, Parameter
+from ..runtime.sequence import plain_operation
 from ..worker.protocol import Arg, OperationKind, Statement
 from ..worker.typeinfo import NONE
 
@@ -35,7 +36,7 @@ def outside_declared_types(statements: Sequence[Statement], operations: Mapping[
     ("`None` for `text: str` of `pkg.mod:f`"); None when every argument is within them.
     `classes`: the catalog's classes (MRO and protocols), for the objects constructors made."""
     for statement in statements:
-        op = operations.get(statement["op"])
+        op = operations.get(plain_operation(statement["op"]))
         if op is None or op.kind not in BOUND:
             continue
         for param, arg in _bound(op, statement):

@@ -34,9 +34,10 @@ from typing import Generic, TypeVar
 
 from ..planning.deadline import Deadline
 from ..runtime.catalog import Operation
-from ..runtime.sequence import CallSequence, arguments, dependents, renumbered
+from ..runtime.sequence import CallSequence, arguments, dependents, plain_operation, renumbered
 from ..worker.protocol import Arg, OperationKind, Statement
-from ..worker.resolve import CALL
+from ..worker.resolve import CALL, volume_id, volume_target
+from ..worker.volume import SIZES
 from .cases import Case, Finding, Location, Shown
 from .declared_types import outside_declared_types
 from .difference_check import DifferenceCheck
@@ -124,6 +125,8 @@ def cost(case: Case) -> tuple[int, int]:
         for arg in (*statement["args"], *statement["kwargs"].values()):
             # a reference to an earlier statement is simpler: the later ones may then go
             total += 1 + (REF_WEIGHT + arg["ref"] if "ref" in arg else weight(arg["lit"]))
+        repeated = volume_target(statement["op"])
+        total += repeated[1] if repeated is not None else 0  # fewer calls of a volume call are simpler
     return len(case.statements), total
 
 
@@ -174,6 +177,7 @@ class _Minimizer(Generic[Outcome]):
         """The passes, in order: each tries to make the case smaller and says whether it did."""
         return [("drop", lambda: self._greedy(self._drop_candidates)),
                 ("ddmin", self._ddmin),
+                ("calls", lambda: self._greedy(self._fewer_calls_candidates)),
                 ("values", lambda: self._greedy(self._value_candidates))]
 
     # ------------------------------------------------------------ search
@@ -271,6 +275,18 @@ class _Minimizer(Generic[Outcome]):
             if candidate is not None:
                 yield candidate
 
+    def _fewer_calls_candidates(self, case: Case) -> Iterator[Case]:
+        """Per volume call: the plain call, then made once past each smaller usual size."""
+        for index, statement in enumerate(case.statements):
+            repeated = volume_target(statement["op"])
+            if repeated is None:
+                continue
+            inner, count = repeated
+            yield _replaced(case, index, {**statement, "op": inner})
+            for size in SIZES:
+                if size + 1 < count:
+                    yield _replaced(case, index, {**statement, "op": volume_id(inner, size + 1)})
+
     def _value_candidates(self, case: Case) -> Iterator[Case]:
         """Per statement, in order: optional arguments dropped, then each argument simpler."""
         for index, statement in enumerate(case.statements):
@@ -284,7 +300,7 @@ class _Minimizer(Generic[Outcome]):
     def _fewer_arguments(self, statement: Statement) -> Iterator[Statement]:
         for name in sorted(statement["kwargs"]):
             yield {**statement, "kwargs": {k: v for k, v in statement["kwargs"].items() if k != name}}
-        op = self.operations.get(statement["op"])
+        op = self.operations.get(plain_operation(statement["op"]))
         if op is None or not statement["args"]:
             return
         params = [p for p in op.params if p.kind in POSITIONAL]
@@ -298,7 +314,7 @@ class _Minimizer(Generic[Outcome]):
 
     def _has_receiver(self, statement: Statement) -> bool:
         """A method's first argument, and the callable a returned callable's call calls, are receivers."""
-        op = self.operations.get(statement["op"])
+        op = self.operations.get(plain_operation(statement["op"]))
         return statement["op"] == CALL or (op is not None and op.kind == OperationKind.METHOD)
 
 

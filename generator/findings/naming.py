@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 from ..runtime.catalog import Operation
 from ..worker.protocol import OperationKind
-from ..worker.resolve import SUBCLASS_SUFFIX, setter_target, subclass_name
+from ..worker.resolve import SUBCLASS_SUFFIX, setter_target, subclass_name, volume_target
 
 MAX_TEST_NAME = 80
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -80,6 +80,8 @@ def variable_name(op_id: str, op: Operation | None = None) -> str:
     """The preferred (not yet unique) name for the result of calling operation `op_id`."""
     if setter_target(op_id) is not None:  # an assignment has no result of its own
         return "result"
+    if volume_target(op_id) is not None:  # a volume call's value is its last call's
+        return "last"
     qualname = op_id.partition(":")[2]
     parts = qualname.split(".")
     if parts[-1].endswith(SUBCLASS_SUFFIX):  # `MyVersion(...)`, the test's subclass: my_version

@@ -54,7 +54,9 @@ from ..worker.resolve import (
     setter_target,
     subclass_name,
     subclass_target,
+    volume_target,
 )
+from ..worker.volume import INDEX, varied_source, varied_tag
 from .cases import Finding
 from .declared_types import outside_declared_types
 from .naming import BUILTIN_NAMES, Names, test_name, variable_name
@@ -84,7 +86,8 @@ FIXTURES = ("monkeypatch", "tmp_path")  # the test takes them when a call reads 
 # A test of a command line carries the function the worker ran it with, so it runs it the same way.
 COMMAND_LINE_HELPER = inspect.getsource(run_command_line)
 DRAIN_HELPER = inspect.getsource(drained).replace("DRAINED_ITEMS", str(DRAINED_ITEMS))
-RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo", run_command_line.__name__, drained.__name__})
+RESERVED = frozenset({*HELPER_MODULES, *FIXTURES, "excinfo", run_command_line.__name__, drained.__name__,
+                      INDEX})  # a volume call's loop variable
 LINE_LENGTH = 100
 NOTE_LIMIT = 200
 
@@ -314,21 +317,28 @@ def _shared_nans(statements: CallSequence) -> int:
                for statement in statements for arg in (*statement["args"], *statement["kwargs"].values()))
 
 
-def _arg_source(arg: dict, names: dict[int, str], imports: _Imports) -> str:
+def _arg_source(arg: dict, names: dict[int, str], imports: _Imports, vary: bool = False) -> str:
+    """`vary`: a volume call's argument, distinct in each of its calls (`volume.varied_source`)."""
     if "ref" in arg:
         return names[arg["ref"]]
     if imports.nan and arg["lit"] == SHARED_NAN:
         return imports.nan
     imports.modules |= modules_used(arg["lit"])
     imports.files.update(input_files(arg["lit"]))
-    return literal_source(arg["lit"])
+    source = literal_source(arg["lit"])
+    return varied_source(varied_tag(arg), source) if vary else source
 
 
 def _call_source(statement: Statement, operations: dict[str, Operation], names: dict[int, str],
-                 imports: _Imports, as_value: bool = False) -> str:
+                 imports: _Imports, as_value: bool = False, vary: bool = False) -> str:
     """Source of a statement's call, awaited or drained as the worker does (`asynchronous`);
-    `as_value`: an expression even for `x[k] = v` and `del x[k]`."""
-    call = _plain_call_source(statement, operations, names, imports, as_value)
+    `as_value`: an expression even for `x[k] = v` and `del x[k]`. A volume call is a list of its
+    calls, its last the value: `[cache.put("k" + str(i), 1 + i) for i in range(257)][-1]`."""
+    repeated = volume_target(statement["op"])
+    if repeated is not None:
+        inner = _call_source({**statement, "op": repeated[0]}, operations, names, imports, True, True)
+        return f"[{inner} for {INDEX} in range({repeated[1]})][-1]"
+    call = _plain_call_source(statement, operations, names, imports, as_value, vary)
     op = operations.get(statement["op"])
     if op is None or not op.awaits:
         return call
@@ -340,12 +350,12 @@ def _call_source(statement: Statement, operations: dict[str, Operation], names: 
 
 
 def _plain_call_source(statement: Statement, operations: dict[str, Operation], names: dict[int, str],
-                       imports: _Imports, as_value: bool = False) -> str:
+                       imports: _Imports, as_value: bool = False, vary: bool = False) -> str:
     op_id = statement["op"]
     op = operations.get(op_id)
     module, _, qualname = op_id.partition(":")
-    args = [_arg_source(a, names, imports) for a in statement["args"]]
-    kwargs = [f"{k}={_arg_source(a, names, imports)}" for k, a in statement["kwargs"].items()]
+    args = [_arg_source(a, names, imports, vary) for a in statement["args"]]
+    kwargs = [f"{k}={_arg_source(a, names, imports, vary)}" for k, a in statement["kwargs"].items()]
     if op_id == CALL:  # a callable an earlier statement returned, called
         return f"{args[0]}({', '.join([*args[1:], *kwargs])})"
     kind = op.kind if op else (OperationKind.METHOD if "." in qualname else OperationKind.FUNCTION)

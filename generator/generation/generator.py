@@ -23,8 +23,10 @@ from typing import Any, TypeVar
 
 from ..planning.operation_plan import OperationPlan
 from ..runtime.catalog import Catalog
-from ..runtime.sequence import CallSequence, origin, sequence_key
+from ..runtime.sequence import CallSequence, origin, plain_operation, sequence_key
 from ..worker.protocol import OperationKind, SequenceResult, Status, digest_key
+from ..worker.resolve import volume_id, volume_target
+from ..worker.volume import SIZES, varies
 from .call_builder import MAX_LENGTH, CallBuilder
 from .plugin import Plugin, PluginContext, Proposal
 from .pools import PoolEntry, Pools, SequenceBuilder
@@ -37,6 +39,7 @@ from .type_learning import TypeLearning
 from .values.primitives import ValueGenerator
 
 REPEAT_RATIO = 0.05
+VOLUME_RATIO = 0.1  # of calls of an operation that keeps state: made many times in a row (volume)
 MAX_REPEAT = 6
 # of repetitions: the very same call again (setting an item already set, adding a key already
 # there: what code re-handling an existing entry gets wrong), not a new call of the operation
@@ -98,6 +101,8 @@ class SequenceGenerator:
         self.seen: set[str] = set()
         self.duplicates = 0
         self.attempts: dict[str, Attempts] = {}  # operation id -> what became of its calls
+        # operation id -> the fewest calls of a volume call of it that hung: no more are made
+        self.volume_limits: dict[str, int] = {}
         self.failed: list[str] = []  # the techniques switched off after their plugin raised, and why
 
     def candidates(self, count: int, attempts: int = 20) -> Iterator[CallSequence]:
@@ -161,13 +166,18 @@ class SequenceGenerator:
         attempts = self._attempts(last_op)
         attempts.ran += result.status == Status.OK
         if result.status == Status.EXCEPTION:
-            first_call = next(i for i, statement in enumerate(statements) if statement["op"] == last_op)
+            first_call = next(i for i, statement in enumerate(statements)
+                              if plain_operation(statement["op"]) == last_op)
             if result.executed < first_call:
                 attempts.unprepared += 1  # building its receiver or an argument raised
             else:
                 attempts.raised += 1
         if result.status in (Status.TIMEOUT, Status.CRASH, Status.SKIPPED):
             attempts.lost += 1
+            repeated = volume_target(statements[min(result.executed, len(statements) - 1)]["op"])
+            if repeated is not None:
+                inner, count = repeated
+                self.volume_limits[inner] = min(count, self.volume_limits.get(inner, count))
             self.selector.lost(result.skipped_operation
                                or statements[min(result.executed, len(statements) - 1)]["op"])
         if self.timed and result.milliseconds is not None:
@@ -301,6 +311,13 @@ class SequenceGenerator:
             builder.statements.append(call)
         if len(builder.statements) > MAX_LENGTH:
             return None
+        if (not repeating and op.state and self.switches.volume and self.rng.random() < VOLUME_RATIO
+                and varies(builder.statements[-1])):
+            limit = self.volume_limits.get(op.id)
+            counts = [size + 1 for size in SIZES if limit is None or size + 1 < limit]
+            if counts:
+                count = self.rng.choice(counts)
+                builder.statements[-1] = {**builder.statements[-1], "op": volume_id(op.id, count)}
         return builder.statements
 
     def _attempts(self, op_id: str) -> Attempts:

@@ -52,6 +52,12 @@ TECHNIQUES: tuple[Technique, ...] = (
               "setters and __init__ parameters take, before a pooled object is reused, then often one of "
               "its mutators called"),
     Technique("repetition", "an operation sometimes called several times in a row (Randoop)"),
+    Technique("volume",
+              "an operation that keeps state between calls (a cached function, a method that stores into "
+              "its object, a function that writes its module's dict, list or set) sometimes called once "
+              "past a usual cache or buffer size (129, 257, 1025 or 4097 times) in a row, its literal "
+              "numbers, texts and bytes distinct in each call, so that what evicts, flushes or overflows "
+              "there runs"),
     Technique("bloodhound",
               "operations weighted by their uncovered changed lines and branches (GRT bloodhound)"),
     Technique("duck",

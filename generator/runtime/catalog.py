@@ -64,6 +64,7 @@ class Operation:
     direct: bool = False  # a changed private function or method no public code calls, called directly
     awaits: str = ""  # "coroutine" (an async def) or "asyncgen": its calls are awaited or drained
     size: int | None = None  # a module value that is a table (dict, list, tuple, set): its entries at import
+    state: bool = False  # its calls can leave state behind that later calls read (a cache, a buffer)
 
     @property
     def module(self) -> str:
@@ -83,7 +84,7 @@ class Operation:
                          tuple(Parameter.from_json(p) for p in data["params"]),
                          tuple(data.get("returns", ())), data.get("file"), data.get("line"),
                          tuple(data.get("dispatches", ())), data.get("end"), bool(data.get("direct")),
-                         data.get("awaits") or "", data.get("size"))
+                         data.get("awaits") or "", data.get("size"), bool(data.get("state")))
 
 
 @dataclass

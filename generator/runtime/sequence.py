@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator, Sequence
 
 from ..worker.protocol import Arg, Statement
-from ..worker.resolve import CALL
+from ..worker.resolve import CALL, volume_target
 
 CallSequence = list[Statement]
 
@@ -78,6 +78,13 @@ def dependents(statements: Sequence[Statement], indices: Sequence[int]) -> set[i
     return closed
 
 
+def plain_operation(op_id: str) -> str:
+    """The operation a statement calls: `op_id`, or for a volume call (`pkg:f<x257>`) the
+    operation it calls again and again (`pkg:f`)."""
+    repeated = volume_target(op_id)
+    return op_id if repeated is None else repeated[0]
+
+
 def called(statement: Statement) -> int | None:
     """The statement whose value `statement` calls, if it calls a returned callable."""
     if statement["op"] != CALL or not statement["args"]:
@@ -89,7 +96,7 @@ def origin(statements: Sequence[Statement], index: int) -> str:
     """The operation a statement's value comes from: its own, or for a call of a returned callable,
     the origin of that callable (`cached` for `cached(cache)(func)(1)`)."""
     root, _ = _chain(statements, index)
-    return statements[root]["op"]
+    return plain_operation(statements[root]["op"])
 
 
 def call_path(statements: Sequence[Statement], index: int) -> str:
@@ -97,7 +104,7 @@ def call_path(statements: Sequence[Statement], index: int) -> str:
     (`pkg.mod:cached()()` for `cached(cache)(func)(1)`): differences of a decorator and of the
     wrapper it returns are told apart."""
     root, calls = _chain(statements, index)
-    return statements[root]["op"] + "()" * calls
+    return plain_operation(statements[root]["op"]) + "()" * calls
 
 
 def path_origin(path: str) -> str:

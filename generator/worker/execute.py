@@ -41,8 +41,9 @@ from .protocol import (
     exception_key,
     value_key,
 )
-from .resolve import Missing, Resolver, Unbindable
+from .resolve import Missing, Operation, Resolver, Unbindable, volume_target
 from .tracer import ChangeTracer
+from .volume import varied, varied_tag
 
 HUGE = 10**12
 MODULE_VALUE_ITEMS = 1000  # a module's table is walked whole (up to this): its every entry is behaviour
@@ -155,6 +156,8 @@ class SequenceRunner:
         try:
             try:
                 def call() -> Any:
+                    if op.kind == OperationKind.VOLUME:
+                        return self._repeated(op, statement, args, kwargs)
                     return self.settle(op.call(args, kwargs))
                 value = call() if recorder is None else recorder.around(index, last, values, call)
             except StatementTimeout:
@@ -176,6 +179,19 @@ class SequenceRunner:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         return Status.OK
+
+    def _repeated(self, op: Operation, statement: dict, args: list, kwargs: dict) -> Any:
+        """A volume operation's calls, the i-th with its literal numbers, texts and bytes made
+        distinct by `i` (`volume.varied`); each result is kept until the last, as the rendered
+        test's list keeps them (a cache of weak references sees the same), and the last is the value."""
+        count = volume_target(op.op_id)[1]  # type: ignore[index]
+        args_varied = [varied_tag(arg) for arg in statement["args"]]
+        kwargs_varied = {name: varied_tag(arg) for name, arg in statement["kwargs"].items()}
+        results = [self.settle(op.call([varied(tag, value, i) for tag, value in zip(args_varied, args)],
+                                       {name: varied(kwargs_varied[name], value, i)
+                                        for name, value in kwargs.items()}))
+                   for i in range(count)]
+        return results[-1]
 
     def _observe(self, index: int, statement: dict, value: Any, values: list, result: dict,
                  items: int = MAX_ITEMS, also: Sequence[Any] = ()) -> None:

@@ -45,6 +45,7 @@ from .resolve import (
 )
 from .settable import settable_attributes
 from .tracer import unwrap_hits
+from .volume import keeps_state
 
 # Exception classes are listed only where a changed module defines them (their messages and
 # attributes are behaviour), never built as arguments or given protocol operations.
@@ -62,12 +63,13 @@ CALLBACK = typeinfo.CALLBACK
 MAX_PROVIDERS = 3  # classes having every attribute a parameter's uses name: more, and they say nothing
 DUCK_TYPING = [True]  # the catalog being built types parameters by the attributes they use (`build_catalog`)
 CONFIGURED = [False]  # the catalog being built lists settable attributes (`build_catalog`)
+VOLUME = [False]  # the catalog being built marks the operations that keep state (`build_catalog`)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: bool = True,
                   duck: bool = True, subclassed: Iterable[str] = (),
-                  class_values: Iterable[str] = (), configured: bool = False) -> dict:
+                  class_values: Iterable[str] = (), configured: bool = False, volume: bool = False) -> dict:
     """Import `modules`; return {"operations", "classes", "import_errors"}. Listing runs the
     project's code too (`dir`, `__getattr__`, signatures): a member whose listing raises is left
     out, never the module or the run. `direct`: private functions and methods (`pkg.mod:_helper`,
@@ -78,8 +80,9 @@ def build_catalog(modules: list[str], direct: Iterable[str] = (), asynchronous: 
     (`pkg.mod:Version<subclass>`, a constructor of the class's type). `class_values`: class-level
     values (`pkg.mod:Locale.timeframes`) listed as values read, like a module's. `configured`: the
     public settable attributes of the project's classes listed as operations that assign them
-    (`pkg.mod:Renderer.width<set>`; see `settable`)."""
-    DUCK_TYPING[0], CONFIGURED[0] = duck, configured
+    (`pkg.mod:Renderer.width<set>`; see `settable`). `volume`: functions and methods whose calls can
+    leave state behind for later calls say so (`"state": true`; see `volume`)."""
+    DUCK_TYPING[0], CONFIGURED[0], VOLUME[0] = duck, configured, volume
     errors: dict[str, str] = {}
     imported: dict[str, types.ModuleType] = {}
     for name in modules:  # all of them first: duck typing looks for classes in every loaded module
@@ -634,6 +637,8 @@ def _add_operation(operations: dict, op_id: str, kind: str, func: Any, owner: ty
     entry.update({"file": path, "line": start, "end": start + len(lines) - 1 if start is not None else None})
     if kind != OperationKind.CONSTRUCTOR and (awaits := _awaits(func)):
         entry["awaits"] = awaits
+    if VOLUME[0] and kind in (OperationKind.FUNCTION, OperationKind.METHOD) and keeps_state(func, owner):
+        entry["state"] = True
     operations[op_id] = entry
 
 

@@ -50,9 +50,11 @@ PROTOCOL = "difforacle.worker/1"
 # request lists those on, and each part reads its own name. `asynchronous`: coroutines awaited and
 # asynchronous generators drained; `duck`: parameters typed by the attributes their functions use;
 # `divergence`: the changed lines' conditions measured (branch distances); `configured`: the public
-# settable attributes of the project's classes listed as operations (`Class.attr<set>`)
-WORKER_TECHNIQUES = ("asynchronous", "duck", "divergence", "configured")
-WORKER_DEFAULTS = frozenset({"asynchronous", "duck", "configured"})  # divergence: when there is a condition
+# settable attributes of the project's classes listed as operations (`Class.attr<set>`); `volume`: the
+# operations that keep state between calls marked, and `op<xN>` called N times (see `volume`)
+WORKER_TECHNIQUES = ("asynchronous", "duck", "divergence", "configured", "volume")
+# divergence: when there is a condition
+WORKER_DEFAULTS = frozenset({"asynchronous", "duck", "configured", "volume"})
 DUMP_SIGNAL = signal.SIGUSR1  # the worker writes every thread's stack to its stderr (faulthandler)
 
 Leaf = list  # a JSON list led by a tag (`Tag`): ["i", 3], ["s", "a"], ["E", type, message, module], ...
@@ -122,6 +124,9 @@ class OperationKind:
     # an attribute assigned: args[0].name = args[1]. The resolver's kind for `Class.attr<set>`, which
     # the catalog lists as a method (a receiver, then the value: see `settable`)
     SETTER = "setter"
+    # an operation called many times in a row, its literal arguments distinct in each call: the
+    # resolver's kind for `op<xN>` (see `volume`)
+    VOLUME = "volume"
 
 
 class ApiChange(StrEnum):

@@ -131,6 +131,22 @@ def setter_target(op_id: str) -> tuple[str, str] | None:
     return class_id, attribute
 
 
+VOLUME_MARK = "<x"  # `pkg:Cache.__setitem__<x257>`: the operation called 257 times (`volume`)
+
+
+def volume_id(op_id: str, count: int) -> str:
+    """The operation `op_id` called `count` times in a row, its literals distinct in each call."""
+    return f"{op_id}{VOLUME_MARK}{count}>"
+
+
+def volume_target(op_id: str) -> tuple[str, int] | None:
+    """(`pkg:Cache.__setitem__`, 257) for `pkg:Cache.__setitem__<x257>`; None for any other operation."""
+    inner, mark, count = op_id.rpartition(VOLUME_MARK)
+    if not mark or not count.endswith(">") or not count[:-1].isdigit():
+        return None
+    return inner, int(count[:-1])
+
+
 def export_id(module: str, name: str) -> str:
     return f"{module}:{name}{EXPORT_SUFFIX}"
 
@@ -177,6 +193,8 @@ class Operation:
         if self.kind == OperationKind.SETTER:
             setattr(args[0], self.name, args[1])
             return None
+        if self.kind == OperationKind.VOLUME:  # `execute` makes each call's arguments distinct
+            return self.obj.call(args, kwargs)
         return self.obj(*args, **kwargs)
 
     def callee(self, args: list) -> str:
@@ -186,6 +204,8 @@ class Operation:
             return command_target(self.op_id) or self.op_id
         if self.kind == OperationKind.CALL and args:
             return code_name(args[0]) or self.op_id
+        if self.kind == OperationKind.VOLUME:
+            return self.obj.callee(args)
         if self.kind == OperationKind.SETTER and args:  # a property's setter runs: it is the callee
             for klass in type(args[0]).__mro__:
                 if isinstance(klass.__dict__.get(self.name), property):
@@ -266,6 +286,9 @@ class Resolver:
 
     def check_binding(self, op: Operation, args: list, kwargs: dict) -> None:
         """Raise Unbindable if the signature on this commit rejects the call."""
+        if op.kind == OperationKind.VOLUME:
+            self.check_binding(op.obj, args, kwargs)
+            return
         if op.kind in (OperationKind.VALUE, OperationKind.EXPORT):
             if args or kwargs:
                 raise Unbindable(f"{op.op_id} is a value, not a function")
@@ -301,6 +324,9 @@ class Resolver:
         worker does this before forking, so that no forked child has to (what a child looks up
         dies with it). Raises Missing as `resolve` does."""
         op = self.resolve(op_id)
+        if op.kind == OperationKind.VOLUME:
+            self.prepare(op.obj.op_id)
+            return op
         # a command's arguments are checked by shape; a call's signature is its callable's, made later
         if op.kind not in UNCALLED_KINDS:
             self._signature(_called(op, op.obj))  # a method as its own class has it
@@ -354,6 +380,12 @@ def _resolve(op_id: str) -> Operation:
             return Operation(op_id, OperationKind.CONSTRUCTOR, subclass_of(klass.obj), klass.name)
         except Exception as exc:  # a class that refuses subclasses on this commit
             raise Missing(f"{subclassed} cannot be subclassed: {type(exc).__name__}: {exc}") from None
+    repeated = volume_target(op_id)
+    if repeated is not None:  # `pkg:Cache.put<x257>`: `pkg:Cache.put`, called again and again
+        inner = _resolve(repeated[0])
+        if inner.kind in UNCALLED_KINDS or inner.kind == OperationKind.CONSTRUCTOR:
+            raise Missing(f"{repeated[0]} is not called again and again")
+        return Operation(op_id, OperationKind.VOLUME, inner, inner.name)
     settable = setter_target(op_id)
     if settable is not None:  # `pkg:Renderer.width<set>`: the attribute assigned on a Renderer
         class_id, attribute = settable

@@ -81,7 +81,8 @@ class Worker:
         direct, asynchronous = request.get("direct", []), "asynchronous" in techniques
         catalog, at_import = probe.measure(lambda: build_catalog(
             request["modules"], direct, asynchronous, "duck" in techniques, request.get("subclassed", []),
-            request.get("class_values", []), configured="configured" in techniques))
+            request.get("class_values", []), configured="configured" in techniques,
+            volume="volume" in techniques))
         tracer = ChangeTracer()
         unwrapped = install_hit_wrappers(request.get("units", []), tracer)
         self.runner = SequenceRunner(Resolver(), Observer(), tracer, request.get("call_timeout", 1.0), 0,

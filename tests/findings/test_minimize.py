@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from difforacle.generator.findings.cases import Case
 from difforacle.generator.findings.minimize import cost, minimize, without
 from difforacle.generator.runtime.catalog import Operation, Parameter
+from difforacle.generator.worker.resolve import volume_id, volume_target
 
 
 def call(op: str, *args: dict, **kwargs: dict) -> dict:
@@ -286,3 +287,20 @@ def test_a_bound_on_checks_stops_minimization_reproducibly() -> None:
     result = minimize(case, "outcome", check, deadline=float("inf"), max_checks=5)
     assert sum(calls) == result.checks == 5 and result.complete is False
     assert result.case == case
+
+
+def test_a_volume_call_is_made_no_more_often_than_the_difference_needs() -> None:
+    """A difference past a cache of 256 entries: 4097 calls shrink to 257, and not to the plain call."""
+    def check(cases: Sequence[Case]) -> list[object]:
+        outcomes = []
+        for case in cases:
+            repeated = volume_target(case.statements[1]["op"])
+            calls = repeated[1] if repeated is not None and repeated[0] == "put" else 1
+            shown = calls > 256 and case.statements[-1]["op"] == "target"
+            outcomes.append(("evicted", calls) if shown else None)
+        return outcomes
+
+    case = Case((call("new"), call(volume_id("put", 4097), ref(0), lit("k")), call("target", ref(0))))
+    result = minimize(case, ("evicted", 4097), check, deadline=float("inf"))
+    assert [s["op"] for s in result.case.statements] == ["new", "put<x257>", "target"]
+    assert result.outcome == ("evicted", 257) and "calls" in result.passes

@@ -296,6 +296,12 @@ CASES = [
     Case("property_on_receiver", METER, "1/0:total",
          {"base": "    meter = Meter(1)\n    meter.add(2)\n    assert meter.total == 3, \"head: 5\"\n",
           "head": "    meter = Meter(1)\n    meter.add(2)\n    assert meter.total == 5, \"base: 3\"\n"}),
+    # a volume call: the worker's 129 calls, each with a distinct literal, written as the test's list
+    Case("volume_call_on_receiver",
+         [call("Meter", lit("int", 1)), call("Meter.add<x129>", {"ref": 0}, lit("int", 2))], "1/0:total",
+         {"base": "    [meter.add(2 + i) for i in range(129)][-1]\n"
+                  "    assert meter.total == 8515, \"head: 17029\"\n",
+          "head": "    [meter.add(2 + i) for i in range(129)][-1]\n    assert meter.total == 17029,"}),
     Case("list_index_on_receiver", METER, "1/0.readings[1]",
          {"base": 'assert meter.readings[1] == 2, "head: 4"',
           "head": 'assert meter.readings[1] == 4, "base: 2"'}),
