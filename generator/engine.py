@@ -41,6 +41,7 @@ from .changes.importers import importers
 from .changes.model import ChangeSet, Checkout
 from .changes.tables import changed_entries
 from .changes.units import compute_changes
+from .changes.version_files import nearest_version, write_version_files
 from .errors import InternalError, SetupError
 from .findings.confirm import Confirmation, Locator, confirm
 from .findings.difference_check import DifferenceCheck
@@ -101,6 +102,7 @@ def analyze(repo_path: str | Path, base_ref: str, head_ref: str, options: Option
         return report
     with checkouts(repo, base_sha, head_sha) as (base, head):
         base, head = (replace(side, pass_env=options.pass_env) for side in (base, head))
+        report.notes.extend(write_version_files((base, head), nearest_version(repo, base_sha)))
         everything = compute_changes(repo, base_sha, head_sha, base, head)
         changes = options.scope.restrict(everything)
         if left_out := len(everything.files) - len(changes.files):
