@@ -10,6 +10,7 @@ of the nearest tag at base), so that nothing differs because of it.
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from pathlib import Path, PurePosixPath
@@ -30,12 +31,12 @@ __version_tuple__ = version_tuple = {numbers!r}
 
 
 def declared_version_files(root: Path) -> list[tuple[PurePosixPath, str]]:
-    """The version files the project's pyproject.toml has its build write, with the tool that
-    writes each: relative `.py` paths inside the checkout."""
+    """The version files the project's pyproject.toml (or its setup.py's `use_scm_version`) has
+    its build write, with the tool that writes each: relative `.py` paths inside the checkout."""
     try:
         config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return []
+        config = {}
     tool = config.get("tool") if isinstance(config.get("tool"), dict) else {}
     scm = _table(tool, "setuptools_scm")
     hatch_vcs = _table(_table(_table(tool, "hatch"), "build"), "hooks")
@@ -44,6 +45,7 @@ def declared_version_files(root: Path) -> list[tuple[PurePosixPath, str]]:
                 (_table(hatch_vcs, "vcs").get("version-file"), "hatch-vcs")]
     if pdm.get("source") == "scm":
         declared.append((pdm.get("write_to"), "pdm"))
+    declared += [(path, "setuptools-scm") for path in _setup_py_version_files(root)]
     found = []
     for path, writer in declared:
         relative = _inside(path)
@@ -83,6 +85,24 @@ def write_version_files(sides: tuple[Checkout, ...], version: str) -> list[str]:
             if note not in notes:
                 notes.append(note)
     return notes
+
+
+def _setup_py_version_files(root: Path) -> list[str]:
+    """`setup(use_scm_version={"write_to": ...})` read from setup.py's syntax (never run)."""
+    try:
+        tree = ast.parse((root / "setup.py").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    paths = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.keyword) and node.arg == "use_scm_version"):
+            continue
+        if isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if (isinstance(key, ast.Constant) and key.value in ("write_to", "version_file")
+                        and isinstance(value, ast.Constant)):
+                    paths.append(value.value)
+    return paths
 
 
 def _table(table: dict, key: str) -> dict:

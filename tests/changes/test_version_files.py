@@ -36,6 +36,15 @@ def test_the_version_files_a_project_declares(tmp_path: Path, pyproject: str, ex
     assert declared_version_files(tmp_path) == [(PurePosixPath(path), tool) for path, tool in expected]
 
 
+def test_a_setup_py_declares_its_version_file_in_use_scm_version(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n\nsetup(name='pkg', use_scm_version={\n"
+        "    'write_to': 'src/pkg/_version.py', 'local_scheme': 'no-local-version'})\n")
+    assert declared_version_files(tmp_path) == [(PurePosixPath("src/pkg/_version.py"), "setuptools-scm")]
+    (tmp_path / "setup.py").write_text("setup(use_scm_version=True)\n")
+    assert declared_version_files(tmp_path) == []
+
+
 def _checkout(root: Path) -> Checkout:
     return Checkout(ref="x", sha="0" * 40, root=root, import_roots=(root / "src",))
 
