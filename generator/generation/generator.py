@@ -311,8 +311,9 @@ class SequenceGenerator:
             builder.statements.append(call)
         if len(builder.statements) > MAX_LENGTH:
             return None
-        if (not repeating and op.state and self.switches.volume and self.rng.random() < VOLUME_RATIO
-                and varies(builder.statements[-1])):
+        # the draw only where a volume call can be made: other sequences keep their random stream
+        if (not repeating and op.state and self.switches.volume and varies(builder.statements[-1])
+                and self.rng.random() < VOLUME_RATIO):
             limit = self.volume_limits.get(op.id)
             counts = [size + 1 for size in SIZES if limit is None or size + 1 < limit]
             if counts:
