@@ -44,8 +44,24 @@ CACHE = Path(os.environ.get("BENCH_CACHE", Path.home() / ".cache" / "pr-regressi
 SUBJECTS = ("inflection", "semver", "cachetools")
 ARGUMENTS = ("--seed", "7", "--max-sequences", "3000", "--quiet")
 # Figures that measure time, not behaviour: blanked before comparing.
-TIMINGS = ("seconds", "sequences_per_second", "explore_seconds", "history_seconds", "carve_seconds",
-           "solver_seconds")
+TIMINGS = ("seconds", "sequences_per_second", "explore_seconds", "history_seconds")
+TECHNIQUE_TIMINGS = (("carving", "seconds"), ("solver", "seconds"), ("diffbehavior", "seconds"))
+# A report written before the statistics were kept per technique: its flat counters, by technique
+# and counter, so that two recordings either side of that change compare (`per_technique`)
+FLAT_COUNTERS = {
+    "carved": ("carving", "sequences"), "carve_seconds": ("carving", "seconds"),
+    "explored_while_carving": ("carving", "explored_before_seeds"), "carved_examples": ("examples", "run"),
+    **{f"influence_{name}": ("influence", name) for name in (
+        "candidates", "checked", "redundant", "pruned", "pruned_share", "longest_prefix", "reduced")},
+    **{f"solver_{name}": ("solver", name) for name in (
+        "calls", "seconds", "inputs", "skipped", "new_coverage")},
+    **{f"paths_{name}": ("paths", name) for name in (
+        "recorded", "distinct", "top_share", "near_misses", "revisited")},
+    **{f"divergence_{name}": ("divergence", name) for name in (
+        "conditions", "met", "searches", "steps", "boundaries")},
+    "catalog_direct": ("direct", "operations"), "catalog_awaited": ("asynchronous", "operations"),
+    "catalog_duck_parameters": ("duck", "parameters"), "catalog_settable": ("configured", "attributes"),
+}
 
 
 def selected_cases(manifests: Path, mutants: int = 2, refactors: int = 1,
@@ -93,16 +109,39 @@ def record(folder: Path, command: list[str], cases: list[dict], extra: Sequence[
     return 0
 
 
-def normalized(path: Path) -> str:
-    """The report's JSON text with the timing figures blanked."""
+def normalized(path: Path, unknown: Sequence[str] = ()) -> str:
+    """The report's JSON text with the timing figures blanked, its technique counters per
+    technique (`per_technique`) less those whose counts are all 0 and those of the techniques
+    `unknown` to one of the two versions compared (counters it did not have)."""
     data = json.loads(path.read_text())
+    stats = data.get("stats", {})
+    per_technique(stats)
+    if "techniques" in stats:
+        stats["techniques"] = {technique: counters for technique, counters in stats["techniques"].items()
+                               if any(counters.values()) and technique not in unknown}
     for name in TIMINGS:
-        if name in data.get("stats", {}):
-            data["stats"][name] = "<time>"
+        if name in stats:
+            stats[name] = "<time>"
+    for technique, name in TECHNIQUE_TIMINGS:
+        if name in stats.get("techniques", {}).get(technique, {}):
+            stats["techniques"][technique][name] = "<time>"
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
-def compare(before: Path, after: Path, again: Path | None = None) -> int:
+def per_technique(stats: dict) -> None:
+    """An older report's flat technique counters moved under `techniques` (FLAT_COUNTERS). It
+    wrote every counter, a technique's that was off too, where a newer one leaves that technique
+    out: `normalized` leaves out, on both sides, a technique whose counts are all 0."""
+    if not any(name in stats for name in FLAT_COUNTERS):
+        return
+    techniques: dict[str, dict] = {}
+    for name, (technique, counter) in FLAT_COUNTERS.items():
+        if name in stats:
+            techniques.setdefault(technique, {})[counter] = stats.pop(name)
+    stats["techniques"] = techniques
+
+
+def compare(before: Path, after: Path, again: Path | None = None, unknown: Sequence[str] = ()) -> int:
     """Compare the reports of `after` with those of `before`. With `again` (a second recording of
     the old code), a case whose two old reports differ is nondeterministic whatever the code:
     it is listed, not compared."""
@@ -117,8 +156,8 @@ def compare(before: Path, after: Path, again: Path | None = None) -> int:
             print(f"{name:<28} missing in {after}")
             different += 1
             continue
-        old, new = normalized(before / name), normalized(other)
-        if again is not None and (again / name).exists() and normalized(again / name) != old:
+        old, new = normalized(before / name, unknown), normalized(other, unknown)
+        if again is not None and (again / name).exists() and normalized(again / name, unknown) != old:
             unstable += 1
             print(f"{name:<28} not compared: two runs of the old code differ (nondeterministic case)")
             continue
@@ -153,11 +192,14 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("after", type=Path)
     cmp.add_argument("--again", type=Path, metavar="FOLDER",
                      help="a second recording of the old code: cases whose two reports differ are skipped")
+    cmp.add_argument("--unknown", default="", metavar="NAMES",
+                     help="techniques whose counters one of the two versions did not have, comma-separated "
+                          "(their counters are not compared)")
     args = parser.parse_args(argv)
     if args.command == "record":
         cases = selected_cases(args.manifests, args.mutants, args.refactors, tuple(args.subjects.split(",")))
         return record(args.folder, shlex.split(args.difforacle), cases, shlex.split(args.args))
-    return compare(args.before, args.after, args.again)
+    return compare(args.before, args.after, args.again, [n for n in args.unknown.split(",") if n])
 
 
 if __name__ == "__main__":

@@ -212,7 +212,7 @@ def _stopped(run: _Run, exc: Exception) -> InternalError:
     report.error = RunError(phase, message)
     exploration = run.progress.exploration
     if exploration is not None and not report.stats.sequences:
-        _record(report, exploration)
+        _record(run, exploration)
     if run.lines is not None and not report.coverage.measured_by:
         try:
             report.coverage = run.lines.report()
@@ -297,9 +297,8 @@ def _catalog(run: _Run, explorers: _Explorers) -> Catalog:
     switches = run.switches
     catalog = catalog.without(protocols=not switches.protocols, values=not switches.values,
                               commands=not switches.cli)
-    stats = run.report.stats
-    (stats.catalog_direct, stats.catalog_awaited, stats.catalog_duck_parameters,
-     stats.catalog_settable) = catalog.counts()
+    run.report.stats.techniques.update((technique, counted) for technique, counted
+                                       in catalog.counters().items() if technique in switches.on)
     run.report.notes.extend(_check_imports(catalog, run.changes, run.options.python))
     if run.extensions is not None:
         run.report.notes.append(extension_note(run.extensions, catalog.compiled, bool(run.options.build)))
@@ -389,7 +388,7 @@ def _account(run: _Run, catalog: Catalog, exploration: Exploration, measured: bo
     changed unit, why some of its changed lines did not run."""
     assert run.lines is not None
     report = run.report
-    _record(report, exploration)
+    _record(run, exploration)
     report.coverage = run.lines.report()
     report.coverage.measured_by = run.measured_by
     if measured:
@@ -450,8 +449,11 @@ def _take_carving(run: _Run, carving: Carving) -> None:
     """What carving found goes into the run (the tests that are evidence) and its report."""
     report = run.report
     report.notes.extend(carving.notes)
-    report.stats.carve_seconds, report.stats.carved = carving.seconds, len(carving.sequences)
-    report.stats.carved_examples = carving.examples
+    techniques = report.stats.techniques
+    techniques.setdefault("carving", {}).update(sequences=len(carving.sequences),
+                                                seconds=round(carving.seconds, 3))
+    if run.switches.examples:
+        techniques["examples"] = {"run": carving.examples}
     run.broken, run.asserting, run.carved = carving.broken, carving.asserting, carving.sources
     run.updated = carving.updated
     run.stated = names_used_by(run.head.root, carving.asserting)
@@ -520,31 +522,16 @@ def _check_imports(catalog: Catalog, changes: ChangeSet, python: str) -> list[st
     return notes + [f"{module} is new: base has nothing to compare it with." for module in sorted(new)]
 
 
-def _record(report: Report, exploration: Exploration) -> None:
-    stats = report.stats
+def _record(run: _Run, exploration: Exploration) -> None:
+    stats = run.report.stats
     stats.sequences, stats.kept, stats.replayed = (exploration.sequences, exploration.kept,
                                                    exploration.replayed)
     stats.crashed, stats.explore_seconds = exploration.crashed, exploration.seconds
-    stats.explored_while_carving = exploration.before_seeds
+    if run.switches.carving:  # sequences run before the carved seeds came (carving alongside)
+        stats.techniques.setdefault("carving", {})["explored_before_seeds"] = exploration.before_seeds
     stats.masked_keys = exploration.candidates.masked_keys
     stats.candidates = len(exploration.candidates)
-    search = exploration.search
-    stats.influence_candidates, stats.influence_checked = search.built, search.checked
-    stats.influence_redundant = search.redundant
-    stats.influence_pruned, stats.influence_pruned_share = search.pruned, round(search.pruned_share, 3)
-    stats.influence_longest_prefix, stats.influence_reduced = search.longest_prefix, search.reduced
-    solved = exploration.solver
-    stats.solver_calls, stats.solver_seconds = solved.calls, solved.seconds
-    stats.solver_inputs, stats.solver_skipped = solved.inputs, solved.skipped
-    stats.solver_new_coverage = solved.new_coverage
-    paths = exploration.paths
-    stats.paths_recorded, stats.paths_distinct = paths.recorded, paths.distinct
-    stats.paths_top_share, stats.paths_near_misses = round(paths.top_share, 3), paths.near_misses
-    stats.paths_revisited = paths.revisited
-    divergence = exploration.divergence
-    stats.divergence_conditions, stats.divergence_met = divergence.conditions, divergence.met
-    stats.divergence_searches = divergence.searches
-    stats.divergence_steps, stats.divergence_boundaries = divergence.steps, divergence.boundaries
+    stats.techniques.update(exploration.counters)
 
 
 def _worker_options(options: Options, deadline: Deadline) -> WorkerOptions:

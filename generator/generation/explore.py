@@ -28,11 +28,8 @@ from ..worker.protocol import Status
 from .bloodhound import uncovered_ratios
 from .generator import Attempts, SequenceGenerator
 from .replay import Candidates, KeptSequence, Replayer
-from .search.candidate_search import SearchPlugin, SearchStats
-from .search.divergence import DivergencePlugin, DivergenceStats
 from .search.influence import InfluenceMap
-from .search.path_memo import MemoPlugin, PathStats
-from .search.solver import Solver, SolverStats
+from .search.solver import Solver
 from .techniques import DEFAULTS, Switches
 from .values.constants import Constants
 from .values.primitives import ValueGenerator
@@ -65,10 +62,8 @@ class Exploration:
     crashed: int = 0  # crashed their process or timed out
     seconds: float = 0.0
     attempts: dict[str, Attempts] = field(default_factory=dict)  # operation id -> what became of its calls
-    search: SearchStats = field(default_factory=SearchStats)  # Candidate Sequence Search's figures
-    solver: SolverStats = field(default_factory=SolverStats)  # the solver's calls and what its inputs did
-    paths: PathStats = field(default_factory=PathStats)  # the path memo's figures
-    divergence: DivergenceStats = field(default_factory=DivergenceStats)  # divergence search's figures
+    # technique -> what it did, by counter (its plugin's `counters`; the solver's calls and inputs)
+    counters: dict[str, dict[str, float]] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)  # techniques switched off after their plugin raised
     stopped_early: str = ""  # why exploring stopped before its deadline ("": it did not)
     before_seeds: int = 0  # sequences run before the seeds being carved came
@@ -199,13 +194,9 @@ def explore(workers: Sequence[Worker], replayer: Replayer, catalog: Catalog, pla
     exploration.failed = generator.failed
     if early_stop is not None and early_stop.stopped_at is not None:
         exploration.stopped_early = early_stop.why()
-    if (search := generator.plugin(SearchPlugin)) is not None:
-        exploration.search = search.search.stats
+    exploration.counters = {plugin.technique: counted for plugin in generator.plugins
+                            if (counted := plugin.counters())}
     if solver is not None:
-        exploration.solver = solver.stats
-    if (memo := generator.plugin(MemoPlugin)) is not None:
-        exploration.paths = memo.memo.stats
-    if (divergence := generator.plugin(DivergencePlugin)) is not None:
-        exploration.divergence = divergence.stats
+        exploration.counters[solver.technique] = solver.counters()
     return exploration
 

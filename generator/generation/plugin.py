@@ -120,6 +120,11 @@ class Plugin:
         """Whether the technique is in the middle of a search that early stopping should not cut short."""
         return False
 
+    def counters(self) -> dict[str, float]:
+        """What the technique did in this run, by name, for the report's statistics
+        (`stats.techniques[NAME]`); empty: it has nothing to count."""
+        return {}
+
     def revisit(self, proposal: Proposal) -> bool:
         """Run `proposal` again soon: its run came near a branch no sequence has taken. True if it
         will be."""

@@ -105,7 +105,8 @@ def _stats_to_json(stats: Stats) -> dict:
     data["seconds"] = round(stats.seconds, 2)
     data["sequences_per_second"] = round(stats.sequences_per_second, 2)
     data["history_seconds"] = round(stats.history_seconds, 3)
-    data["carve_seconds"] = round(stats.carve_seconds, 3)
+    data["techniques"] = {name: dict(sorted(counted.items()))
+                          for name, counted in sorted(stats.techniques.items())}
     return data
 
 

@@ -182,54 +182,10 @@ class Stats:
     masked_keys: int = 0
     crashed: int = 0  # sequences that crashed their process or timed out while exploring
     history_seconds: float = 0.0  # reading the git history for the defect scores
-    carve_seconds: float = 0.0  # running the project's tests to carve seed sequences from them
-    carved: int = 0  # seed sequences carved from the project's tests
-    carved_examples: int = 0  # the project's examples run for carving (doctests, README and docs code)
-    explored_while_carving: int = 0  # sequences explored before the carved seeds came (carving alongside)
-    # Candidate Sequence Search (JTestCraft): candidates run, judged by the dynamic influence check,
-    # redundant (a call influenced nothing), and pruned (a call's writes were all dead: not
-    # extended); the most calls before the focus call in a candidate all of which influenced it;
-    # the extensions partial-order reduction left out (a commuting call prepended out of order)
-    influence_candidates: int = 0
-    influence_checked: int = 0
-    influence_redundant: int = 0
-    influence_pruned: int = 0
-    influence_pruned_share: float = 0.0
-    influence_longest_prefix: int = 0
-    influence_reduced: int = 0
-    # Solver-found inputs (CrossHair's `cover`, `--enable solver`): its processes, their wall time,
-    # the inputs parsed into literal arguments and those skipped (unparseable or not primitive), and
-    # the changed lines and branches, uncovered when it was asked, that the inputs' replays ran
-    solver_calls: int = 0
-    solver_seconds: float = 0.0
-    solver_inputs: int = 0
-    solver_skipped: int = 0
-    solver_new_coverage: int = 0
-    # The path memo (JTestCraft's Constraint Tree): sequences whose path through changed code (the
-    # branches out of changed lines they took) was measured, distinct paths, the share of the most
-    # common one, sequences that reached a line whose other branch was untaken, and influence-search
-    # candidates run again after such a near miss
-    paths_recorded: int = 0
-    paths_distinct: int = 0
-    paths_top_share: float = 0.0
-    paths_near_misses: int = 0
-    paths_revisited: int = 0
-    # Divergence-directed search: changed conditions whose branch distance replay measured, those met
-    # on their boundary (by any sequence), searches started toward the others, the runs those
-    # searches made, and the searches that reached a boundary
-    divergence_conditions: int = 0
-    divergence_met: int = 0
-    divergence_searches: int = 0
-    divergence_steps: int = 0
-    divergence_boundaries: int = 0
-    # What the catalog holds for the techniques that act as flags: operations called directly (changed
-    # private code no public code calls), operations awaited or drained (async), and parameters typed
-    # by the attributes their function uses (duck typing); none of them means the technique had nothing
-    # to act on in this run
-    catalog_direct: int = 0
-    catalog_awaited: int = 0
-    catalog_duck_parameters: int = 0
-    catalog_settable: int = 0  # attributes of the project's classes set one by one (configured objects)
+    # What each technique that is on did, by technique and counter (`techniques.TECHNIQUES` names
+    # them): its plugin's counters, what it marked in the catalog, what carving ran. A technique
+    # that counts nothing is left out; one with all counts 0 had nothing to act on in this run.
+    techniques: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

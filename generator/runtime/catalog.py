@@ -124,13 +124,17 @@ class Catalog:
     def importable_on_both(self, modules: tuple[str, ...]) -> set[str]:
         return set(modules) - set(self.head_import_errors) - set(self.import_errors)
 
-    def counts(self) -> tuple[int, int, int, int]:
-        """Operations called directly, operations awaited or drained, parameters typed by the
-        attributes their function uses, and settable attributes (what `direct`, `asynchronous`,
-        `duck` and `configured` had to act on)."""
-        return (sum(op.direct for op in self.operations), sum(bool(op.awaits) for op in self.operations),
-                sum(p.hints_from == "attributes" for op in self.operations for p in op.params),
-                sum(setter_target(op.id) is not None for op in self.operations))
+    def counters(self) -> dict[str, dict[str, float]]:
+        """What the techniques that mark the catalog had to act on, by technique (for
+        `stats.techniques`): operations called directly, operations awaited or drained, parameters
+        typed by the attributes their function uses, settable attributes, operations that keep
+        state. A technique that is off marks nothing: its count is 0."""
+        ops = self.operations
+        return {"direct": {"operations": sum(op.direct for op in ops)},
+                "asynchronous": {"operations": sum(bool(op.awaits) for op in ops)},
+                "duck": {"parameters": sum(p.hints_from == "attributes" for op in ops for p in op.params)},
+                "configured": {"attributes": sum(setter_target(op.id) is not None for op in ops)},
+                "volume": {"operations": sum(op.state for op in ops)}}
 
     def constructors_of(self, type_name: str) -> list[Operation]:
         return [op for op in self.operations

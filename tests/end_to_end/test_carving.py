@@ -95,11 +95,12 @@ def test_the_projects_tests_reach_what_random_inputs_do_not(builder: RepoBuilder
     [difference] = carved.differences
     assert difference.target == "parts.codes:describe"
     assert 'describe("XK-4471")' in difference.test
-    assert carved.stats.carved >= 1 and carved.stats.carve_seconds > 0
-    assert carved.stats.explored_while_carving == 0  # a reproducible run carves before it explores
+    carving = carved.stats.techniques["carving"]
+    assert carving["sequences"] >= 1 and carving["seconds"] > 0
+    assert carving["explored_before_seeds"] == 0  # a reproducible run carves before it explores
     without = run_analyze(builder, budget=20.0, max_sequences=200, components=Components.without(["carving"]))
     assert without.differences == []
-    assert without.stats.carved == 0
+    assert "carving" not in without.stats.techniques
 
 
 @pytest.mark.slow
@@ -108,8 +109,9 @@ def test_a_run_bound_by_time_explores_while_it_carves(builder: RepoBuilder) -> N
     report = run_analyze(builder, budget=20.0, max_sequences=None)
     # exploring began at once (pytest takes longer to start than a batch to run), and the seeds
     # carved meanwhile still joined it: only they reach the code the difference needs
-    assert report.stats.explored_while_carving > 0
-    assert report.stats.carved >= 1 and report.stats.explored_while_carving < report.stats.sequences
+    carving = report.stats.techniques["carving"]
+    assert carving["explored_before_seeds"] > 0
+    assert carving["sequences"] >= 1 and carving["explored_before_seeds"] < report.stats.sequences
     [difference] = report.differences
     assert 'describe("XK-4471")' in difference.test
 
@@ -183,7 +185,7 @@ def test_tests_that_do_not_collect_cost_a_note(builder: RepoBuilder) -> None:
     assert ("None of the 1 test file(s) run on base for carving ran a test (pytest could not collect them: "
             "tests/test_codes.py - FileNotFoundError: a missing submodule): nothing was carved from them."
             in report.notes), report.notes
-    assert report.stats.carved == 0
+    assert report.stats.techniques["carving"]["sequences"] == 0
 
 
 UNREBUILT_TEST = """\
@@ -244,7 +246,7 @@ def test_a_project_whose_tests_do_not_start_costs_a_note(builder: RepoBuilder) -
             {"parts/codes.py": CODES_BROKEN})
     report = analyze(builder.root, "main", "feature", Options(budget=20.0, max_sequences=50))
     assert any("nothing was carved" in note for note in report.notes), report.notes
-    assert report.stats.carved == 0
+    assert report.stats.techniques["carving"]["sequences"] == 0
 
 
 # A function users call, in the package's root, built on a changed private module.

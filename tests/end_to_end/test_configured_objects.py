@@ -32,7 +32,7 @@ BANNER_HEAD = BANNER.replace("self.text.upper() if self.uppercase", "self.text.t
 def test_a_change_behind_a_setting_is_shown_by_setting_it(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/banner.py": BANNER}, {"pkg/banner.py": BANNER_HEAD})
     report = run_analyze(builder, budget=20.0, max_sequences=300)
-    assert report.stats.catalog_settable == 4  # text, width, fill, uppercase
+    assert report.stats.techniques["configured"] == {"attributes": 4}  # text, width, fill, uppercase
     shown = [d for d in report.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
     # seen in render's result, or in the banner's observed state after the last of its settings
     assert shown and all(d.target == "pkg.banner:Banner.render" or
@@ -41,5 +41,5 @@ def test_a_change_behind_a_setting_is_shown_by_setting_it(builder: RepoBuilder) 
     assert all(".uppercase = True" in d.test for d in shown), [d.test for d in shown]
     without = run_analyze(builder, budget=20.0, max_sequences=300,
                           components=Components.without(["configured"]))
-    assert without.stats.catalog_settable == 0
+    assert "configured" not in without.stats.techniques
     assert [d for d in without.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES] == []

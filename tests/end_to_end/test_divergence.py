@@ -32,8 +32,9 @@ def test_the_search_moves_an_input_onto_the_boundary_and_finds_the_difference(bu
     report = _analyze(builder)
     assert {(d.target, d.base, d.head) for d in report.differences} == {("pkg.fees:fee", "14680", "22020")}
     stats = report.stats
-    assert stats.divergence_conditions == 2  # the comparison, on each commit
-    assert stats.divergence_searches >= 1 and stats.divergence_boundaries >= 1
+    divergence = stats.techniques["divergence"]
+    assert divergence["conditions"] == 2  # the comparison, on each commit
+    assert divergence["searches"] >= 1 and divergence["boundaries"] >= 1
     assert report.coverage.changed_lines_covered == report.coverage.changed_lines
 
 
@@ -42,4 +43,4 @@ def test_the_same_sequences_run_the_line_and_miss_the_boundary_without_it(builde
     report = _analyze(builder, "divergence")
     assert not report.differences
     assert report.coverage.changed_lines_covered == report.coverage.changed_lines
-    assert report.stats.divergence_conditions == 0
+    assert "divergence" not in report.stats.techniques

@@ -37,7 +37,7 @@ def test_an_unannotated_parameter_gets_the_class_with_the_attributes_it_uses(bui
     report = run_analyze(builder, budget=20.0, max_sequences=300)
     [difference] = [d for d in report.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
     assert difference.target == "pkg.rules:match" and "Command(" in difference.test
-    assert report.stats.catalog_duck_parameters == 1
+    assert report.stats.techniques["duck"] == {"parameters": 1}
     off = run_analyze(builder, budget=20.0, max_sequences=300, components=Components.without(["duck"]))
     assert [d for d in off.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES] == []
-    assert off.stats.catalog_duck_parameters == 0
+    assert "duck" not in off.stats.techniques

@@ -54,11 +54,12 @@ def test_the_readmes_example_reaches_what_random_inputs_do_not(builder: RepoBuil
     assert difference.target == "parts.codes:describe"
     assert 'describe("XK-4471")' in difference.test
     assert difference.carved_by == ["README.md:7"]  # the block's place is what carved it
-    assert report.stats.carved_examples == 1 and report.stats.carved >= 1
+    assert report.stats.techniques["examples"] == {"run": 1}
+    assert report.stats.techniques["carving"]["sequences"] >= 1
     without = run_analyze(builder, budget=20.0, max_sequences=200,
                           components=Components.without(["examples"]))
     assert without.differences == []
-    assert without.stats.carved_examples == 0
+    assert "examples" not in without.stats.techniques
 
 
 def test_a_changed_modules_doctest_is_carved_from_its_modules_globals(builder: RepoBuilder) -> None:

@@ -42,5 +42,6 @@ def test_a_rare_path_through_a_changed_branch_is_recorded_and_found(builder: Rep
     [difference] = report.differences  # head reads past the code where base opens
     assert difference.target == "pkg.lock:Lock.press" and "IndexError" in difference.head
     stats = report.stats
-    assert stats.paths_recorded > 300 and stats.paths_distinct >= 2
-    assert 0 < stats.paths_top_share < 1 and stats.paths_near_misses > 0 and stats.paths_revisited > 0
+    paths = stats.techniques["paths"]
+    assert paths["recorded"] > 300 and paths["distinct"] >= 2
+    assert 0 < paths["top_share"] < 1 and paths["near_misses"] > 0 and paths["revisited"] > 0

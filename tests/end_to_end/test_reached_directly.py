@@ -31,7 +31,7 @@ def test_a_changed_private_function_only_a_table_holds_is_called_directly(builde
     report = run_analyze(builder, budget=20.0, max_sequences=200)
     [direct] = [d for d in report.differences if d.target == "pkg.formats:_pipe_row"]
     assert direct.direct and direct.kind == "return"
-    assert report.stats.catalog_direct == 1
+    assert report.stats.techniques["direct"] == {"operations": 1}
     assert "_pipe_row(" in direct.test
     data = report_to_json(report)
     validate_report(data)
@@ -41,4 +41,4 @@ def test_a_changed_private_function_only_a_table_holds_is_called_directly(builde
     assert all(not d.direct for d in report.differences if d.target != "pkg.formats:_pipe_row")
     without = run_analyze(builder, budget=20.0, max_sequences=200, components=Components.without(["direct"]))
     assert not any(d.target == "pkg.formats:_pipe_row" for d in without.differences)
-    assert without.stats.catalog_direct == 0
+    assert "direct" not in without.stats.techniques

@@ -38,6 +38,9 @@ def test_report_json_validates_and_has_expected_shape(report: Report) -> None:
     assert data["coverage"]["uncovered"] == {"pkg/mod.py": [3, 10, 11, 12, 13, 14, 30]}
     assert data["stats"]["seconds"] == 12.35
     assert data["stats"]["kept"] == 40 and data["stats"]["crashed"] == 1
+    # per technique, in name order: the report of the same run is the same text
+    assert list(data["stats"]["techniques"]) == ["duck", "influence"]
+    assert data["stats"]["techniques"]["influence"] == {"candidates": 30, "pruned_share": 0.25}
     assert data["notes"] == ["Skipped non-Python file docs/index.md"]
 
 
@@ -71,6 +74,8 @@ def test_missing_difference_field_fails_validation(report: Report, field: str) -
         (("coverage", "changed_lines"), -1),
         (("stats", "seconds"), -0.5),
         (("stats", "extra"), "not a number"),
+        (("stats", "techniques", "duck", "parameters"), "two"),
+        (("stats", "techniques", "duck"), 2),
         (("base",), "not-a-sha"),
         (("schema",), "difforacle.report/2"),
     ],

@@ -47,7 +47,9 @@ def sample_report() -> Report:
         coverage=Coverage(
             changed_lines=20, changed_lines_covered=13, uncovered={"pkg/mod.py": [14, 10, 11, 12, 3, 13, 30]}
         ),
-        stats=Stats(sequences=1200, seconds=12.3456, sequences_per_second=97.2, kept=40, crashed=1),
+        stats=Stats(sequences=1200, seconds=12.3456, sequences_per_second=97.2, kept=40, crashed=1,
+                    techniques={"influence": {"candidates": 30, "pruned_share": 0.25},
+                                "duck": {"parameters": 2}}),
         notes=["Skipped non-Python file docs/index.md"],
     )
 

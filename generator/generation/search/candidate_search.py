@@ -296,6 +296,12 @@ class SearchPlugin(Plugin):
                                       prune=switches.pruning, reduce=switches.reduction)
         self.traces = switches.pruning
 
+    def counters(self) -> dict[str, float]:
+        stats = self.search.stats
+        return {"candidates": stats.built, "checked": stats.checked, "redundant": stats.redundant,
+                "pruned": stats.pruned, "pruned_share": round(stats.pruned_share, 3),
+                "longest_prefix": stats.longest_prefix, "reduced": stats.reduced}
+
     @staticmethod
     def make(context: PluginContext) -> SearchPlugin | None:
         """None without the static influence map (the engine computes it when the technique is on)."""

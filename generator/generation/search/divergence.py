@@ -30,7 +30,7 @@ import copy
 import math
 import re
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from ...changes.model import ChangeSet, Checkout
 from ...changes.syntax import changed_trees, nodes_on, spans_line
@@ -277,6 +277,9 @@ class DivergencePlugin(Plugin):
     measured: dict[str, dict[str, float]] = field(default_factory=dict)
     shapes: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)  # (site, operations) searched from
     closer: int = 0  # times a condition's least distance fell (what early stopping watches)
+
+    def counters(self) -> dict[str, float]:
+        return asdict(self.stats)
 
     @staticmethod
     def make(context: PluginContext) -> DivergencePlugin:

@@ -120,6 +120,12 @@ class MemoPlugin(Plugin):
         # pooled entries
         self._awaiting: dict[int, tuple[CallSequence, list[PoolEntry]]] = {}
 
+    def counters(self) -> dict[str, float]:
+        stats = self.memo.stats
+        return {"recorded": stats.recorded, "distinct": stats.distinct,
+                "top_share": round(stats.top_share, 3), "near_misses": stats.near_misses,
+                "revisited": stats.revisited}
+
     def learn(self, statements: CallSequence, result: SequenceResult) -> None:
         if result.hit and result.status in (Status.OK, Status.EXCEPTION):  # its replay measures its path
             self._awaiting[id(statements)] = (statements, [])

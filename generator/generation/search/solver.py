@@ -120,6 +120,18 @@ class Solver:
     reached: set[Target] = field(default_factory=set)  # of `asked_for`, what the seeds' replays ran
     _seeds: set[str] = field(default_factory=set)  # the seeds made of its inputs, as JSON
 
+    @property
+    def technique(self) -> str:
+        """The technique its counters are reported under: `solver`, else `diffbehavior`."""
+        return "solver" if self.cover else "diffbehavior"
+
+    def counters(self) -> dict[str, float]:
+        """Its processes, their wall time, the inputs parsed and skipped, and the changed lines and
+        branches its inputs' replays ran (for `stats.techniques`)."""
+        stats = self.stats
+        return {"calls": stats.calls, "seconds": round(stats.seconds, 3), "inputs": stats.inputs,
+                "skipped": stats.skipped, "new_coverage": stats.new_coverage}
+
     def due(self, share_explored: float) -> bool:
         """Whether to ask now: once per run, when exploration has had SOLVER_AFTER of it (what it
         covers by then with random and mined values needs no solver)."""
