@@ -82,12 +82,29 @@ def first_mismatch(base: SequenceResult, head: SequenceResult, masked: set[str],
         if side.lost:
             start = max(start, side.executed)
     keys = [k for k in base_obs.keys() | head_obs.keys() if k not in masked and statement_of(k) >= start]
-    for key in sorted(keys, key=_order):
-        if not leaves_equal(base_obs.get(key), head_obs.get(key), policy):
-            if _stopped_earlier(key, base, head):
-                continue
-            return Mismatch(key, base_obs.get(key), head_obs.get(key), raised_before(key, base_obs, head_obs))
-    return None
+    differing = (key for key in sorted(keys, key=_order)
+                 if not leaves_equal(base_obs.get(key), head_obs.get(key), policy)
+                 and not _stopped_earlier(key, base, head))
+    found = next(differing, None)
+    if found is None:
+        return None
+    if _only_reordered(base_obs.get(found), head_obs.get(found)):  # an entry of it that differs, if any
+        found = next((key for key in differing if key.startswith(found + "[")), found)
+    return Mismatch(found, base_obs.get(found), head_obs.get(found), raised_before(found, base_obs, head_obs))
+
+
+def _only_reordered(base: Leaf | None, head: Leaf | None) -> bool:
+    """Two leaves of a mapping with the same keys in another order: an entry of it that differs
+    is the difference to show (`table["filter"]` is 20, not 21), the order only when none does."""
+    def keys(leaf: Leaf | None) -> list | None:
+        if leaf is None or len(leaf) != 3 or not isinstance(leaf[1], int) or not isinstance(leaf[2], list):
+            return None
+        return leaf[2]
+
+    before, after = keys(base), keys(head)
+    if before is None or after is None or base[0] != head[0] or base[1] != head[1] or before == after:
+        return False
+    return sorted(map(repr, before)) == sorted(map(repr, after))
 
 
 def _stopped_earlier(key: str, base: SequenceResult, head: SequenceResult) -> bool:

@@ -91,6 +91,21 @@ def test_result_subkeys_come_before_other_objects_state() -> None:
     assert first_mismatch(base, head, set()).key == "1/1[0]"
 
 
+def test_a_mappings_changed_entry_is_shown_before_its_keys_new_order() -> None:
+    keys = [["s", "eof"], ["s", "filter"], ["s", "star"]]
+    moved = [["s", "eof"], ["s", "star"], ["s", "filter"]]
+
+    def table(order: list, filter_power: int, size: int = 3) -> SequenceResult:
+        return run({"0/0": ["dict", size, order], "0/0['eof']": ["i", 0],
+                    "0/0['filter']": ["i", filter_power], "0/0['star']": ["i", 20]})
+
+    assert first_mismatch(table(keys, 21), table(moved, 20), set()).key == "0/0['filter']"
+    # only the order changed: the order is the difference
+    assert first_mismatch(table(keys, 21), table(moved, 21), set()).key == "0/0"
+    # another key set or length is not a new order: the mapping itself differs
+    assert first_mismatch(table(keys, 21), table([*moved, ["s", "pipe"]], 20, 4), set()).key == "0/0"
+
+
 def test_earlier_statements_come_first_numerically() -> None:
     base = run({"2/2": ["i", 1], "10/10": ["i", 1], "3/0:total": ["i", 1]})
     head = run({"2/2": ["i", 9], "10/10": ["i", 9], "3/0:total": ["i", 9]})
