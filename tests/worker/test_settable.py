@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from support.modules import imported
 
 from difforacle.generator.worker.introspect import build_catalog
 from difforacle.generator.worker.settable import MAX_SETTABLE, settable_attributes
@@ -78,14 +77,8 @@ SOURCE = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    folder: Path = tmp_path_factory.mktemp("settable")
-    (folder / f"{MODULE}.py").write_text(SOURCE, encoding="utf-8")
-    sys.path.insert(0, str(folder))
-    try:
-        yield __import__(MODULE)
-    finally:
-        sys.path.remove(str(folder))
-        sys.modules.pop(MODULE, None)
+    with imported(tmp_path_factory.mktemp("settable"), MODULE, SOURCE) as found:
+        yield found
 
 
 def _ours(function: object) -> bool:

@@ -4,12 +4,12 @@ inputs of each call and their source in a test, and a volume statement run as it
 from __future__ import annotations
 
 import signal
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.modules import imported
 
 from difforacle.generator.worker.execute import SequenceRunner
 from difforacle.generator.worker.introspect import build_catalog
@@ -77,13 +77,8 @@ SOURCE = textwrap.dedent('''
 
 @pytest.fixture
 def module(tmp_path: Path) -> Iterator[object]:
-    (tmp_path / f"{MODULE}.py").write_text(SOURCE)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        yield __import__(MODULE)
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop(MODULE, None)
+    with imported(tmp_path, MODULE, SOURCE) as found:
+        yield found
 
 
 def test_an_operation_keeps_state_when_it_caches_or_writes_its_object_or_module(module) -> None:
