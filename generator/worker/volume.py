@@ -50,13 +50,16 @@ def varied(tag: str, value: Any, index: int) -> Any:
 
 
 def varied_source(tag: str, source: str) -> str:
-    """`varied` in a test's source: `source` is the literal's, the loop's index is `INDEX`."""
-    if tag in ("int", "float"):
+    """`varied` in a test's source: `source` is the literal's, the loop's index is `INDEX`
+    (`"k" + str(i)`; an empty text or a zero is left out: `str(i)`, `i`)."""
+    if tag == "int":
+        return INDEX if source == "0" else f"{source} + {INDEX}"
+    if tag == "float":
         return f"{source} + {INDEX}"
     if tag == "str":
-        return f"{source} + str({INDEX})"
+        return f"str({INDEX})" if source in ('""', "''") else f"{source} + str({INDEX})"
     if tag == "bytes":
-        return f"{source} + str({INDEX}).encode()"
+        return f"str({INDEX}).encode()" if source in ('b""', "b''") else f"{source} + str({INDEX}).encode()"
     return source
 
 

@@ -99,8 +99,8 @@ def test_the_catalog_marks_the_operations_that_keep_state_only_with_volume_on(mo
     assert marked(False) == set()
 
 
-@pytest.mark.parametrize("tag, value", [("int", -3), ("float", 0.5), ("str", "k"), ("bytes", b"\x00"),
-                                        ("bool", True), ("none", None)])
+@pytest.mark.parametrize("tag, value", [("int", -3), ("int", 0), ("float", 0.5), ("str", "k"), ("str", ""),
+                                        ("bytes", b"\x00"), ("bytes", b""), ("bool", True), ("none", None)])
 def test_each_calls_input_and_its_source_in_a_test_agree(tag: str, value: object) -> None:
     for index in (0, 1, 128):
         assert eval(varied_source(tag, repr(value)), {INDEX: index}) == varied(tag, value, index)
