@@ -57,7 +57,9 @@ TECHNIQUES: tuple[Technique, ...] = (
               "its object, a function that writes its module's dict, list or set) sometimes called once "
               "past a usual cache or buffer size (129, 257, 1025 or 4097 times) in a row, its literal "
               "numbers, texts and bytes distinct in each call, so that what evicts, flushes or overflows "
-              "there runs"),
+              "there runs (off by default: on the real regressions it found nothing and cost the time its "
+              "calls take to run, confirm and shrink)",
+              on=False),
     Technique("bloodhound",
               "operations weighted by their uncovered changed lines and branches (GRT bloodhound)"),
     Technique("duck",

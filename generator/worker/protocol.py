@@ -54,7 +54,7 @@ PROTOCOL = "difforacle.worker/1"
 # operations that keep state between calls marked, and `op<xN>` called N times (see `volume`)
 WORKER_TECHNIQUES = ("asynchronous", "duck", "divergence", "configured", "volume")
 # divergence: when there is a condition
-WORKER_DEFAULTS = frozenset({"asynchronous", "duck", "configured", "volume"})
+WORKER_DEFAULTS = frozenset({"asynchronous", "duck", "configured"})
 DUMP_SIGNAL = signal.SIGUSR1  # the worker writes every thread's stack to its stderr (faulthandler)
 
 Leaf = list  # a JSON list led by a tag (`Tag`): ["i", 3], ["s", "a"], ["E", type, message, module], ...

@@ -35,12 +35,13 @@ MEMO_HEAD = MEMO.replace("self._entries.pop(next(iter(self._entries)))", "self._
 @pytest.mark.slow
 def test_a_change_past_a_cache_size_is_shown_by_a_volume_call(builder: RepoBuilder) -> None:
     make_pr(builder, {"pkg/__init__.py": "", "pkg/memo.py": MEMO}, {"pkg/memo.py": MEMO_HEAD})
-    report = run_analyze(builder, budget=20.0, max_sequences=300)
+    volume = Components.without([], ["volume"])  # off by default
+    report = run_analyze(builder, budget=20.0, max_sequences=300, components=volume)
     assert report.stats.techniques["volume"] == {"operations": 1}  # put; count and the constructor keep none
     shown = [d for d in report.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES]
     assert shown and all(d.target == "pkg.memo:Memo.put" for d in shown), [d.target for d in shown]
     # the test repeats the worker's calls: distinct keys, past the size
     assert all(" for i in range(" in d.test and "str(i)" in d.test for d in shown), [d.test for d in shown]
-    without = run_analyze(builder, budget=20.0, max_sequences=300, components=Components.without(["volume"]))
+    without = run_analyze(builder, budget=20.0, max_sequences=300)
     assert [d for d in without.differences if d.verdict != Verdict.OUTSIDE_DECLARED_TYPES] == []
     assert "volume" not in without.stats.techniques
