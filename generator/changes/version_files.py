@@ -70,6 +70,7 @@ def write_version_files(sides: tuple[Checkout, ...], version: str) -> list[str]:
     """Write, in each checkout that lacks it, each version file its project declares; the notes
     saying so (none when nothing was written)."""
     notes = []
+    numbers = tuple(int(part) for part in version.split("."))
     for side in sides:
         for relative, writer in declared_version_files(side.root):
             target = side.root / relative
@@ -77,7 +78,6 @@ def write_version_files(sides: tuple[Checkout, ...], version: str) -> list[str]:
             if target.is_symlink() or target.exists() or not target.parent.is_dir() or \
                     not target.resolve().is_relative_to(side.root.resolve()):
                 continue
-            numbers = tuple(int(part) for part in version.split("."))
             text = TEMPLATE.format(tool=writer, version=version, numbers=numbers)
             target.write_text(text, encoding="utf-8")
             note = (f"{relative} (the version file {writer} writes at build time) is not in the checkout: "

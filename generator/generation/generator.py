@@ -174,12 +174,12 @@ class SequenceGenerator:
                 attempts.raised += 1
         if result.status in (Status.TIMEOUT, Status.CRASH, Status.SKIPPED):
             attempts.lost += 1
-            repeated = volume_target(statements[min(result.executed, len(statements) - 1)]["op"])
+            stopped_at = statements[min(result.executed, len(statements) - 1)]["op"]
+            repeated = volume_target(stopped_at)
             if repeated is not None:
                 inner, count = repeated
                 self.volume_limits[inner] = min(count, self.volume_limits.get(inner, count))
-            self.selector.lost(result.skipped_operation
-                               or statements[min(result.executed, len(statements) - 1)]["op"])
+            self.selector.lost(result.skipped_operation or stopped_at)
         if self.timed and result.milliseconds is not None:
             self.selector.took(last_op, float(result.milliseconds))
         if result.status == Status.EXCEPTION:
